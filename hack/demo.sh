@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The README's main job (make demo): start the local cluster (if it is not running), install
+# the default profile into it, verify the install, and say how to use and stop it.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+cd "$root"
+export STATE=${CLUSTER_STATE:-$root/.cluster}
+ISTIOCTL=$root/bin/istioctl
+log() { printf '[demo] %s\n' "$*" >&2; }
+
+if [ -f "$STATE/env" ] && KUBECONFIG=$STATE/kubeconfig "$root/bin/kubectl" get --raw /readyz >/dev/null 2>&1; then
+	log "the local cluster is already running (state in $STATE)"
+else
+	[ ! -d "$STATE/pids" ] || "$here/kube/down.sh"
+	"$here/kube/up.sh" >/dev/null
+fi
+# shellcheck disable=SC1091
+source "$STATE/env"
+
+"$ISTIOCTL" version
+
+has() { "$ISTIOCTL" "$1" --help >/dev/null 2>&1; }
+missing=()
+if has install; then
+	"$ISTIOCTL" install -y
+else
+	missing+=("istioctl install (issue: install/upgrade/uninstall)")
+fi
+if has verify-install; then
+	"$ISTIOCTL" verify-install
+else
+	missing+=("istioctl verify-install (issue: verify-install and precheck)")
+fi
+
+cat <<MSG
+
+The local cluster is up. To use it from this shell:
+  source $STATE/env        # sets KUBECONFIG and KUBECACHEDIR
+  bin/kubectl get nodes
+  bin/istioctl version
+To stop it and remove its state:
+  make cluster-down
+MSG
+if [ ${#missing[@]} -gt 0 ]; then
+	echo
+	echo "Not done yet, because these commands do not exist yet:"
+	printf '  - %s\n' "${missing[@]}"
+fi

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the local test cluster's binaries (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, kwok) from the Go module proxy, once per machine.
+#
+# The binaries live in a cache outside the checkout, keyed by the versions and by the
+# build inputs, so a fresh clone (as CI makes) links them instead of rebuilding; bin/
+# only holds symlinks into it.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+BIN=${BIN:-$root/bin}
+
+K8S_VERSION=v1.37.2
+ETCD_VERSION=v3.6.16
+KWOK_VERSION=v0.8.0
+
+# The key covers what the binaries are made from, not this script, so editing the
+# script's plumbing does not cost a 20-minute rebuild. Bump BUILD_REV when a change
+# here changes the binaries themselves (flags, stamps).
+BUILD_REV=1
+key=$( (echo "$BUILD_REV"; cat "$here/kubebuild/go.mod" "$here/kubebuild/go.sum" \
+	"$here/etcdbuild/go.mod" "$here/etcdbuild/go.sum" "$here/etcdbuild/main.go") | sha256sum | cut -c1-12)
+CACHE_ROOT=${ISTIOCTL_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/istioctl-kube}
+CACHE="$CACHE_ROOT/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-$key"
+mkdir -p "$CACHE" "$BIN"
+
+log() { printf '[kube-build] %s\n' "$*" >&2; }
+
+# build NAME CMD...: runs CMD to produce $tmp (the binary) unless NAME is cached.
+build() {
+	local name=$1; shift
+	if [ -x "$CACHE/$name" ]; then
+		return 0
+	fi
+	local tmp="$CACHE/.$name.tmp.$$"
+	local start=$SECONDS
+	log "building $name (first time on this machine; cached in $CACHE)"
+	tmp="$tmp" "$@"
+	mv -f "$tmp" "$CACHE/$name"
+	log "built $name in $((SECONDS - start))s"
+}
+
+kube_cmd() {
+	local cmd=$1
+	local pkg=k8s.io/component-base/version
+	local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+	(cd "$here/kubebuild" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
+		-X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor \
+		-X $pkg.gitTreeState=clean -X $pkg.gitCommit=istioctl-local-build \
+		-X $pkg.buildDate=1970-01-01T00:00:00Z" -o "$tmp" "k8s.io/kubernetes/cmd/$cmd")
+}
+
+etcd_cmd() {
+	(cd "$here/etcdbuild" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp" .)
+}
+
+kwok_cmd() {
+	local gobin; gobin=$(mktemp -d)
+	CGO_ENABLED=0 GOBIN="$gobin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+	mv "$gobin/kwok" "$tmp"
+	rmdir "$gobin"
+}
+
+# The kwok Stages that kwokctl uses by default: node init and heartbeat, pod ready,
+# complete and delete. Taken from the kwok module so they match the binary.
+stages_cmd() {
+	local mod; mod=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION
+	[ -d "$mod" ] || (cd "$here/kubebuild" && go mod download "sigs.k8s.io/kwok@$KWOK_VERSION")
+	local s first=1
+	for s in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+		pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+		[ $first = 1 ] || echo '---'
+		first=0
+		cat "$mod/kustomize/stage/$s.yaml"
+	done >"$tmp"
+}
+
+build etcd etcd_cmd
+build kube-apiserver kube_cmd kube-apiserver
+build kube-controller-manager kube_cmd kube-controller-manager
+build kube-scheduler kube_cmd kube-scheduler
+build kubectl kube_cmd kubectl
+build kwok kwok_cmd
+build kwok-stages.yaml stages_cmd
+
+for f in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages.yaml; do
+	ln -sfn "$CACHE/$f" "$BIN/$f"
+done
+log "binaries ready in $BIN (-> $CACHE)"

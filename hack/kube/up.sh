@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Starts a local Kubernetes control plane for tests and the demo: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler and kwok with NODES fake nodes, every component
+# on 127.0.0.1, with a fresh PKI and kubeconfig in $STATE. Prints the exports to use it.
+#
+# Knobs: STATE (default ./.cluster), PORT_BASE (default: first free block from 26000),
+# NODES (2), BIN (./bin), SERVICE_CIDR, POD_CIDR, NODE_IP_PREFIX, UP_TIMEOUT (seconds, 90).
+# Stop it with down.sh (same STATE).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+BIN=${BIN:-$root/bin}
+STATE=${STATE:-$root/.cluster}
+NODES=${NODES:-2}
+# Loopback on purpose: the apiserver calls webhooks at the Service's ClusterIP, and a
+# loopback address keeps such a call on this host (it fails fast when nothing serves it).
+SERVICE_CIDR=${SERVICE_CIDR:-127.64.0.0/16}
+# Fake addresses that nothing may ever dial.
+POD_CIDR=${POD_CIDR:-10.244.0.0/16}
+NODE_IP_PREFIX=${NODE_IP_PREFIX:-10.255.0.}
+UP_TIMEOUT=${UP_TIMEOUT:-90}
+
+log() { printf '[cluster-up] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages.yaml; do
+	[ -e "$BIN/$b" ] || die "$BIN/$b is missing: run 'make cluster-bin' (hack/kube/build.sh) first"
+done
+command -v openssl >/dev/null || die "openssl is needed to make the cluster's certificates"
+
+if [ -f "$STATE/pids/kube-apiserver.pid" ]; then
+	die "a cluster already runs with state $STATE: stop it with 'make cluster-down' (or STATE=$STATE hack/kube/down.sh)"
+fi
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+block_free() {
+	local b=$1 off
+	for off in 379 380 443 257 259 247; do port_free $((b + off)) || return 1; done
+}
+if [ -n "${PORT_BASE:-}" ]; then
+	block_free "$PORT_BASE" || die "a port of block $PORT_BASE (+379,+380,+443,+257,+259,+247) is in use"
+else
+	PORT_BASE=26000
+	until block_free $PORT_BASE; do
+		PORT_BASE=$((PORT_BASE + 1000))
+		[ $PORT_BASE -lt 60000 ] || die "no free port block found between 26000 and 60000"
+	done
+fi
+ETCD_PORT=$((PORT_BASE + 379)) ETCD_PEER_PORT=$((PORT_BASE + 380)) API_PORT=$((PORT_BASE + 443))
+KCM_PORT=$((PORT_BASE + 257)) SCHED_PORT=$((PORT_BASE + 259)) KWOK_PORT=$((PORT_BASE + 247))
+FIRST_SERVICE_IP=$(echo "$SERVICE_CIDR" | awk -F'[./]' '{print $1"."$2"."$3"."$4+1}')
+
+mkdir -p "$STATE"/{pki,pids,logs,etcd,flexvolume,kubecache}
+STATE=$(cd "$STATE" && pwd)
+PKI=$STATE/pki
+started=$SECONDS
+
+# --- PKI -----------------------------------------------------------------------------
+cert() { # name subject [san] : a key and a cert signed by the cluster CA
+	local name=$1 subj=$2 san=${3:-}
+	openssl genrsa -out "$PKI/$name.key" 2048 2>/dev/null
+	openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
+	local ext="$PKI/$name.ext"
+	{
+		echo "basicConstraints=CA:FALSE"
+		echo "keyUsage=critical,digitalSignature,keyEncipherment"
+		echo "extendedKeyUsage=serverAuth,clientAuth"
+		[ -z "$san" ] || echo "subjectAltName=$san"
+	} >"$ext"
+	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+		-days 365 -sha256 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
+	rm -f "$PKI/$name.csr" "$ext"
+}
+openssl req -x509 -new -nodes -newkey rsa:2048 -keyout "$PKI/ca.key" -out "$PKI/ca.crt" \
+	-subj "/CN=istioctl-local-ca" -days 365 -sha256 2>/dev/null
+cert apiserver "/CN=kube-apiserver" \
+	"IP:127.0.0.1,IP:::1,IP:$FIRST_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+cert admin "/O=system:masters/CN=kubernetes-admin"
+cert kwok "/CN=kwok" "DNS:localhost,IP:127.0.0.1"
+cert front-proxy-client "/CN=front-proxy-client"
+openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+
+KUBECONFIG_FILE=$STATE/kubeconfig
+b64() { base64 -w0 <"$1"; }
+cat >"$KUBECONFIG_FILE" <<KCFG
+apiVersion: v1
+kind: Config
+clusters:
+- name: istioctl-local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority-data: $(b64 "$PKI/ca.crt")
+users:
+- name: admin
+  user:
+    client-certificate-data: $(b64 "$PKI/admin.crt")
+    client-key-data: $(b64 "$PKI/admin.key")
+contexts:
+- name: istioctl-local
+  context: {cluster: istioctl-local, user: admin}
+current-context: istioctl-local
+KCFG
+chmod 600 "$KUBECONFIG_FILE"
+K=$KUBECONFIG_FILE
+export KUBECACHEDIR=$STATE/kubecache
+kubectl() { "$BIN/kubectl" --kubeconfig "$K" --cache-dir "$KUBECACHEDIR" "$@"; }
+
+# --- processes -----------------------------------------------------------------------
+start() { # name args... : runs $BIN/name in the background, recording pid and binary
+	local name=$1; shift
+	local exe; exe=$(readlink -f "$BIN/$name")
+	nohup "$exe" "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+	echo "$! $exe" >"$STATE/pids/$name.pid"
+}
+alive() { local pid; read -r pid _ <"$STATE/pids/$1.pid"; kill -0 "$pid" 2>/dev/null; }
+fail() { # name message: print the component's log tail, stop what we started, exit
+	log "ERROR: $2"
+	log "last lines of $STATE/logs/$1.log:"
+	tail -n 30 "$STATE/logs/$1.log" >&2 || true
+	KEEP_STATE=1 STATE=$STATE "$here/down.sh" >&2 || true
+	exit 1
+}
+wait_for() { # name description command... : polls until the command succeeds
+	local name=$1 what=$2; shift 2
+	local deadline=$((SECONDS + UP_TIMEOUT)) n
+	until "$@" >/dev/null 2>&1; do
+		for n in "$STATE"/pids/*.pid; do
+			n=$(basename "$n" .pid)
+			alive "$n" || fail "$n" "$n exited while waiting for $what"
+		done
+		[ $SECONDS -lt $deadline ] || fail "$name" "timed out after ${UP_TIMEOUT}s waiting for $what"
+		sleep 0.2
+	done
+}
+
+# etcd reads every ETCD_* variable as a flag: start it with a clean environment for those.
+for v in $(env | awk -F= '/^ETCD_/{print $1}'); do unset "$v"; done
+start etcd --name=kube --data-dir="$STATE/etcd" \
+	--listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+	--listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+	--initial-cluster="kube=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state=new \
+	--unsafe-no-fsync=true --auto-compaction-retention=1 --quota-backend-bytes=4294967296 --log-level=warn
+wait_for etcd "etcd to be healthy" curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+
+start kube-apiserver --bind-address=127.0.0.1 --secure-port="$API_PORT" --advertise-address=127.0.0.1 \
+	--etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+	--tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
+	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+	--service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
+	--service-cluster-ip-range="$SERVICE_CIDR" --authorization-mode=Node,RBAC \
+	--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
+	--allow-privileged=true \
+	--kubelet-preferred-address-types=Hostname --kubelet-certificate-authority="$PKI/ca.crt" \
+	--kubelet-client-certificate="$PKI/admin.crt" --kubelet-client-key="$PKI/admin.key" \
+	--endpoint-reconciler-type=none \
+	--requestheader-client-ca-file="$PKI/ca.crt" --requestheader-allowed-names=front-proxy-client \
+	--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+	--requestheader-extra-headers-prefix=X-Remote-Extra- \
+	--proxy-client-cert-file="$PKI/front-proxy-client.crt" --proxy-client-key-file="$PKI/front-proxy-client.key" \
+	--profiling=false --v=1
+wait_for kube-apiserver "kube-apiserver /readyz" curl -sf --cacert "$PKI/ca.crt" "https://127.0.0.1:$API_PORT/readyz"
+
+start kube-controller-manager --kubeconfig="$K" --authentication-kubeconfig="$K" --authorization-kubeconfig="$K" \
+	--bind-address=127.0.0.1 --secure-port="$KCM_PORT" --leader-elect=false \
+	--service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
+	--use-service-account-credentials=false --service-cluster-ip-range="$SERVICE_CIDR" \
+	--requestheader-client-ca-file="$PKI/ca.crt" \
+	--node-monitor-grace-period=50s --flex-volume-plugin-dir="$STATE/flexvolume" --v=1
+start kube-scheduler --kubeconfig="$K" --authentication-kubeconfig="$K" --authorization-kubeconfig="$K" \
+	--bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --leader-elect=false \
+	--requestheader-client-ca-file="$PKI/ca.crt" --v=1
+start kwok --kubeconfig="$K" --config="$BIN/kwok-stages.yaml" --manage-all-nodes=true \
+	--cidr="$POD_CIDR" --node-name=localhost --node-port="$KWOK_PORT" --server-address="127.0.0.1:$KWOK_PORT" \
+	--tls-cert-file="$PKI/kwok.crt" --tls-private-key-file="$PKI/kwok.key" --node-lease-duration-seconds=40
+wait_for kube-controller-manager "kube-controller-manager /healthz" curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
+wait_for kube-scheduler "kube-scheduler /healthz" curl -sfk "https://127.0.0.1:$SCHED_PORT/healthz"
+
+# --- fake nodes ----------------------------------------------------------------------
+{
+	for i in $(seq 0 $((NODES - 1))); do
+		cat <<NODE
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {type: kwok, kubernetes.io/os: linux, kubernetes.io/arch: amd64, kubernetes.io/hostname: kwok-node-$i}
+status:
+  addresses: [{type: InternalIP, address: "$NODE_IP_PREFIX$((i + 1))"}, {type: Hostname, address: localhost}]
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110"}
+NODE
+	done
+} >"$STATE/nodes.yaml"
+wait_for kube-apiserver "the node objects to be created" kubectl apply -f "$STATE/nodes.yaml"
+nodes_ready() { kubectl wait --for=condition=Ready node --all --timeout=1s; }
+wait_for kwok "$NODES kwok nodes to be Ready" nodes_ready
+wait_for kube-controller-manager "the default ServiceAccount" kubectl -n default get serviceaccount default
+
+cat >"$STATE/env" <<ENV
+export KUBECONFIG=$KUBECONFIG_FILE
+export KUBECACHEDIR=$KUBECACHEDIR
+ENV
+log "cluster up in $((SECONDS - started))s: apiserver https://127.0.0.1:$API_PORT, $NODES kwok nodes, state in $STATE"
+cat "$STATE/env"

@@ -1,0 +1,127 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// DefaultTimeout bounds each request to the apiserver unless --kubeclient-timeout says otherwise.
+const DefaultTimeout = 15 * time.Second
+
+// Client bundles everything the engine needs to talk to one cluster.
+type Client struct {
+	Config    *rest.Config
+	Kube      kubernetes.Interface
+	Dynamic   dynamic.Interface
+	Discovery discovery.CachedDiscoveryInterface
+	Mapper    meta.RESTMapper
+	// Host is the apiserver URL, for error messages.
+	Host string
+}
+
+// NewClient builds a Client from the kubeconfig flags. It does not contact the cluster.
+func NewClient(getter genericclioptions.RESTClientGetter) (*Client, error) {
+	cfg, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, ExplainConfigError(err)
+	}
+	// With no kubeconfig at all client-go silently falls back to http://localhost:8080;
+	// say what is missing instead of reporting a refused connection there.
+	if raw, rerr := getter.ToRawKubeConfigLoader().RawConfig(); rerr == nil && len(raw.Clusters) == 0 &&
+		cfg.Host == clientcmd.ClusterDefaults.Server {
+		return nil, errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
+	}
+	cfg = rest.CopyConfig(cfg)
+	// istioctl is one short-lived process issuing bursts of requests; client-go's
+	// defaults (5 QPS) would throttle an install for no benefit.
+	if cfg.QPS == 0 {
+		cfg.QPS = 50
+		cfg.Burst = 100
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the dynamic client: %w", err)
+	}
+	disc, err := getter.ToDiscoveryClient()
+	if err != nil {
+		return nil, fmt.Errorf("building the discovery client: %w", err)
+	}
+	mapper, err := getter.ToRESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("building the REST mapper: %w", err)
+	}
+	return &Client{Config: cfg, Kube: kc, Dynamic: dc, Discovery: disc, Mapper: mapper, Host: cfg.Host}, nil
+}
+
+// ServerVersion asks the apiserver for its version; the error says what to check when the
+// cluster cannot be reached.
+func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
+	var info version.Info
+	body, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return nil, c.ExplainError(err)
+	}
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("reading the server version from %s: %w", c.Host, err)
+	}
+	return &info, nil
+}
+
+// ExplainConfigError turns a kubeconfig loading error into one that says what to do.
+func ExplainConfigError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "invalid configuration: no configuration has been provided"):
+		return fmt.Errorf("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable, or ISTIOCTL_KUBECONFIG (%w)", err)
+	case strings.Contains(msg, "context") && strings.Contains(msg, "does not exist"):
+		return fmt.Errorf("%w: list the contexts with 'kubectl config get-contexts' and pass one with --context", err)
+	}
+	return fmt.Errorf("loading the kubeconfig: %w", err)
+}
+
+// ExplainError adds the cluster address and a hint to errors that mean the cluster is not
+// usable from here (unreachable, refused, timed out, unauthenticated, forbidden).
+func (c *Client) ExplainError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var urlErr *url.Error
+	var netErr net.Error
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the cluster at %s rejected our credentials (expired or missing?): %w; refresh them or pick another --context", c.Host, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("permission denied by the cluster at %s: %w", c.Host, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("cannot reach the cluster at %s: connection refused; is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return fmt.Errorf("cannot reach the cluster at %s: timed out (see --kubeclient-timeout); is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
+	case errors.As(err, &urlErr):
+		return fmt.Errorf("cannot reach the cluster at %s: %w; check --kubeconfig and --context", c.Host, err)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("cannot reach the cluster at %s: %w", c.Host, err)
+	}
+	return err
+}

@@ -1,0 +1,74 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ControlPlane is one istiod Deployment found in the cluster.
+type ControlPlane struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Revision  string `json:"revision"`
+	Version   string `json:"version"`
+	Ready     string `json:"ready"`
+}
+
+// ControlPlanes lists the istiod Deployments (label app=istiod) in namespace, or in every
+// namespace when namespace is empty. The version is the installer's version label when
+// present, else the tag of the discovery container's image.
+func (c *Client) ControlPlanes(ctx context.Context, namespace string) ([]ControlPlane, error) {
+	list, err := c.Kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
+	if err != nil {
+		return nil, c.ExplainError(fmt.Errorf("listing istiod Deployments: %w", err))
+	}
+	out := make([]ControlPlane, 0, len(list.Items))
+	for _, d := range list.Items {
+		cp := ControlPlane{
+			Namespace: d.Namespace,
+			Name:      d.Name,
+			Revision:  d.Labels["istio.io/rev"],
+			Version:   d.Labels["operator.istio.io/version"],
+		}
+		if cp.Revision == "" {
+			cp.Revision = "default"
+		}
+		if cp.Version == "" {
+			for _, ctr := range d.Spec.Template.Spec.Containers {
+				if ctr.Name == "discovery" {
+					cp.Version = imageTag(ctr.Image)
+				}
+			}
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		cp.Ready = fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, want)
+		out = append(out, cp)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// imageTag returns the tag of an image reference ("hub/pilot:1.30.0" -> "1.30.0"),
+// ignoring a registry port and a digest.
+func imageTag(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	slash := strings.LastIndex(image, "/")
+	if i := strings.LastIndex(image, ":"); i > slash {
+		return image[i+1:]
+	}
+	return "latest"
+}

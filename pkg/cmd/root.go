@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+)
+
+// UsageError marks a bad command line (unknown command or flag, wrong arguments); main
+// exits 64 for it, as upstream istioctl does.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef builds a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Streams is where commands read and write; tests swap them.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Globals are the flags every command shares.
+type Globals struct {
+	Kube              *genericclioptions.ConfigFlags
+	IstioNamespace    string
+	KubeClientTimeout time.Duration
+	Streams           Streams
+}
+
+// Client builds the cluster client from the global flags.
+func (g *Globals) Client() (*kube.Client, error) {
+	return kube.NewClient(g.Kube)
+}
+
+// NewRootCommand builds the istioctl command tree.
+func NewRootCommand(streams Streams) *cobra.Command {
+	g := &Globals{Streams: streams}
+	root := &cobra.Command{
+		Use:           "istioctl",
+		Short:         "Install, upgrade, verify and remove the Istio service mesh",
+		Long:          "istioctl installs Istio from an IstioOperator spec, waits until it is healthy, verifies it and removes it.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// A root without Run would print help for an unknown command and exit 0.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return Usagef("unknown command %q for %q; run 'istioctl --help' for the list", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyConfig(cmd)
+		},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	addGlobalFlags(root.PersistentFlags(), g)
+
+	root.AddCommand(newVersionCommand(g))
+	return root
+}
+
+func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
+	g.Kube = genericclioptions.NewConfigFlags(true)
+	// --kubeclient-timeout replaces cli-runtime's --request-timeout, as upstream names it.
+	g.Kube.Timeout = nil
+	g.Kube.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		c.Timeout = g.KubeClientTimeout
+		return c
+	}
+	kfs := pflag.NewFlagSet("kube", pflag.ContinueOnError)
+	g.Kube.AddFlags(kfs)
+	kfs.VisitAll(func(f *pflag.Flag) {
+		// Short forms as upstream istioctl has them: -c kubeconfig, -n namespace; the
+		// others (cli-runtime's -s server) would clash with -s/--set.
+		switch f.Name {
+		case "kubeconfig":
+			f.Shorthand = "c"
+		case "namespace":
+		default:
+			f.Shorthand = ""
+		}
+		fs.AddFlag(f)
+	})
+	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", "istio-system", "Istio system namespace")
+	fs.DurationVar(&g.KubeClientTimeout, "kubeclient-timeout", kube.DefaultTimeout, "Kubernetes client timeout per request")
+}
+
+// applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the
+// environment, then from the config file ($HOME/.istioctl/config.yaml, or ISTIOCTL_CONFIG).
+// Flags on the command line always win.
+func applyConfig(cmd *cobra.Command) error {
+	v := viper.New()
+	v.SetEnvPrefix("ISTIOCTL")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	path := os.Getenv("ISTIOCTL_CONFIG")
+	explicit := path != ""
+	if !explicit {
+		if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, ".istioctl", "config.yaml")
+		}
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			var notFound viper.ConfigFileNotFoundError
+			if explicit || !(errors.As(err, &notFound) || errors.Is(err, os.ErrNotExist)) {
+				return fmt.Errorf("reading the istioctl config file %s: %w", path, err)
+			}
+		}
+	}
+	var errs []error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed || !v.IsSet(f.Name) {
+			return
+		}
+		if err := f.Value.Set(v.GetString(f.Name)); err != nil {
+			errs = append(errs, fmt.Errorf("%s (from ISTIOCTL_%s or %s): %w",
+				f.Name, strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), path, err))
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,138 @@
+package cmd_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/version"
+)
+
+func TestVersionClientOnly(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	out, _, err := run(t, "version", "--remote=false", "--short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "client version: " + version.Version + "\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+func TestVersionRemote(t *testing.T) {
+	c := cluster.Get(t)
+	t.Setenv("HOME", t.TempDir())
+	out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "version", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep cmd.VersionReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+	if rep.Kubernetes != "v1.37.2" {
+		t.Errorf("kubernetes version = %q, want v1.37.2", rep.Kubernetes)
+	}
+	if rep.Client.Version != version.Version {
+		t.Errorf("client version = %q, want %q", rep.Client.Version, version.Version)
+	}
+
+	text, _, err := run(t, "--kubeconfig", c.Kubeconfig, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kubernetes version: v1.37.2", "control plane version: none (no istiod Deployment in namespace istio-system)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// The kubeconfig can come from ISTIOCTL_KUBECONFIG or the config file; a flag wins over both.
+func TestVersionConfigSources(t *testing.T) {
+	c := cluster.Get(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", "")
+
+	t.Setenv("ISTIOCTL_KUBECONFIG", c.Kubeconfig)
+	if out, _, err := run(t, "version"); err != nil || !strings.Contains(out, "kubernetes version: v1.37.2") {
+		t.Errorf("ISTIOCTL_KUBECONFIG: err=%v out=%q", err, out)
+	}
+	t.Setenv("ISTIOCTL_KUBECONFIG", "")
+
+	cfgDir := filepath.Join(home, ".istioctl")
+	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte("kubeconfig: "+c.Kubeconfig+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, "version"); err != nil || !strings.Contains(out, "kubernetes version: v1.37.2") {
+		t.Errorf("config file: err=%v out=%q", err, out)
+	}
+	// The flag wins over the file: a kubeconfig that does not exist must be the one used.
+	missing := filepath.Join(home, "missing-kubeconfig")
+	if _, _, err := run(t, "--kubeconfig", missing, "version"); err == nil || !strings.Contains(err.Error(), "missing-kubeconfig") {
+		t.Errorf("--kubeconfig %s: want an error naming it, got %v", missing, err)
+	}
+}
+
+func TestVersionErrors(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", "")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		usage bool
+		want  string
+	}{
+		{name: "no kubeconfig", args: []string{"version"}, want: "no kubeconfig found"},
+		{name: "unknown output", args: []string{"version", "-o", "xml"}, usage: true, want: `--output "xml" is not supported`},
+		{name: "unknown flag", args: []string{"version", "--bogus"}, usage: true, want: "unknown flag: --bogus"},
+		{name: "unknown command", args: []string{"bogus"}, usage: true, want: `unknown command "bogus"`},
+		{name: "bad env value", args: []string{"version", "--remote=false"}, env: map[string]string{"ISTIOCTL_KUBECLIENT_TIMEOUT": "soon"}, want: "ISTIOCTL_KUBECLIENT_TIMEOUT"},
+		{name: "unreachable cluster", args: []string{"version", "--kubeconfig", writeKubeconfig(t, "https://127.0.0.1:1")}, want: "cannot reach the cluster at https://127.0.0.1:1"},
+		{name: "unknown context", args: []string{"version", "--kubeconfig", writeKubeconfig(t, "https://127.0.0.1:1"), "--context", "nope"}, want: `context "nope" does not exist`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, _, err := run(t, tc.args...)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+			var usage *cmd.UsageError
+			if errors.As(err, &usage) != tc.usage {
+				t.Errorf("usage error = %v, want %v (%v)", !tc.usage, tc.usage, err)
+			}
+		})
+	}
+}
+
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "` + server + `", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

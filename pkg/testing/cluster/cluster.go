@@ -1,0 +1,195 @@
+// Package cluster gives end-to-end tests a real Kubernetes control plane: the one named by
+// ISTIOCTL_TEST_KUBECONFIG (make test starts one and sets it), or else one started for the
+// test binary with hack/kube/up.sh and stopped by Main. A cluster that cannot start fails
+// the test with the failing component's log; it never skips.
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// EnvKubeconfig names the variable that points tests at an already running cluster.
+const EnvKubeconfig = "ISTIOCTL_TEST_KUBECONFIG"
+
+// Cluster is a running control plane.
+type Cluster struct {
+	// Kubeconfig is the path of an admin kubeconfig for it.
+	Kubeconfig string
+	Config     *rest.Config
+	Kube       kubernetes.Interface
+	Dynamic    dynamic.Interface
+	// state is the up.sh state directory when this binary started the cluster.
+	state string
+	root  string
+}
+
+var (
+	once    sync.Once
+	shared  *Cluster
+	openErr error
+)
+
+// Main runs the tests and stops a cluster this binary started. Use it as TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared != nil && shared.state != "" {
+		if err := shared.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+// Get returns the cluster of this test binary, starting it on first use.
+func Get(t testing.TB) *Cluster {
+	t.Helper()
+	once.Do(func() { shared, openErr = open() })
+	if openErr != nil {
+		t.Fatalf("local Kubernetes control plane: %v", openErr)
+	}
+	return shared
+}
+
+func open() (*Cluster, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{root: root, Kubeconfig: os.Getenv(EnvKubeconfig)}
+	if c.Kubeconfig == "" {
+		dir, err := os.MkdirTemp("", "istioctl-e2e-cluster-")
+		if err != nil {
+			return nil, err
+		}
+		c.state = filepath.Join(dir, "state")
+		if err := c.start(); err != nil {
+			return nil, err
+		}
+		c.Kubeconfig = filepath.Join(c.state, "kubeconfig")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", c.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	c.Config = cfg
+	if c.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) start() error {
+	cmd := exec.Command(filepath.Join(c.root, "hack/kube/up.sh"))
+	cmd.Env = append(os.Environ(), "STATE="+c.state)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/kube/up.sh failed (%v):\n%s", err, out.String())
+	}
+	return nil
+}
+
+func (c *Cluster) stop() error {
+	cmd := exec.Command(filepath.Join(c.root, "hack/kube/down.sh"))
+	cmd.Env = append(os.Environ(), "STATE="+c.state)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("hack/kube/down.sh failed (%v):\n%s", err, out)
+	}
+	return os.RemoveAll(filepath.Dir(c.state))
+}
+
+// repoRoot walks up from the working directory (a package directory under go test) to
+// the directory holding hack/kube/up.sh.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack/kube/up.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("hack/kube/up.sh not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Namespace creates a namespace with a name derived from the test's and deletes it when the
+// test ends.
+func (c *Cluster) Namespace(t testing.TB) string {
+	t.Helper()
+	base := strings.ToLower(t.Name())
+	base = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, base)
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: strings.Trim(base, "-") + "-",
+		Labels:       map[string]string{"istioctl.test/e2e": "true"},
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	created, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a test namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := c.Kube.CoreV1().Namespaces().Delete(ctx, created.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting test namespace %s: %v", created.Name, err)
+		}
+	})
+	return created.Name
+}
+
+// LogTail returns the last lines of a component's log when this binary started the
+// cluster (for failure messages), or a note saying where the logs are.
+func (c *Cluster) LogTail(component string, lines int) string {
+	if c.state == "" {
+		return fmt.Sprintf("(cluster started outside this test binary; see its state directory for %s.log)", component)
+	}
+	b, err := os.ReadFile(filepath.Join(c.state, "logs", component+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}

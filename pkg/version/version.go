@@ -1,0 +1,44 @@
+// Package version holds the build's identity, stamped by the Makefile with -ldflags.
+package version
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Stamped at build time (see Makefile: -X .../pkg/version.Version=...).
+var (
+	// Version is the Istio version this build installs by default and reports as the client version.
+	Version = "1.30.0"
+	// GitRevision is the commit the binary was built from.
+	GitRevision = "unknown"
+	// BuildStatus is "Clean" or "Modified" (uncommitted changes at build time).
+	BuildStatus = "unknown"
+	// DefaultHub is the registry images are pulled from unless the spec says otherwise.
+	DefaultHub = "docker.io/istio"
+)
+
+// Info is the client half of `istioctl version`.
+type Info struct {
+	Version     string `json:"version"`
+	GitRevision string `json:"revision"`
+	BuildStatus string `json:"status"`
+	GoVersion   string `json:"golang_version"`
+	Hub         string `json:"hub"`
+}
+
+// Get returns the build's Info.
+func Get() Info {
+	return Info{
+		Version:     Version,
+		GitRevision: GitRevision,
+		BuildStatus: BuildStatus,
+		GoVersion:   runtime.Version(),
+		Hub:         DefaultHub,
+	}
+}
+
+func (i Info) String() string {
+	return fmt.Sprintf("version.BuildInfo{Version:%q, GitRevision:%q, GolangVersion:%q, BuildStatus:%q, Hub:%q}",
+		i.Version, i.GitRevision, i.GoVersion, i.BuildStatus, i.Hub)
+}
