@@ -30,7 +30,7 @@ log() { printf '[kube-build] %s\n' "$*" >&2; }
 # build NAME CMD...: runs CMD to produce $tmp (the binary) unless NAME is cached.
 build() {
 	local name=$1; shift
-	if [ -x "$CACHE/$name" ]; then
+	if [ -f "$CACHE/$name" ]; then
 		return 0
 	fi
 	local tmp="$CACHE/.$name.tmp.$$"

@@ -1,0 +1,379 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	meshv1alpha1 "istio.io/api/mesh/v1alpha1"
+)
+
+// Kind is the shape of value a schema node accepts.
+type Kind int
+
+// The kinds of schema node.
+const (
+	KindAny Kind = iota // anything: free-form, not checked
+	KindObject
+	KindMap
+	KindList
+	KindString
+	KindInt
+	KindFloat
+	KindBool
+	KindOpaque // a Kubernetes type with its own JSON form (Quantity, IntOrString, ...)
+)
+
+// Schema describes what a field accepts. The IstioOperator and values schemas come from Go
+// types (reflection over json tags); meshConfig's from istio.io/api's protobuf descriptor.
+type Schema interface {
+	Kind() Kind
+	// Field returns the schema of an object field.
+	Field(name string) (Schema, bool)
+	// FieldNames lists an object's fields, for suggestions.
+	FieldNames() []string
+	// Strict says an unknown object field is an error (meshConfig is lenient, as upstream).
+	Strict() bool
+	// Elem is the schema of list items and map values.
+	Elem() Schema
+	// Enum lists the accepted strings, if fixed.
+	Enum() []string
+	// ScalarString says any scalar is accepted and kept as its text (tag: 1.30 -> "1.30").
+	ScalarString() bool
+	Deprecated() bool
+	// CheckOpaque decodes a generic value into the opaque type, returning its error.
+	CheckOpaque(v any) error
+}
+
+// SpecSchema is the schema of a whole IstioOperator document.
+func SpecSchema() Schema { return typeSchema(reflect.TypeOf(IstioOperator{}), fieldTags{}) }
+
+// ValuesSchema is the schema of spec.values.
+func ValuesSchema() Schema { return typeSchema(reflect.TypeOf(Values{}), fieldTags{}) }
+
+// MeshConfigSchema is the schema of spec.meshConfig.
+func MeshConfigSchema() Schema {
+	return protoSchema{md: (&meshv1alpha1.MeshConfig{}).ProtoReflect().Descriptor()}
+}
+
+// ---- Go types ------------------------------------------------------------------------
+
+type fieldTags struct {
+	enum         []string
+	deprecated   bool
+	scalarString bool
+}
+
+type goSchema struct {
+	t    reflect.Type
+	tags fieldTags
+}
+
+type goField struct {
+	t    reflect.Type
+	tags fieldTags
+	sub  string // schema:"..." redirect
+}
+
+var (
+	fieldCache sync.Map // reflect.Type -> map[string]goField
+	jsonUnm    = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+)
+
+func typeSchema(t reflect.Type, tags fieldTags) Schema {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return goSchema{t: t, tags: tags}
+}
+
+func (s goSchema) Kind() Kind {
+	t := s.t
+	if s.tags.scalarString {
+		return KindString
+	}
+	if reflect.PointerTo(t).Implements(jsonUnm) {
+		return KindOpaque
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return KindObject
+	case reflect.Map:
+		return KindMap
+	case reflect.Slice, reflect.Array:
+		return KindList
+	case reflect.String:
+		return KindString
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return KindInt
+	case reflect.Float32, reflect.Float64:
+		return KindFloat
+	case reflect.Bool:
+		return KindBool
+	}
+	return KindAny
+}
+
+func (s goSchema) fields() map[string]goField {
+	if f, ok := fieldCache.Load(s.t); ok {
+		return f.(map[string]goField)
+	}
+	out := map[string]goField{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag := f.Tag.Get("json")
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue
+			}
+			if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft)
+					continue
+				}
+			}
+			if name == "" {
+				name = f.Name
+			}
+			gf := goField{t: f.Type, sub: f.Tag.Get("schema")}
+			if e := f.Tag.Get("enum"); e != "" {
+				gf.tags.enum = strings.Split(e, ",")
+			}
+			gf.tags.deprecated = f.Tag.Get("deprecated") == "true"
+			gf.tags.scalarString = f.Tag.Get("scalar") == "string"
+			out[name] = gf
+		}
+	}
+	walk(s.t)
+	fieldCache.Store(s.t, out)
+	return out
+}
+
+func (s goSchema) Field(name string) (Schema, bool) {
+	if s.Kind() != KindObject {
+		return nil, false
+	}
+	f, ok := s.fields()[name]
+	if !ok {
+		return nil, false
+	}
+	switch f.sub {
+	case "values":
+		return ValuesSchema(), true
+	case "meshconfig":
+		return MeshConfigSchema(), true
+	}
+	return typeSchema(f.t, f.tags), true
+}
+
+func (s goSchema) FieldNames() []string {
+	if s.Kind() != KindObject {
+		return nil
+	}
+	var names []string
+	for n := range s.fields() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s goSchema) Strict() bool { return true }
+
+func (s goSchema) Elem() Schema {
+	switch s.t.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array:
+		return typeSchema(s.t.Elem(), fieldTags{})
+	}
+	return anySchema{}
+}
+
+func (s goSchema) Enum() []string     { return s.tags.enum }
+func (s goSchema) ScalarString() bool { return s.tags.scalarString }
+func (s goSchema) Deprecated() bool   { return s.tags.deprecated }
+
+func (s goSchema) CheckOpaque(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, reflect.New(s.t).Interface())
+}
+
+// ---- anything ------------------------------------------------------------------------
+
+type anySchema struct{}
+
+func (anySchema) Kind() Kind                  { return KindAny }
+func (anySchema) Field(string) (Schema, bool) { return anySchema{}, true }
+func (anySchema) FieldNames() []string        { return nil }
+func (anySchema) Strict() bool                { return false }
+func (anySchema) Elem() Schema                { return anySchema{} }
+func (anySchema) Enum() []string              { return nil }
+func (anySchema) ScalarString() bool          { return false }
+func (anySchema) Deprecated() bool            { return false }
+func (anySchema) CheckOpaque(any) error       { return nil }
+
+// ---- protobuf (meshConfig) -------------------------------------------------------------
+
+type protoSchema struct {
+	md protoreflect.MessageDescriptor
+	fd protoreflect.FieldDescriptor // nil for a whole message
+	// elem is true when this node is one element of a repeated/map field.
+	elem bool
+}
+
+func (s protoSchema) kindOf(fd protoreflect.FieldDescriptor) Kind {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		switch fd.Message().FullName() {
+		case "google.protobuf.Duration", "google.protobuf.Timestamp", "google.protobuf.StringValue", "google.protobuf.BytesValue":
+			return KindString
+		case "google.protobuf.BoolValue":
+			return KindBool
+		case "google.protobuf.Int32Value", "google.protobuf.UInt32Value", "google.protobuf.Int64Value", "google.protobuf.UInt64Value":
+			return KindInt
+		case "google.protobuf.DoubleValue", "google.protobuf.FloatValue":
+			return KindFloat
+		case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.Any", "google.protobuf.ListValue":
+			return KindAny
+		}
+		return KindObject
+	case protoreflect.BoolKind:
+		return KindBool
+	case protoreflect.StringKind, protoreflect.BytesKind, protoreflect.EnumKind:
+		return KindString
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return KindFloat
+	}
+	return KindInt
+}
+
+func (s protoSchema) Kind() Kind {
+	if s.fd == nil {
+		return KindObject
+	}
+	if !s.elem {
+		if s.fd.IsMap() {
+			return KindMap
+		}
+		if s.fd.IsList() {
+			return KindList
+		}
+	}
+	if s.fd.IsMap() {
+		return s.kindOf(s.fd.MapValue())
+	}
+	return s.kindOf(s.fd)
+}
+
+func (s protoSchema) message() protoreflect.MessageDescriptor {
+	if s.fd == nil {
+		return s.md
+	}
+	if s.fd.IsMap() {
+		return s.fd.MapValue().Message()
+	}
+	return s.fd.Message()
+}
+
+func (s protoSchema) Field(name string) (Schema, bool) {
+	if s.Kind() != KindObject {
+		return nil, false
+	}
+	md := s.message()
+	fd := md.Fields().ByJSONName(name)
+	if fd == nil {
+		fd = md.Fields().ByName(protoreflect.Name(name))
+	}
+	if fd == nil {
+		return nil, false
+	}
+	return protoSchema{md: md, fd: fd}, true
+}
+
+func (s protoSchema) FieldNames() []string {
+	if s.Kind() != KindObject {
+		return nil
+	}
+	fs := s.message().Fields()
+	names := make([]string, 0, fs.Len())
+	for i := 0; i < fs.Len(); i++ {
+		names = append(names, fs.Get(i).JSONName())
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s protoSchema) Strict() bool { return false }
+
+func (s protoSchema) Elem() Schema {
+	if s.fd == nil || s.elem {
+		return anySchema{}
+	}
+	return protoSchema{md: s.md, fd: s.fd, elem: true}
+}
+
+func (s protoSchema) Enum() []string {
+	if s.fd == nil || (!s.elem && (s.fd.IsList() || s.fd.IsMap())) {
+		return nil
+	}
+	fd := s.fd
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	if fd.Kind() != protoreflect.EnumKind {
+		return nil
+	}
+	vs := fd.Enum().Values()
+	out := make([]string, 0, vs.Len())
+	for i := 0; i < vs.Len(); i++ {
+		out = append(out, string(vs.Get(i).Name()))
+	}
+	return out
+}
+
+func (s protoSchema) ScalarString() bool { return false }
+
+func (s protoSchema) Deprecated() bool {
+	if s.fd == nil {
+		return false
+	}
+	opts, ok := s.fd.Options().(interface{ GetDeprecated() bool })
+	return ok && opts.GetDeprecated()
+}
+
+func (s protoSchema) CheckOpaque(any) error { return nil }
+
+// kindName is how errors name what a field wants.
+func kindName(k Kind) string {
+	switch k {
+	case KindObject, KindMap:
+		return "an object"
+	case KindList:
+		return "a list"
+	case KindString:
+		return "a string"
+	case KindInt:
+		return "an integer"
+	case KindFloat:
+		return "a number"
+	case KindBool:
+		return "true or false"
+	}
+	return fmt.Sprintf("kind %d", k)
+}

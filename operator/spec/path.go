@@ -1,0 +1,125 @@
+package spec
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Segment is one step of a path: a map key, a list index, or a list selector
+// ([key:value] picks the item whose key equals value; [:value] a scalar item).
+type Segment struct {
+	Key      string
+	Index    int
+	SelKey   string
+	SelValue string
+	kind     segKind
+}
+
+type segKind int
+
+const (
+	segKey segKind = iota
+	segIndex
+	segSelect
+)
+
+func (s Segment) String() string {
+	switch s.kind {
+	case segIndex:
+		return fmt.Sprintf("[%d]", s.Index)
+	case segSelect:
+		return fmt.Sprintf("[%s:%s]", s.SelKey, s.SelValue)
+	}
+	return strings.ReplaceAll(s.Key, ".", `\.`)
+}
+
+// Path is a parsed path such as components.ingressGateways[name:istio-ingressgateway].enabled.
+type Path []Segment
+
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		if i > 0 && s.kind == segKey {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.String())
+	}
+	return b.String()
+}
+
+// ParsePath parses the --set path grammar: keys separated by dots (\. escapes a dot in a
+// key), [N] list indexes and [key:value] selectors, either directly after a key (a[0]) or
+// as their own dotted step (a.[0]).
+func ParsePath(s string) (Path, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty path")
+	}
+	var out Path
+	var key strings.Builder
+	flushKey := func(pos int) error {
+		if key.Len() == 0 {
+			return nil
+		}
+		out = append(out, Segment{Key: key.String(), kind: segKey})
+		key.Reset()
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s) && s[i+1] == '.':
+			key.WriteByte('.')
+			i++
+		case c == '.':
+			if key.Len() == 0 && (len(out) == 0 || i == len(s)-1) {
+				return nil, fmt.Errorf("empty key at position %d of %q", i+1, s)
+			}
+			if key.Len() == 0 && i > 0 && s[i-1] == '.' {
+				return nil, fmt.Errorf("empty key at position %d of %q", i+1, s)
+			}
+			_ = flushKey(i)
+		case c == '[':
+			_ = flushKey(i)
+			end := strings.IndexByte(s[i:], ']')
+			if end < 0 {
+				return nil, fmt.Errorf("unclosed [ at position %d of %q", i+1, s)
+			}
+			expr := s[i+1 : i+end]
+			seg, err := parseBracket(expr)
+			if err != nil {
+				return nil, fmt.Errorf("%w in %q", err, s)
+			}
+			out = append(out, seg)
+			i += end
+			if i+1 < len(s) && s[i+1] != '.' && s[i+1] != '[' {
+				return nil, fmt.Errorf("want . or [ after ] at position %d of %q", i+2, s)
+			}
+		case c == ']':
+			return nil, fmt.Errorf("unexpected ] at position %d of %q", i+1, s)
+		case c == ' ' || c == '\t':
+			return nil, fmt.Errorf("space in path %q", s)
+		default:
+			key.WriteByte(c)
+		}
+	}
+	_ = flushKey(len(s))
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty path")
+	}
+	return out, nil
+}
+
+func parseBracket(expr string) (Segment, error) {
+	if k, v, ok := strings.Cut(expr, ":"); ok {
+		if v == "" {
+			return Segment{}, fmt.Errorf("selector [%s] has no value", expr)
+		}
+		return Segment{SelKey: k, SelValue: v, kind: segSelect}, nil
+	}
+	n, err := strconv.Atoi(expr)
+	if err != nil || n < 0 {
+		return Segment{}, fmt.Errorf("[%s] is neither an index [N] nor a selector [key:value]", expr)
+	}
+	return Segment{Index: n, kind: segIndex}, nil
+}

@@ -1,0 +1,183 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+)
+
+// Options are the inputs of a resolution, lowest precedence first: the default profile,
+// the selected profile, Files left to right ("-" reads Stdin), the aliases, then Sets in
+// order.
+type Options struct {
+	Files []string
+	Stdin io.Reader
+	Sets  []string
+	// Revision is --revision: the same as --set revision=R ("default" means none).
+	Revision string
+	// ManifestsDir is --manifests: the same as --set installPackagePath=DIR.
+	ManifestsDir string
+	// Profile is used when neither the files nor --set select one (profile dump NAME).
+	Profile string
+	// Force turns validation errors into warnings, as upstream's --force.
+	Force bool
+}
+
+// Resolved is a merged, validated install spec.
+type Resolved struct {
+	// Tree is the merged IstioOperator document as generic data.
+	Tree map[string]any
+	IOP  *v1alpha1.IstioOperator
+	// Profile is the selected profile's name (or file).
+	Profile  string
+	Warnings v1alpha1.Problems
+}
+
+// Resolve merges and validates the inputs. Every problem found is reported together: the
+// error is a v1alpha1.Problems. On error the returned Resolved (if any) carries the warnings.
+func Resolve(opts Options) (*Resolved, error) {
+	var problems v1alpha1.Problems
+
+	user := map[string]any{}
+	stdinUsed := false
+	for i, f := range opts.Files {
+		var data []byte
+		var err error
+		name := f
+		if f == "-" {
+			if stdinUsed || i != len(opts.Files)-1 {
+				problems = append(problems, v1alpha1.Problem{Source: "-f -", Msg: "standard input can be read once, as the last -f"})
+				continue
+			}
+			stdinUsed, name = true, "<stdin>"
+			if opts.Stdin == nil {
+				opts.Stdin = os.Stdin
+			}
+			data, err = io.ReadAll(opts.Stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			problems = append(problems, v1alpha1.Problem{Source: name, Msg: fmt.Sprintf("cannot read: %v", err)})
+			continue
+		}
+		tree, ps := v1alpha1.DecodeFile(name, data)
+		problems = append(problems, ps...)
+		if tree != nil {
+			user = Merge(user, tree)
+		}
+	}
+
+	var sets []SetFlag
+	if opts.Revision != "" && opts.Revision != "default" {
+		opts.Sets = append([]string{"revision=" + opts.Revision}, opts.Sets...)
+	}
+	if opts.ManifestsDir != "" {
+		opts.Sets = append([]string{"installPackagePath=" + opts.ManifestsDir}, opts.Sets...)
+	}
+	for _, raw := range opts.Sets {
+		f, err := ParseSetFlag(raw)
+		if err != nil {
+			problems = append(problems, v1alpha1.Problem{Source: "--set " + raw, Msg: err.Error()})
+			continue
+		}
+		sets = append(sets, f)
+	}
+	if errs := problems.Errors(); len(errs) > 0 {
+		return &Resolved{Warnings: problems.Warnings()}, errs
+	}
+
+	profileName := firstString(lastSet(sets, "profile"), stringAt(user, "spec", "profile"), opts.Profile, DefaultProfile)
+	manifests := firstString(lastSet(sets, "installPackagePath"), stringAt(user, "spec", "installPackagePath"))
+	profs, err := NewProfiles(manifests)
+	if err != nil {
+		return nil, v1alpha1.Problems{{Path: "spec.installPackagePath", Msg: err.Error()}}
+	}
+	tree, ps := profs.Load(DefaultProfile)
+	problems = append(problems, ps...)
+	if profileName != DefaultProfile {
+		prof, ps := profs.Load(profileName)
+		problems = append(problems, ps...)
+		if prof != nil && tree != nil {
+			tree = Merge(tree, prof)
+		}
+	}
+	if errs := problems.Errors(); len(errs) > 0 {
+		return &Resolved{Warnings: problems.Warnings()}, errs
+	}
+	tree = Merge(tree, user)
+
+	for _, f := range sets {
+		if err := applySet(tree, f); err != nil {
+			problems = append(problems, asProblem(err))
+		}
+	}
+	if spec, ok := tree["spec"].(map[string]any); ok {
+		spec["profile"] = profileName
+	}
+
+	problems = append(problems, Validate(tree)...)
+	if opts.Force {
+		for i := range problems {
+			if !problems[i].Warning {
+				problems[i].Warning = true
+				problems[i].Msg += " (ignored because of --force)"
+			}
+		}
+	}
+	if errs := problems.Errors(); len(errs) > 0 {
+		return &Resolved{Warnings: problems.Warnings()}, errs
+	}
+	iop, err := typed(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Resolved{Tree: tree, IOP: iop, Profile: profileName, Warnings: problems.Warnings()}, nil
+}
+
+func typed(tree map[string]any) (*v1alpha1.IstioOperator, error) {
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the merged spec: %w", err)
+	}
+	iop := &v1alpha1.IstioOperator{}
+	if err := json.Unmarshal(b, iop); err != nil {
+		return nil, fmt.Errorf("decoding the merged spec: %w", err)
+	}
+	return iop, nil
+}
+
+func asProblem(err error) v1alpha1.Problem {
+	if p, ok := err.(v1alpha1.Problem); ok {
+		return p
+	}
+	return v1alpha1.Problem{Msg: err.Error()}
+}
+
+func lastSet(sets []SetFlag, key string) string {
+	v := ""
+	for _, f := range sets {
+		if len(f.Path) == 1 && f.Path[0].kind == segKey && f.Path[0].Key == key {
+			v = f.Value
+		}
+	}
+	return v
+}
+
+func stringAt(tree map[string]any, keys ...string) string {
+	v, _ := Lookup(tree, keys...)
+	s, _ := v.(string)
+	return s
+}
+
+func firstString(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
