@@ -24,7 +24,10 @@ func run() int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+	var exit *cmd.ExitError
+	if !errors.As(err, &exit) {
+		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+	}
 	return ExitCode(err)
 }
 
@@ -33,6 +36,10 @@ func ExitCode(err error) int {
 	var usage *cmd.UsageError
 	if errors.As(err, &usage) {
 		return 64
+	}
+	var exit *cmd.ExitError
+	if errors.As(err, &exit) {
+		return exit.Code
 	}
 	return 1
 }

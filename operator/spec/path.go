@@ -57,13 +57,11 @@ func ParsePath(s string) (Path, error) {
 	}
 	var out Path
 	var key strings.Builder
-	flushKey := func(pos int) error {
-		if key.Len() == 0 {
-			return nil
+	flushKey := func() {
+		if key.Len() > 0 {
+			out = append(out, Segment{Key: key.String(), kind: segKey})
+			key.Reset()
 		}
-		out = append(out, Segment{Key: key.String(), kind: segKey})
-		key.Reset()
-		return nil
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -72,15 +70,13 @@ func ParsePath(s string) (Path, error) {
 			key.WriteByte('.')
 			i++
 		case c == '.':
-			if key.Len() == 0 && (len(out) == 0 || i == len(s)-1) {
+			afterBracket := key.Len() == 0 && i > 0 && s[i-1] == ']'
+			if i == len(s)-1 || (key.Len() == 0 && !afterBracket) {
 				return nil, fmt.Errorf("empty key at position %d of %q", i+1, s)
 			}
-			if key.Len() == 0 && i > 0 && s[i-1] == '.' {
-				return nil, fmt.Errorf("empty key at position %d of %q", i+1, s)
-			}
-			_ = flushKey(i)
+			flushKey()
 		case c == '[':
-			_ = flushKey(i)
+			flushKey()
 			end := strings.IndexByte(s[i:], ']')
 			if end < 0 {
 				return nil, fmt.Errorf("unclosed [ at position %d of %q", i+1, s)
@@ -103,7 +99,7 @@ func ParsePath(s string) (Path, error) {
 			key.WriteByte(c)
 		}
 	}
-	_ = flushKey(len(s))
+	flushKey()
 	if len(out) == 0 {
 		return nil, fmt.Errorf("empty path")
 	}

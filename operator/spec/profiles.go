@@ -58,7 +58,7 @@ func IsPath(ref string) bool {
 }
 
 // Load decodes the profile named ref (a name, or a file path).
-func (p *Profiles) Load(ref string) (map[string]any, v1alpha1.Problems) {
+func (p *Profiles) Load(ref string) (map[string]any, v1alpha1.Lines, v1alpha1.Problems) {
 	var data []byte
 	var source string
 	var err error
@@ -73,12 +73,16 @@ func (p *Profiles) Load(ref string) (map[string]any, v1alpha1.Problems) {
 		data, err = fs.ReadFile(p.fsys, ref+".yaml")
 		if errors.Is(err, fs.ErrNotExist) {
 			names, _ := p.Names()
-			return nil, v1alpha1.Problems{{Path: "spec.profile", Msg: fmt.Sprintf("profile %q not found%s; the profiles are: %s",
-				ref, v1alpha1.Suggest(ref, names), strings.Join(names, ", "))}}
+			hint := ""
+			if s := v1alpha1.Suggest(ref, names); s != "" {
+				hint = " (" + strings.TrimPrefix(s, "; ") + ")"
+			}
+			return nil, nil, v1alpha1.Problems{{Path: "spec.profile", Msg: fmt.Sprintf("profile %q not found%s; the profiles are: %s",
+				ref, hint, strings.Join(names, ", "))}}
 		}
 	}
 	if err != nil {
-		return nil, v1alpha1.Problems{{Path: "spec.profile", Msg: fmt.Sprintf("reading profile %s: %v", ref, err)}}
+		return nil, nil, v1alpha1.Problems{{Path: "spec.profile", Msg: fmt.Sprintf("reading profile %s: %v", ref, err)}}
 	}
 	return v1alpha1.DecodeFile(source, data)
 }

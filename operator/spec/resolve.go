@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 )
@@ -40,8 +41,17 @@ type Resolved struct {
 // error is a v1alpha1.Problems. On error the returned Resolved (if any) carries the warnings.
 func Resolve(opts Options) (*Resolved, error) {
 	var problems v1alpha1.Problems
+	// origins says where each field was last set, so errors found on the merged tree can
+	// name the file and line (or the --set flag) to fix.
+	origins := map[string]v1alpha1.Problem{}
+	record := func(source string, lines v1alpha1.Lines) {
+		for path, line := range lines {
+			origins[path] = v1alpha1.Problem{Source: source, Line: line}
+		}
+	}
 
 	user := map[string]any{}
+	var userLines []func()
 	stdinUsed := false
 	for i, f := range opts.Files {
 		var data []byte
@@ -64,8 +74,9 @@ func Resolve(opts Options) (*Resolved, error) {
 			problems = append(problems, v1alpha1.Problem{Source: name, Msg: fmt.Sprintf("cannot read: %v", err)})
 			continue
 		}
-		tree, ps := v1alpha1.DecodeFile(name, data)
+		tree, lines, ps := v1alpha1.DecodeFile(name, data)
 		problems = append(problems, ps...)
+		userLines = append(userLines, func() { record(name, lines) })
 		if tree != nil {
 			user = Merge(user, tree)
 		}
@@ -96,11 +107,13 @@ func Resolve(opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, v1alpha1.Problems{{Path: "spec.installPackagePath", Msg: err.Error()}}
 	}
-	tree, ps := profs.Load(DefaultProfile)
+	tree, lines, ps := profs.Load(DefaultProfile)
 	problems = append(problems, ps...)
+	record(fmt.Sprintf("profile %q", DefaultProfile), lines)
 	if profileName != DefaultProfile {
-		prof, ps := profs.Load(profileName)
+		prof, lines, ps := profs.Load(profileName)
 		problems = append(problems, ps...)
+		record(fmt.Sprintf("profile %q", profileName), lines)
 		if prof != nil && tree != nil {
 			tree = Merge(tree, prof)
 		}
@@ -109,17 +122,28 @@ func Resolve(opts Options) (*Resolved, error) {
 		return &Resolved{Warnings: problems.Warnings()}, errs
 	}
 	tree = Merge(tree, user)
+	for _, r := range userLines {
+		r()
+	}
 
 	for _, f := range sets {
-		if err := applySet(tree, f); err != nil {
+		concrete, err := applySet(tree, f)
+		if err != nil {
 			problems = append(problems, asProblem(err))
+			continue
 		}
+		origins[concrete] = v1alpha1.Problem{Source: "--set " + f.Raw}
 	}
 	if spec, ok := tree["spec"].(map[string]any); ok {
 		spec["profile"] = profileName
 	}
 
-	problems = append(problems, Validate(tree)...)
+	for _, p := range Validate(tree) {
+		if o, ok := originOf(origins, p.Path); ok {
+			p.Source, p.Line = o.Source, o.Line
+		}
+		problems = append(problems, p)
+	}
 	if opts.Force {
 		for i := range problems {
 			if !problems[i].Warning {
@@ -136,6 +160,22 @@ func Resolve(opts Options) (*Resolved, error) {
 		return nil, err
 	}
 	return &Resolved{Tree: tree, IOP: iop, Profile: profileName, Warnings: problems.Warnings()}, nil
+}
+
+// originOf finds where path, or the nearest enclosing field, was set.
+func originOf(origins map[string]v1alpha1.Problem, path string) (v1alpha1.Problem, bool) {
+	// Attribute to spec.<field> at the shallowest: "spec" itself is set by every file.
+	for strings.Count(path, ".") >= 1 {
+		if o, ok := origins[path]; ok {
+			return o, true
+		}
+		cut := strings.LastIndexAny(path, ".[")
+		if cut <= 0 {
+			break
+		}
+		path = path[:cut]
+	}
+	return v1alpha1.Problem{}, false
 }
 
 func typed(tree map[string]any) (*v1alpha1.IstioOperator, error) {

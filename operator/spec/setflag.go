@@ -20,11 +20,11 @@ type SetFlag struct {
 func ParseSetFlag(raw string) (SetFlag, error) {
 	p, v, ok := strings.Cut(raw, "=")
 	if !ok {
-		return SetFlag{}, fmt.Errorf("--set %q: want path=value", raw)
+		return SetFlag{}, fmt.Errorf("want path=value")
 	}
 	path, err := ParsePath(strings.TrimSpace(p))
 	if err != nil {
-		return SetFlag{}, fmt.Errorf("--set %q: %w", raw, err)
+		return SetFlag{}, err
 	}
 	return SetFlag{Raw: raw, Path: path, Value: strings.TrimSpace(v)}, nil
 }
@@ -50,22 +50,23 @@ func isAlwaysString(path string) bool {
 // applySet sets f's value in doc (a whole IstioOperator tree), creating maps on the way.
 // List selectors see every item, including those that came from a profile; an index may
 // name an existing item or, equal to the list's length, append one.
-func applySet(doc map[string]any, f SetFlag) error {
+// It returns the concrete path it set (selectors resolved to indexes).
+func applySet(doc map[string]any, f SetFlag) (string, error) {
 	specSchema, _ := v1alpha1.SpecSchema().Field("spec")
-	spec, err := setIn(doc["spec"], specSchema, f, 0)
+	var concrete string
+	spec, err := setIn(doc["spec"], specSchema, f, 0, "spec", &concrete)
 	if err != nil {
-		return v1alpha1.Problem{Source: "--set " + f.Raw, Msg: err.Error()}
+		return "", v1alpha1.Problem{Source: "--set " + f.Raw, Msg: err.Error()}
 	}
 	doc["spec"] = spec
-	return nil
+	return concrete, nil
 }
 
-func setIn(node any, s v1alpha1.Schema, f SetFlag, i int) (any, error) {
-	here := "spec"
-	if i > 0 {
-		here = "spec." + f.Path[:i].String()
-	}
+// setIn sets f's value below node, which is at path here (concrete: list indexes, not
+// selectors); the full concrete path is stored in *concrete.
+func setIn(node any, s v1alpha1.Schema, f SetFlag, i int, here string, concrete *string) (any, error) {
 	if i == len(f.Path) {
+		*concrete = here
 		return leafValue(s, f)
 	}
 	seg := f.Path[i]
@@ -94,7 +95,7 @@ func setIn(node any, s v1alpha1.Schema, f SetFlag, i int) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s is %s, not an object, so it has no field %q", here, describe(node), seg.Key)
 		}
-		v, err := setIn(m[seg.Key], next, f, i+1)
+		v, err := setIn(m[seg.Key], next, f, i+1, here+"."+strings.ReplaceAll(seg.Key, ".", `\.`), concrete)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +120,7 @@ func setIn(node any, s v1alpha1.Schema, f SetFlag, i int) (any, error) {
 		if idx < len(list) {
 			cur = list[idx]
 		}
-		v, err := setIn(cur, s.Elem(), f, i+1)
+		v, err := setIn(cur, s.Elem(), f, i+1, fmt.Sprintf("%s[%d]", here, idx), concrete)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +180,7 @@ func leafValue(s v1alpha1.Schema, f SetFlag) (any, error) {
 	where := "spec." + f.Path.String()
 	switch s.Kind() {
 	case v1alpha1.KindString:
-		if enum := s.Enum(); len(enum) > 0 {
+		if len(s.Enum()) > 0 || s.Duration() {
 			if _, err := v1alpha1.ScalarFor(s, f.Value, true); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}

@@ -55,13 +55,13 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 	checkImage("spec", spec)
 
 	if rev := str(spec, "revision"); rev != "" {
-		for _, msg := range validation.IsDNS1123Label(rev) {
-			bad("spec.revision", "%q is not a valid revision: %s", rev, msg)
+		if !isLabel(rev) {
+			bad("spec.revision", "%q is not a valid revision: %s", rev, labelRule)
 		}
 	}
 	if ns := str(spec, "namespace"); ns != "" {
-		for _, msg := range validation.IsDNS1123Label(ns) {
-			bad("spec.namespace", "%q is not a valid namespace: %s", ns, msg)
+		if !isLabel(ns) {
+			bad("spec.namespace", "%q is not a valid namespace: %s", ns, labelRule)
 		}
 	}
 	if cv := str(spec, "compatibilityVersion"); cv != "" {
@@ -80,8 +80,8 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 		path := "spec.components." + name
 		checkImage(path, c)
 		if ns := str(c, "namespace"); ns != "" {
-			for _, msg := range validation.IsDNS1123Label(ns) {
-				bad(path+".namespace", "%q is not a valid namespace: %s", ns, msg)
+			if !isLabel(ns) {
+				bad(path+".namespace", "%q is not a valid namespace: %s", ns, labelRule)
 			}
 		}
 		if name == "istiodRemote" && c["enabled"] == true {
@@ -117,8 +117,8 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 			seen[name] = i
 			checkImage(path, gw)
 			if ns := str(gw, "namespace"); ns != "" {
-				for _, msg := range validation.IsDNS1123Label(ns) {
-					bad(path+".namespace", "%q is not a valid namespace: %s", ns, msg)
+				if !isLabel(ns) {
+					bad(path+".namespace", "%q is not a valid namespace: %s", ns, labelRule)
 				}
 			}
 			valuesKey := "istio-ingressgateway"
@@ -161,6 +161,10 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
 	return ps
 }
+
+const labelRule = "use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+
+func isLabel(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
 
 func replicaSet(component map[string]any) bool {
 	_, ok := Lookup(component, "k8s", "replicaCount")

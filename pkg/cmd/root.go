@@ -25,6 +25,12 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// ExitError ends the command with Code and no error message (the command has printed
+// what it has to say), e.g. profile diff when the profiles differ.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
 // Usagef builds a UsageError.
 func Usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
@@ -77,7 +83,7 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	addGlobalFlags(root.PersistentFlags(), g)
 
-	root.AddCommand(newVersionCommand(g))
+	root.AddCommand(newVersionCommand(g), newProfileCommand(g))
 	return root
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,11 +87,15 @@ func (ps Problems) Err() error {
 	return nil
 }
 
+// Lines maps each field path of a decoded file (spec.components.pilot.enabled,
+// spec.components.ingressGateways[0]) to its line.
+type Lines map[string]int
+
 // DecodeFile parses one IstioOperator YAML document and checks it against the schema.
 // It returns the document as a generic tree (maps, lists, scalars; scalars typed by the
-// schema) and every problem found, with its line.
-func DecodeFile(source string, data []byte) (map[string]any, Problems) {
-	d := &decoder{source: source}
+// schema), the line of every field, and every problem found, with its line.
+func DecodeFile(source string, data []byte) (map[string]any, Lines, Problems) {
+	d := &decoder{source: source, lines: Lines{}}
 	var docs []*yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	for {
@@ -100,7 +105,7 @@ func DecodeFile(source string, data []byte) (map[string]any, Problems) {
 			break
 		}
 		if err != nil {
-			return nil, Problems{{Source: source, Line: yamlErrorLine(err), Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
+			return nil, nil, Problems{{Source: source, Line: yamlErrorLine(err), Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
 		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
 			continue // an empty document, e.g. after a trailing ---
@@ -109,10 +114,10 @@ func DecodeFile(source string, data []byte) (map[string]any, Problems) {
 	}
 	switch len(docs) {
 	case 0:
-		return map[string]any{}, Problems{{Source: source, Msg: "no IstioOperator in the file (it is empty)", Warning: true}}
+		return map[string]any{}, d.lines, Problems{{Source: source, Msg: "no IstioOperator in the file (it is empty)", Warning: true}}
 	case 1:
 	default:
-		return nil, Problems{{Source: source, Line: docs[1].Line, Msg: fmt.Sprintf("%d YAML documents in one file; an install spec file holds exactly one IstioOperator: split it into several -f files", len(docs))}}
+		return nil, nil, Problems{{Source: source, Line: docs[1].Line, Msg: fmt.Sprintf("%d YAML documents in one file; an install spec file holds exactly one IstioOperator: split it into several -f files", len(docs))}}
 	}
 	root := docs[0].Content[0]
 	v := d.node(root, SpecSchema(), "")
@@ -121,10 +126,10 @@ func DecodeFile(source string, data []byte) (map[string]any, Problems) {
 		if len(d.problems) == 0 {
 			d.add(root, "", "the document is not an IstioOperator object")
 		}
-		return nil, d.problems
+		return nil, nil, d.problems
 	}
 	d.checkHeader(root, tree)
-	return tree, d.problems
+	return tree, d.lines, d.problems
 }
 
 // checkHeader insists on apiVersion and kind, so a Deployment or a Helm values file given
@@ -150,6 +155,7 @@ func keyNode(m *yaml.Node, key string, fallback *yaml.Node) *yaml.Node {
 type decoder struct {
 	source   string
 	problems Problems
+	lines    Lines
 }
 
 func (d *decoder) add(n *yaml.Node, path, msg string) {
@@ -220,7 +226,9 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 		}
 		out := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			out = append(out, d.node(item, s.Elem(), fmt.Sprintf("%s[%d]", path, i)))
+			p := fmt.Sprintf("%s[%d]", path, i)
+			d.lines[p] = item.Line
+			out = append(out, d.node(item, s.Elem(), p))
 		}
 		return out
 	}
@@ -242,6 +250,9 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 	case KindString:
 		if enum := s.Enum(); len(enum) > 0 && !contains(enum, text) {
 			return text, fmt.Errorf("%q is not one of %s%s", text, strings.Join(enum, ", "), Suggest(text, enum))
+		}
+		if s.Duration() && !durationRE.MatchString(text) {
+			return text, fmt.Errorf("want a duration in seconds such as 5s or 0.5s, got %q", text)
 		}
 		if !s.ScalarString() && !quoted {
 			if _, isNum := typedScalar(text).(string); !isNum && text != "" {
@@ -291,6 +302,8 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 		return text, fmt.Errorf("want %s, got the scalar %q", kindName(kind), text)
 	}
 }
+
+var durationRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]{1,9})?s$`)
 
 // typedScalar types an unquoted scalar as upstream's --set does: integer, then float, then
 // boolean, else string.
@@ -363,6 +376,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, f func(k, v *yaml.Node)) {
 			continue
 		}
 		seen[k.Value] = k.Line
+		d.lines[join(path, k.Value)] = k.Line
 		f(k, v)
 	}
 }

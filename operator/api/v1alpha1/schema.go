@@ -44,6 +44,8 @@ type Schema interface {
 	Enum() []string
 	// ScalarString says any scalar is accepted and kept as its text (tag: 1.30 -> "1.30").
 	ScalarString() bool
+	// Duration says the string is a protobuf Duration ("5s", "0.5s").
+	Duration() bool
 	Deprecated() bool
 	// CheckOpaque decodes a generic value into the opaque type, returning its error.
 	CheckOpaque(v any) error
@@ -204,6 +206,7 @@ func (s goSchema) Elem() Schema {
 
 func (s goSchema) Enum() []string     { return s.tags.enum }
 func (s goSchema) ScalarString() bool { return s.tags.scalarString }
+func (s goSchema) Duration() bool     { return false }
 func (s goSchema) Deprecated() bool   { return s.tags.deprecated }
 
 func (s goSchema) CheckOpaque(v any) error {
@@ -225,6 +228,7 @@ func (anySchema) Strict() bool                { return false }
 func (anySchema) Elem() Schema                { return anySchema{} }
 func (anySchema) Enum() []string              { return nil }
 func (anySchema) ScalarString() bool          { return false }
+func (anySchema) Duration() bool              { return false }
 func (anySchema) Deprecated() bool            { return false }
 func (anySchema) CheckOpaque(any) error       { return nil }
 
@@ -348,6 +352,17 @@ func (s protoSchema) Enum() []string {
 }
 
 func (s protoSchema) ScalarString() bool { return false }
+
+func (s protoSchema) Duration() bool {
+	if s.fd == nil || (!s.elem && (s.fd.IsList() || s.fd.IsMap())) {
+		return false
+	}
+	fd := s.fd
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	return fd.Kind() == protoreflect.MessageKind && fd.Message().FullName() == "google.protobuf.Duration"
+}
 
 func (s protoSchema) Deprecated() bool {
 	if s.fd == nil {

@@ -1,0 +1,227 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+func newProfileCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "profile",
+		Short: "List, dump and compare the install profiles",
+		Long: `A profile is a named IstioOperator spec laid over the default profile. These commands show
+what a profile, optionally with -f files and --set overrides, resolves to.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newProfileListCommand(g), newProfileDumpCommand(g), newProfileDiffCommand(g))
+	return cmd
+}
+
+// ProfileListAction lists the available profiles.
+type ProfileListAction struct {
+	Manifests string
+	Output    string
+	Out       io.Writer
+}
+
+func newProfileListCommand(g *Globals) *cobra.Command {
+	a := &ProfileListAction{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the available profiles",
+		Example: `  istioctl profile list
+  istioctl profile list -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.Out = cmd.OutOrStdout()
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&a.Manifests, "manifests", "d", "", "Directory with charts/ and profiles/ to use instead of the built-in ones")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Output format: one of json|yaml (default: a list)")
+	return cmd
+}
+
+// Run lists the profiles.
+func (a *ProfileListAction) Run(context.Context) error {
+	if err := checkOutput(a.Output, "", "json", "yaml"); err != nil {
+		return err
+	}
+	profs, err := spec.NewProfiles(a.Manifests)
+	if err != nil {
+		return err
+	}
+	names, err := profs.Names()
+	if err != nil {
+		return err
+	}
+	switch a.Output {
+	case "json":
+		b, _ := json.MarshalIndent(map[string][]string{"profiles": names}, "", "  ")
+		_, err = fmt.Fprintln(a.Out, string(b))
+	case "yaml":
+		b, _ := yaml.Marshal(map[string][]string{"profiles": names})
+		_, err = a.Out.Write(b)
+	default:
+		_, err = fmt.Fprintf(a.Out, "Istio configuration profiles:\n    %s\n", strings.Join(names, "\n    "))
+	}
+	return err
+}
+
+// ProfileDumpAction prints a resolved spec.
+type ProfileDumpAction struct {
+	Profile    string
+	Spec       SpecFlags
+	ConfigPath string
+	Output     string
+	In         io.Reader
+	Out        io.Writer
+	ErrOut     io.Writer
+}
+
+func newProfileDumpCommand(g *Globals) *cobra.Command {
+	a := &ProfileDumpAction{}
+	cmd := &cobra.Command{
+		Use:   "dump [profile]",
+		Short: "Print the IstioOperator spec a profile, -f files and --set flags resolve to",
+		Example: `  # the default profile, fully merged
+  istioctl profile dump
+
+  # the demo profile with an override, only the pilot component
+  istioctl profile dump demo --set components.pilot.k8s.replicaCount=2 --config-path components.pilot
+
+  # the --set flags that rebuild a spec file
+  istioctl profile dump -f my-spec.yaml -o flags`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				a.Profile = args[0]
+			}
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return a.Run(cmd.Context())
+		},
+	}
+	a.Spec.add(cmd.Flags())
+	cmd.Flags().StringVarP(&a.ConfigPath, "config-path", "p", "", "Print only this part of the spec (a path relative to spec, e.g. components.pilot)")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "yaml", "Output format: one of yaml|json|flags")
+	return cmd
+}
+
+// Run resolves and prints the spec.
+func (a *ProfileDumpAction) Run(context.Context) error {
+	if err := checkOutput(a.Output, spec.FormatYAML, spec.FormatJSON, spec.FormatFlags); err != nil {
+		return err
+	}
+	opts := a.Spec.options(a.In)
+	if a.Profile != "" {
+		opts.Sets = append([]string{"profile=" + a.Profile}, opts.Sets...)
+	}
+	res, err := spec.Resolve(opts)
+	printWarnings(a.ErrOut, res)
+	if err != nil {
+		return err
+	}
+	out, err := spec.Dump(res.Tree, a.ConfigPath, a.Output)
+	if err != nil {
+		return err
+	}
+	_, err = a.Out.Write(out)
+	return err
+}
+
+// ProfileDiffAction shows how two resolved profiles differ.
+type ProfileDiffAction struct {
+	A, B      string
+	Manifests string
+	Out       io.Writer
+}
+
+func newProfileDiffCommand(g *Globals) *cobra.Command {
+	a := &ProfileDiffAction{}
+	cmd := &cobra.Command{
+		Use:   "diff <profile> <profile>",
+		Short: "Show the differences between two profiles as a unified diff; exit 1 when they differ",
+		Example: `  istioctl profile diff default demo`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return Usagef("profile diff takes two profiles, got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.A, a.B, a.Out = args[0], args[1], cmd.OutOrStdout()
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&a.Manifests, "manifests", "d", "", "Directory with charts/ and profiles/ to use instead of the built-in ones")
+	return cmd
+}
+
+// Run prints the diff; the error is an ExitError with code 1 when the profiles differ.
+func (a *ProfileDiffAction) Run(context.Context) error {
+	dump := func(name string) (string, error) {
+		res, err := spec.Resolve(spec.Options{Sets: []string{"profile=" + name}, ManifestsDir: a.Manifests})
+		if err != nil {
+			return "", err
+		}
+		b, err := spec.Dump(res.Tree, "", spec.FormatYAML)
+		return string(b), err
+	}
+	left, err := dump(a.A)
+	if err != nil {
+		return err
+	}
+	right, err := dump(a.B)
+	if err != nil {
+		return err
+	}
+	if left == right {
+		_, err := fmt.Fprintf(a.Out, "Profiles %q and %q are the same.\n", a.A, a.B)
+		return err
+	}
+	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(left), B: difflib.SplitLines(right),
+		FromFile: a.A, ToFile: a.B, Context: 3,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(a.Out, diff); err != nil {
+		return err
+	}
+	return &ExitError{Code: 1}
+}
+
+func printWarnings(w io.Writer, res *spec.Resolved) {
+	if res == nil {
+		return
+	}
+	for _, p := range res.Warnings {
+		fmt.Fprintf(w, "! warning: %s\n", p.Error())
+	}
+}
+
+func checkOutput(got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	var names []string
+	for _, a := range allowed {
+		if a != "" {
+			names = append(names, a)
+		}
+	}
+	return Usagef("--output %q is not supported; use one of %s", got, strings.Join(names, ", "))
+}

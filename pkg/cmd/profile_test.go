@@ -1,0 +1,190 @@
+package cmd_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+)
+
+// toRepoRoot runs the test from the repository root, so file names in messages and golden
+// paths are relative to it.
+func toRepoRoot(t *testing.T) {
+	t.Helper()
+	t.Chdir("../..")
+	t.Setenv("HOME", t.TempDir())
+}
+
+func TestProfileList(t *testing.T) {
+	toRepoRoot(t)
+	out, _, err := run(t, "profile", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/profile/list.txt", []byte(out))
+	out, _, err = run(t, "profile", "list", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/profile/list.json", []byte(out))
+}
+
+func TestProfileDumpEveryProfile(t *testing.T) {
+	toRepoRoot(t)
+	profs, err := spec.NewProfiles("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := profs.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 10 {
+		t.Errorf("%d profiles, want the 10 upstream has: %v", len(names), names)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			out, stderr, err := run(t, "profile", "dump", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stderr != "" {
+				t.Errorf("unexpected warnings: %s", stderr)
+			}
+			golden.Check(t, filepath.Join("testdata/profile/dump", name+".yaml"), []byte(out))
+		})
+	}
+}
+
+func TestProfileDumpFormats(t *testing.T) {
+	toRepoRoot(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"config-path.yaml", []string{"profile", "dump", "demo", "--config-path", "components.egressGateways[name:istio-egressgateway]"}},
+		{"flags.txt", []string{"profile", "dump", "ambient", "-o", "flags"}},
+		{"json.json", []string{"profile", "dump", "minimal", "-o", "json", "-p", "values.global"}},
+		{"with-set.yaml", []string{"profile", "dump", "--set", "components.ingressGateways[name:istio-ingressgateway].k8s.hpaSpec.maxReplicas=7", "-p", "components.ingressGateways"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := run(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata/profile/formats", tc.name), []byte(out))
+		})
+	}
+}
+
+func TestProfileDiff(t *testing.T) {
+	toRepoRoot(t)
+	out, _, err := run(t, "profile", "diff", "default", "demo")
+	var exit *cmd.ExitError
+	if !errors.As(err, &exit) || exit.Code != 1 {
+		t.Fatalf("profile diff default demo: err = %v, want exit code 1", err)
+	}
+	golden.Check(t, "testdata/profile/diff-default-demo.diff", []byte(out))
+
+	out, _, err = run(t, "profile", "diff", "default", "default")
+	if err != nil {
+		t.Fatalf("same profiles: %v", err)
+	}
+	if !strings.Contains(out, "are the same") {
+		t.Errorf("same profiles: %q", out)
+	}
+	if _, _, err := run(t, "profile", "diff", "default"); !isUsage(err) {
+		t.Errorf("one argument: want a usage error, got %v", err)
+	}
+}
+
+func isUsage(err error) bool {
+	var u *cmd.UsageError
+	return errors.As(err, &u)
+}
+
+// Every malformed spec file fails with an error naming the file, the line or the field.
+func TestBadSpecFiles(t *testing.T) {
+	toRepoRoot(t)
+	files, err := filepath.Glob("testdata/spec/bad/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 25 {
+		t.Errorf("only %d bad inputs", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, _, err := run(t, "profile", "dump", "-f", f)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if isUsage(err) {
+				t.Errorf("a bad spec is a data error, not a usage error: %v", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, f) && !strings.Contains(msg, "spec.") {
+				t.Errorf("error names neither the file nor a field: %s", msg)
+			}
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(msg+"\n"))
+		})
+	}
+}
+
+func TestBadSetFlags(t *testing.T) {
+	toRepoRoot(t)
+	var all strings.Builder
+	for _, set := range []string{
+		"components.pilot.k8s.replicaCont=2",
+		"values.pilot.autoscaleEnabled=yes",
+		"values.pilot.autoscaleMin=two",
+		"components.ingressGateways[3].enabled=true",
+		"components.ingressGateways[name:edge].enabled=true",
+		"components.pilot.enabled.x=1",
+		"components.pilot.k8s=x",
+		"values.global.resourceScope=everything",
+		"revision=Bad_Rev",
+		"profile=nope",
+		"hub=docker.io/UPPER",
+		"noequals",
+		"a..b=1",
+		"components.ingressGateways[x].name=y",
+		"meshConfig.defaultConfig.drainDuration=5x",
+		"compatibilityVersion=9.9",
+	} {
+		_, _, err := run(t, "profile", "dump", "--set", set)
+		if err == nil {
+			t.Errorf("--set %s: want an error", set)
+			continue
+		}
+		all.WriteString("--set " + set + "\n  " + strings.ReplaceAll(err.Error(), "\n", "\n  ") + "\n")
+	}
+	golden.Check(t, "testdata/spec/bad-set.txt", []byte(all.String()))
+}
+
+func TestProfileDumpStdinAndWarnings(t *testing.T) {
+	toRepoRoot(t)
+	root := cmd.NewRootCommand(cmd.Streams{
+		In:  strings.NewReader("apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  components:\n    pilot:\n      k8s:\n        replicaCount: 2\n"),
+		Out: &strings.Builder{}, ErrOut: &strings.Builder{},
+	})
+	var out, errOut strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"profile", "dump", "-f", "-", "-p", "components.pilot"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "replicaCount: 2") {
+		t.Errorf("stdin spec not applied:\n%s", out.String())
+	}
+	if !strings.Contains(errOut.String(), "autoscaling is on") {
+		t.Errorf("want the replicaCount/autoscale warning on stderr, got %q", errOut.String())
+	}
+	_ = os.Stdout
+}

@@ -1,0 +1,31 @@
+package cmd
+
+import (
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// SpecFlags are the flags that pick an install spec, shared by every command that resolves
+// one (install, manifest generate, profile dump, verify-install, ...).
+type SpecFlags struct {
+	Files     []string
+	Sets      []string
+	Manifests string
+	Force     bool
+}
+
+// addSpecFlags registers -f, --set, --manifests and --force.
+func (f *SpecFlags) add(fs *pflag.FlagSet) {
+	fs.StringSliceVarP(&f.Files, "filename", "f", nil, "IstioOperator spec files, overlaid left to right; - reads standard input (last only)")
+	fs.StringArrayVarP(&f.Sets, "set", "s", nil, "Override a spec field: path=value, relative to spec (e.g. profile=demo, values.global.logging.level=debug); repeatable")
+	fs.StringVarP(&f.Manifests, "manifests", "d", "", "Directory with charts/ and profiles/ to use instead of the built-in ones")
+	fs.BoolVar(&f.Force, "force", false, "Proceed even when the spec has validation errors (they are shown as warnings)")
+}
+
+// options turns the flags into resolution options.
+func (f *SpecFlags) options(stdin io.Reader) spec.Options {
+	return spec.Options{Files: f.Files, Stdin: stdin, Sets: f.Sets, ManifestsDir: f.Manifests, Force: f.Force}
+}
