@@ -149,8 +149,8 @@ type ProfileDiffAction struct {
 func newProfileDiffCommand(g *Globals) *cobra.Command {
 	a := &ProfileDiffAction{}
 	cmd := &cobra.Command{
-		Use:   "diff <profile> <profile>",
-		Short: "Show the differences between two profiles as a unified diff; exit 1 when they differ",
+		Use:     "diff <profile> <profile>",
+		Short:   "Show the differences between two profiles as a unified diff; exit 1 when they differ",
 		Example: `  istioctl profile diff default demo`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
