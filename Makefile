@@ -9,7 +9,7 @@ VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 
-.PHONY: build test demo cluster-bin cluster-up cluster-down vet fmt clean
+.PHONY: build test demo fuzz bench-spec cluster-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl, version-stamped
 build:
@@ -18,6 +18,14 @@ build:
 ## test: every unit and e2e test, e2e against a local control plane in a loopback-only netns
 test:
 	hack/test.sh
+
+## fuzz: every fuzz target for FUZZTIME (2m) each
+fuzz:
+	hack/fuzz.sh $(or $(FUZZTIME),2m)
+
+## bench-spec: our spec resolution against upstream istioctl's, side by side in one run
+bench-spec: build
+	hack/bench-spec.sh
 
 ## demo: build, start the local cluster, install the default profile and verify it
 demo: build cluster-bin

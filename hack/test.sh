@@ -48,3 +48,7 @@ unset KUBECONFIG
 export GOPROXY=off GOFLAGS=-mod=readonly
 log "running go test ./... against the local cluster"
 go test -count=1 ${TEST_FLAGS:-} ./...
+if [ -z "${TEST_FLAGS:-}" ]; then
+	log "short fuzz runs (make fuzz runs them for 2 minutes each)"
+	"$root/hack/fuzz.sh" "${FUZZTIME:-10s}"
+fi

@@ -15,11 +15,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -29,7 +29,6 @@ const DefaultTimeout = 15 * time.Second
 // Client bundles everything the engine needs to talk to one cluster.
 type Client struct {
 	Config    *rest.Config
-	Kube      kubernetes.Interface
 	Dynamic   dynamic.Interface
 	Discovery discovery.CachedDiscoveryInterface
 	Mapper    meta.RESTMapper
@@ -38,17 +37,16 @@ type Client struct {
 }
 
 // NewClient builds a Client from the kubeconfig flags. It does not contact the cluster.
-func NewClient(getter genericclioptions.RESTClientGetter) (*Client, error) {
-	cfg, err := getter.ToRESTConfig()
+func NewClient(f *Flags) (*Client, error) {
+	cfg, err := f.RESTConfig()
 	if err != nil {
-		return nil, ExplainConfigError(err)
+		return nil, err
 	}
-	// With no kubeconfig at all client-go silently falls back to http://localhost:8080;
-	// say what is missing instead of reporting a refused connection there.
-	if raw, rerr := getter.ToRawKubeConfigLoader().RawConfig(); rerr == nil && len(raw.Clusters) == 0 &&
-		cfg.Host == clientcmd.ClusterDefaults.Server {
-		return nil, errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
-	}
+	return NewClientForConfig(cfg)
+}
+
+// NewClientForConfig builds a Client from a rest.Config.
+func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	// istioctl is one short-lived process issuing bursts of requests; client-go's
 	// defaults (5 QPS) would throttle an install for no benefit.
@@ -56,30 +54,27 @@ func NewClient(getter genericclioptions.RESTClientGetter) (*Client, error) {
 		cfg.QPS = 50
 		cfg.Burst = 100
 	}
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
-	}
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the dynamic client: %w", err)
 	}
-	disc, err := getter.ToDiscoveryClient()
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the discovery client: %w", err)
 	}
-	mapper, err := getter.ToRESTMapper()
-	if err != nil {
-		return nil, fmt.Errorf("building the REST mapper: %w", err)
-	}
-	return &Client{Config: cfg, Kube: kc, Dynamic: dc, Discovery: disc, Mapper: mapper, Host: cfg.Host}, nil
+	cached := memory.NewMemCacheClient(disc)
+	return &Client{
+		Config: cfg, Dynamic: dc, Discovery: cached,
+		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
+		Host:   cfg.Host,
+	}, nil
 }
 
 // ServerVersion asks the apiserver for its version; the error says what to check when the
 // cluster cannot be reached.
 func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 	var info version.Info
-	body, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	body, err := c.Discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
 		return nil, c.ExplainError(err)
 	}
@@ -93,8 +88,8 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 func ExplainConfigError(err error) error {
 	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "invalid configuration: no configuration has been provided"):
-		return fmt.Errorf("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable, or ISTIOCTL_KUBECONFIG (%w)", err)
+	case clientcmd.IsEmptyConfig(err):
+		return errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
 	case strings.Contains(msg, "context") && strings.Contains(msg, "does not exist"):
 		return fmt.Errorf("%w: list the contexts with 'kubectl config get-contexts' and pass one with --context", err)
 	}

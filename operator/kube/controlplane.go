@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ControlPlane is one istiod Deployment found in the cluster.
@@ -22,12 +24,17 @@ type ControlPlane struct {
 // namespace when namespace is empty. The version is the installer's version label when
 // present, else the tag of the discovery container's image.
 func (c *Client) ControlPlanes(ctx context.Context, namespace string) ([]ControlPlane, error) {
-	list, err := c.Kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
+	ul, err := c.Dynamic.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(namespace).
+		List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
 	if err != nil {
 		return nil, c.ExplainError(fmt.Errorf("listing istiod Deployments: %w", err))
 	}
-	out := make([]ControlPlane, 0, len(list.Items))
-	for _, d := range list.Items {
+	out := make([]ControlPlane, 0, len(ul.Items))
+	for _, u := range ul.Items {
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d); err != nil {
+			return nil, fmt.Errorf("reading Deployment %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
 		cp := ControlPlane{
 			Namespace: d.Namespace,
 			Name:      d.Name,

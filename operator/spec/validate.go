@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	meshv1alpha1 "istio.io/api/mesh/v1alpha1"
@@ -18,15 +19,20 @@ import (
 // CompatibilityVersions are the releases whose defaults spec.compatibilityVersion can ask for.
 var CompatibilityVersions = []string{"1.25", "1.26", "1.27", "1.28", "1.29"}
 
+// The patterns compile on first use: every istioctl command pays for package init.
 var (
 	// An image repository: an optional registry host[:port], then lowercase path components.
-	hubRE = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
+	hubRE = lazyRE(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
 	// An image tag.
-	tagRE = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
+	tagRE = lazyRE(`^[\w][\w.-]{0,127}$`)
 	// Gateway names as upstream accepts them.
-	gatewayNameRE = regexp.MustCompile(`^[a-z0-9.-]{1,254}$`)
-	compatRE      = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+	gatewayNameRE = lazyRE(`^[a-z0-9.-]{1,254}$`)
+	compatRE      = lazyRE(`^[0-9]+\.[0-9]+$`)
 )
+
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Validate checks what the schema cannot: formats, cross-field rules and meshConfig
 // semantics, on the merged tree. Warnings are problems with Warning set.
@@ -45,10 +51,10 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
 	checkImage := func(path string, m map[string]any) {
-		if hub := str(m, "hub"); hub != "" && !hubRE.MatchString(hub) {
+		if hub := str(m, "hub"); hub != "" && !hubRE().MatchString(hub) {
 			bad(path+".hub", "%q is not an image repository (like docker.io/istio or registry.example.com:5000/mesh)", hub)
 		}
-		if tag := str(m, "tag"); tag != "" && !tagRE.MatchString(tag) {
+		if tag := str(m, "tag"); tag != "" && !tagRE().MatchString(tag) {
 			bad(path+".tag", "%q is not an image tag (letters, digits, _ . -, at most 128, not starting with . or -)", tag)
 		}
 	}
@@ -65,7 +71,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 		}
 	}
 	if cv := str(spec, "compatibilityVersion"); cv != "" {
-		if !compatRE.MatchString(cv) || !contains(CompatibilityVersions, cv) {
+		if !compatRE().MatchString(cv) || !contains(CompatibilityVersions, cv) {
 			bad("spec.compatibilityVersion", "%q is not supported; use one of %s", cv, strings.Join(CompatibilityVersions, ", "))
 		}
 	}
@@ -108,7 +114,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 			switch {
 			case name == "":
 				bad(path+".name", "a gateway needs a name")
-			case !gatewayNameRE.MatchString(name):
+			case !gatewayNameRE().MatchString(name):
 				bad(path+".name", "%q is not a valid gateway name: use lowercase letters, digits, '.' and '-'", name)
 			}
 			if j, dup := seen[name]; dup && name != "" {

@@ -7,13 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 )
@@ -45,15 +42,14 @@ type Streams struct {
 
 // Globals are the flags every command shares.
 type Globals struct {
-	Kube              *genericclioptions.ConfigFlags
-	IstioNamespace    string
-	KubeClientTimeout time.Duration
-	Streams           Streams
+	Kube           kube.Flags
+	IstioNamespace string
+	Streams        Streams
 }
 
 // Client builds the cluster client from the global flags.
 func (g *Globals) Client() (*kube.Client, error) {
-	return kube.NewClient(g.Kube)
+	return kube.NewClient(&g.Kube)
 }
 
 // NewRootCommand builds the istioctl command tree.
@@ -88,29 +84,8 @@ func NewRootCommand(streams Streams) *cobra.Command {
 }
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
-	g.Kube = genericclioptions.NewConfigFlags(true)
-	// --kubeclient-timeout replaces cli-runtime's --request-timeout, as upstream names it.
-	g.Kube.Timeout = nil
-	g.Kube.WrapConfigFn = func(c *rest.Config) *rest.Config {
-		c.Timeout = g.KubeClientTimeout
-		return c
-	}
-	kfs := pflag.NewFlagSet("kube", pflag.ContinueOnError)
-	g.Kube.AddFlags(kfs)
-	kfs.VisitAll(func(f *pflag.Flag) {
-		// Short forms as upstream istioctl has them: -c kubeconfig, -n namespace; the
-		// others (cli-runtime's -s server) would clash with -s/--set.
-		switch f.Name {
-		case "kubeconfig":
-			f.Shorthand = "c"
-		case "namespace":
-		default:
-			f.Shorthand = ""
-		}
-		fs.AddFlag(f)
-	})
+	g.Kube.AddFlags(fs)
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", "istio-system", "Istio system namespace")
-	fs.DurationVar(&g.KubeClientTimeout, "kubeclient-timeout", kube.DefaultTimeout, "Kubernetes client timeout per request")
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the

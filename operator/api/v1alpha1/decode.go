@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -95,7 +96,7 @@ type Lines map[string]int
 // It returns the document as a generic tree (maps, lists, scalars; scalars typed by the
 // schema), the line of every field, and every problem found, with its line.
 func DecodeFile(source string, data []byte) (map[string]any, Lines, Problems) {
-	d := &decoder{source: source, lines: Lines{}}
+	d := &decoder{source: source, lines: Lines{}, budget: maxNodes}
 	var docs []*yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	for {
@@ -152,10 +153,24 @@ func keyNode(m *yaml.Node, key string, fallback *yaml.Node) *yaml.Node {
 	return fallback
 }
 
+// maxNodes bounds the nodes one file may expand to, so YAML aliases cannot blow a small
+// file up exponentially ("billion laughs").
+const maxNodes = 1 << 20
+
 type decoder struct {
 	source   string
 	problems Problems
 	lines    Lines
+	budget   int
+}
+
+// spend counts a visited node; false once the file has expanded past maxNodes.
+func (d *decoder) spend(n *yaml.Node) bool {
+	d.budget--
+	if d.budget == -1 {
+		d.add(n, "", fmt.Sprintf("the document expands to more than %d nodes (YAML aliases?); simplify it", maxNodes))
+	}
+	return d.budget >= 0
 }
 
 func (d *decoder) add(n *yaml.Node, path, msg string) {
@@ -175,6 +190,9 @@ func join(path, key string) string {
 
 // node converts n to a generic value while checking it against s.
 func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
+	if !d.spend(n) {
+		return nil
+	}
 	if n.Kind == yaml.AliasNode {
 		return d.node(n.Alias, s, path)
 	}
@@ -251,7 +269,7 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 		if enum := s.Enum(); len(enum) > 0 && !contains(enum, text) {
 			return text, fmt.Errorf("%q is not one of %s%s", text, strings.Join(enum, ", "), Suggest(text, enum))
 		}
-		if s.Duration() && !durationRE.MatchString(text) {
+		if s.Duration() && !durationRE().MatchString(text) {
 			return text, fmt.Errorf("want a duration in seconds such as 5s or 0.5s, got %q", text)
 		}
 		if !s.ScalarString() && !quoted {
@@ -303,7 +321,7 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 	}
 }
 
-var durationRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]{1,9})?s$`)
+var durationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?[0-9]+(\.[0-9]{1,9})?s$`) })
 
 // typedScalar types an unquoted scalar as upstream's --set does: integer, then float, then
 // boolean, else string.
@@ -326,6 +344,9 @@ func typedScalar(text string) any {
 
 // generic converts n without a schema (free-form values).
 func (d *decoder) generic(n *yaml.Node, path string) any {
+	if !d.spend(n) {
+		return nil
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		return d.generic(n.Alias, path)
