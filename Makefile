@@ -9,11 +9,15 @@ VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 
-.PHONY: build test demo fuzz bench-spec cluster-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test demo fuzz bench-spec cluster-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl, version-stamped
 build:
 	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/istioctl ./cmd/istioctl
+
+## generate: regenerate generated files (the Base CRDs from istio.io/api)
+generate:
+	go generate ./...
 
 ## test: every unit and e2e test, e2e against a local control plane in a loopback-only netns
 test:

@@ -1,0 +1,12 @@
+// Package manifests embeds the Helm charts the installer renders (charts/); a --manifests
+// directory's charts/ replaces them.
+package manifests
+
+import "embed"
+
+//go:generate go run ../tools/crdgen -o charts/base/crds/crd-all.gen.yaml
+
+// Charts holds charts/<chart>/... for every component.
+//
+//go:embed all:charts
+var Charts embed.FS
