@@ -21,7 +21,8 @@ source "$STATE/env"
 
 "$ISTIOCTL" version
 
-has() { "$ISTIOCTL" "$1" --help >/dev/null 2>&1; }
+# has CMD: the command is in istioctl's list of commands
+has() { "$ISTIOCTL" --help | grep -qE "^  $1( |$)"; }
 missing=()
 if has install; then
 	"$ISTIOCTL" install -y
