@@ -5,6 +5,7 @@ package manifests
 import "embed"
 
 //go:generate go run ../tools/crdgen -o charts/base/crds/crd-all.gen.yaml
+//go:generate ../hack/sync-helm-profiles.sh
 
 // Charts holds charts/<chart>/... for every component.
 //

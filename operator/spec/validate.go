@@ -17,7 +17,7 @@ import (
 )
 
 // CompatibilityVersions are the releases whose defaults spec.compatibilityVersion can ask for.
-var CompatibilityVersions = []string{"1.25", "1.26", "1.27", "1.28", "1.29"}
+var CompatibilityVersions = []string{"1.25", "1.26", "1.27", "1.28", "1.29", "1.30"}
 
 // The patterns compile on first use: every istioctl command pays for package init.
 var (

@@ -20,6 +20,7 @@ import (
 	_ "istio.io/api/telemetry/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
@@ -54,7 +55,17 @@ func render() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(header)
 	for _, o := range objs {
-		y, err := yaml.Marshal(o)
+		// Through a map, to drop what the typed struct always writes: an empty status and
+		// a null creationTimestamp.
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		delete(m, "status")
+		if md, ok := m["metadata"].(map[string]any); ok {
+			delete(md, "creationTimestamp")
+		}
+		y, err := yaml.Marshal(m)
 		if err != nil {
 			return nil, err
 		}

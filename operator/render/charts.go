@@ -1,0 +1,79 @@
+package render
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/istioctl-installer/istioctl/manifests"
+)
+
+// Charts loads charts from the embedded set or a --manifests directory, once each.
+type Charts struct {
+	fsys   fs.FS
+	origin string
+	mu     sync.Mutex
+	cache  map[string]*chart.Chart
+}
+
+// NewCharts returns the embedded charts when manifestsDir is empty, else <dir>/charts.
+func NewCharts(manifestsDir string) (*Charts, error) {
+	if manifestsDir == "" {
+		sub, err := fs.Sub(manifests.Charts, "charts")
+		if err != nil {
+			return nil, err
+		}
+		return &Charts{fsys: sub, origin: "built-in charts", cache: map[string]*chart.Chart{}}, nil
+	}
+	dir := filepath.Join(manifestsDir, "charts")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--manifests %s: no charts directory at %s", manifestsDir, dir)
+	}
+	return &Charts{fsys: os.DirFS(dir), origin: dir, cache: map[string]*chart.Chart{}}, nil
+}
+
+// Load returns the chart in directory dir (e.g. "istio-control/istio-discovery").
+func (c *Charts) Load(dir string) (*chart.Chart, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.cache[dir]; ok {
+		return ch, nil
+	}
+	var files []*loader.BufferedFile
+	err := fs.WalkDir(c.fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		data, err := fs.ReadFile(c.fsys, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, &loader.BufferedFile{Name: strings.TrimPrefix(p, dir+"/"), Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading chart %s from %s: %w", dir, c.origin, err)
+	}
+	ch, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s from %s: %w", path.Clean(dir), c.origin, err)
+	}
+	c.cache[dir] = ch
+	return ch, nil
+}
+
+// Has says whether the chart directory exists.
+func (c *Charts) Has(dir string) bool {
+	_, err := fs.Stat(c.fsys, path.Join(dir, "Chart.yaml"))
+	return err == nil
+}

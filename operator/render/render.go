@@ -1,0 +1,200 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// ReleaseName is the Helm release name every chart is rendered with, as upstream.
+const ReleaseName = "istio"
+
+// DefaultKubeVersion is the Kubernetes version charts see when no cluster is asked.
+const DefaultKubeVersion = "v1.32.0"
+
+// Manifest is what one component instance renders to.
+type Manifest struct {
+	Instance component.Instance
+	Objects  []*unstructured.Unstructured
+}
+
+// Renderer renders resolved specs.
+type Renderer struct {
+	Charts *Charts
+	// KubeVersion is the cluster version charts see (.Capabilities.KubeVersion).
+	KubeVersion string
+}
+
+// NewRenderer uses the embedded charts, or <manifestsDir>/charts.
+func NewRenderer(manifestsDir string) (*Renderer, error) {
+	c, err := NewCharts(manifestsDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Renderer{Charts: c, KubeVersion: DefaultKubeVersion}, nil
+}
+
+// Render renders every enabled component instance of res, in dependency order. Warnings
+// are the charts' NOTES.txt lines that start with "WARNING: ".
+//
+// only, when not empty, limits the render to those components.
+func (r *Renderer) Render(res *spec.Resolved, only ...component.Name) ([]Manifest, []string, error) {
+	var out []Manifest
+	var warnings []string
+	var errs []error
+	for _, inst := range component.Instances(res.IOP) {
+		if len(only) > 0 && !slices.Contains(only, inst.Name) {
+			continue
+		}
+		objs, warns, err := r.renderInstance(res.Tree, inst)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rendering %s: %w", inst.Key(), err))
+			continue
+		}
+		warnings = append(warnings, warns...)
+		out = append(out, Manifest{Instance: inst, Objects: objs})
+	}
+	return out, warnings, errors.Join(errs...)
+}
+
+func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) ([]*unstructured.Unstructured, []string, error) {
+	ch, err := r.Charts.Load(inst.Chart)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals := Values(tree, inst)
+	caps := chartutil.DefaultCapabilities.Copy()
+	kv, err := chartutil.ParseKubeVersion(r.KubeVersion)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Kubernetes version %q: %w", r.KubeVersion, err)
+	}
+	caps.KubeVersion = *kv
+	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{
+		Name: ReleaseName, Namespace: inst.Namespace, Revision: 1, IsInstall: true,
+	}, caps)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := engine.Render(ch, rv)
+	if err != nil {
+		return nil, nil, cleanHelmError(err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var objs []*unstructured.Unstructured
+	var warnings []string
+	for _, name := range names {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			for _, line := range strings.Split(files[name], "\n") {
+				if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "WARNING: "); ok {
+					warnings = append(warnings, msg)
+				}
+			}
+			continue
+		}
+		parsed, err := ParseObjects([]byte(files[name]))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		objs = append(objs, parsed...)
+	}
+	for _, f := range ch.CRDObjects() {
+		parsed, err := ParseObjects(f.File.Data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.Filename, err)
+		}
+		for _, crd := range parsed {
+			// As upstream's output: the chart's standard labels replace the CRD's own.
+			crd.SetLabels(chartLabels(ch.Metadata.Name, ch.Metadata.Version, ch.Metadata.AppVersion))
+		}
+		objs = append(objs, parsed...)
+	}
+	if err := ApplyK8sSettings(objs, inst); err != nil {
+		return nil, nil, err
+	}
+	Sort(objs)
+	return objs, warnings, nil
+}
+
+// chartLabels are the labels every object of a chart carries (the charts' "istio.labels").
+func chartLabels(name, version, appVersion string) map[string]string {
+	chart := strings.TrimSuffix(truncate(strings.ReplaceAll(name+"-"+version, "+", "_"), 63), "-")
+	return map[string]string{
+		"app.kubernetes.io/instance":   ReleaseName,
+		"app.kubernetes.io/managed-by": "Helm",
+		"app.kubernetes.io/part-of":    "istio",
+		"app.kubernetes.io/version":    appVersion,
+		"helm.sh/chart":                chart,
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// cleanHelmError drops the engine's long template-path prefix from fail messages.
+func cleanHelmError(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "error calling fail: "); i >= 0 {
+		return errors.New(msg[i+len("error calling fail: "):])
+	}
+	return err
+}
+
+// ParseObjects splits a YAML stream into objects, skipping empty documents.
+func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []*unstructured.Unstructured
+	for {
+		var node yaml.Node
+		err := dec.Decode(&node)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if err := node.Decode(&v); err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		// Through JSON, so numbers and maps have the types the Kubernetes libraries expect.
+		y, err := yaml.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := sigsyaml.Unmarshal(y, &u.Object); err != nil {
+			return nil, err
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("object without kind or apiVersion at line %d", node.Line)
+		}
+		out = append(out, u)
+	}
+}
