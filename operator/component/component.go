@@ -38,8 +38,9 @@ type Component struct {
 	Multi bool
 	// Title and Icon are how progress output names it.
 	Title, Icon string
-	// Workload is the kind and name of its main resource ("" for Base); k8s settings patch it.
-	WorkloadKind, WorkloadName string
+	// Workload is the kind and name of its main resource ("" for Base), and its main
+	// container: k8s settings patch them.
+	WorkloadKind, WorkloadName, Container string
 	// Parents must be healthy before it is applied.
 	Parents []Name
 }
@@ -48,15 +49,15 @@ type Component struct {
 var All = []Component{
 	{Name: Base, SpecKey: "base", Chart: "base", ValuesRoot: "global", Title: "Istio core", Icon: "⛵️"},
 	{Name: Pilot, SpecKey: "pilot", Chart: "istio-control/istio-discovery", ValuesRoot: "pilot", Title: "Istiod", Icon: "🧠",
-		WorkloadKind: "Deployment", WorkloadName: "istiod", Parents: []Name{Base}},
+		WorkloadKind: "Deployment", WorkloadName: "istiod", Container: "discovery", Parents: []Name{Base}},
 	{Name: Cni, SpecKey: "cni", Chart: "istio-cni", ValuesRoot: "cni", Title: "CNI", Icon: "🪢",
-		WorkloadKind: "DaemonSet", WorkloadName: "istio-cni-node", Parents: []Name{Base}},
+		WorkloadKind: "DaemonSet", WorkloadName: "istio-cni-node", Container: "install-cni", Parents: []Name{Base}},
 	{Name: Ztunnel, SpecKey: "ztunnel", Chart: "ztunnel", ValuesRoot: "ztunnel", FlattenValues: true, Title: "Ztunnel", Icon: "🔒",
-		WorkloadKind: "DaemonSet", WorkloadName: "ztunnel", Parents: []Name{Cni}},
+		WorkloadKind: "DaemonSet", WorkloadName: "ztunnel", Container: "istio-proxy", Parents: []Name{Cni}},
 	{Name: IngressGateways, SpecKey: "ingressGateways", Chart: "gateways/istio-ingress", ValuesRoot: "gateways.istio-ingressgateway", Multi: true,
-		Title: "Ingress gateways", Icon: "🛬", WorkloadKind: "Deployment", WorkloadName: "istio-ingressgateway", Parents: []Name{Pilot}},
+		Title: "Ingress gateways", Icon: "🛬", WorkloadKind: "Deployment", WorkloadName: "istio-ingressgateway", Container: "istio-proxy", Parents: []Name{Pilot}},
 	{Name: EgressGateways, SpecKey: "egressGateways", Chart: "gateways/istio-egress", ValuesRoot: "gateways.istio-egressgateway", Multi: true,
-		Title: "Egress gateways", Icon: "🛫", WorkloadKind: "Deployment", WorkloadName: "istio-egressgateway", Parents: []Name{Pilot}},
+		Title: "Egress gateways", Icon: "🛫", WorkloadKind: "Deployment", WorkloadName: "istio-egressgateway", Container: "istio-proxy", Parents: []Name{Pilot}},
 }
 
 // Get returns the component called name.
@@ -109,6 +110,18 @@ type Instance struct {
 	Hub, Tag     string
 	Label        map[string]string
 	K8s          *v1alpha1.KubernetesResources
+}
+
+// ResourceName is the name of the instance's main resource: the gateway's own name, or
+// istiod-<revision> for a revisioned Pilot.
+func (i Instance) ResourceName(revision string) string {
+	switch {
+	case i.InstanceName != "":
+		return i.InstanceName
+	case i.Name == Pilot && revision != "" && revision != "default":
+		return i.WorkloadName + "-" + revision
+	}
+	return i.WorkloadName
 }
 
 // Key names the instance in messages: "Pilot", "IngressGateways/edge".

@@ -1,14 +1,317 @@
 package render
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
+// typedFor gives strategic merge patches the Go type whose patch strategy (merge lists by
+// name, ...) applies.
+var typedFor = map[string]any{
+	"Deployment":              appsv1.Deployment{},
+	"DaemonSet":               appsv1.DaemonSet{},
+	"Service":                 corev1.Service{},
+	"HorizontalPodAutoscaler": autoscalingv2.HorizontalPodAutoscaler{},
+	"PodDisruptionBudget":     policyv1.PodDisruptionBudget{},
+}
+
+type k8sPatch struct {
+	kind  string
+	patch string // %s is the field's JSON value
+}
+
 // ApplyK8sSettings patches the instance's rendered objects with its components.<c>.k8s
-// settings. (The settings that feed chart values — replicaCount, hpaSpec, gateway ports —
-// are already in the values.)
-func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance) error {
+// settings as upstream does: one strategic merge patch per field on the main workload (or
+// its Service, HPA, PDB), then the overlays' path patches. Settings that feed chart values
+// (replicaCount, hpaSpec, gateway service ports) are in the values too.
+//
+// raw is the k8s block as the user wrote it: re-encoding the typed settings would add the
+// zero values of required fields (an empty scaleTargetRef) to the patches.
+func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance, raw map[string]any, revision string) error {
+	k := inst.K8s
+	if k == nil || inst.WorkloadKind == "" {
+		return nil
+	}
+	raw = deepCopyMap(raw)
+	if inst.Multi {
+		// Gateway ports reach the chart through values; patching them again would merge
+		// the two lists.
+		if svc, ok := raw["service"].(map[string]any); ok {
+			delete(svc, "ports")
+		}
+	}
+	wk, name, ctr := inst.WorkloadKind, inst.ResourceName(revision), inst.Container
+	strategy := `{"spec":{"strategy":%s}}`
+	if wk == "DaemonSet" {
+		strategy = `{"spec":{"updateStrategy":%s}}`
+	}
+	container := func(field string) string {
+		return fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":%q,%q:%%s}]}}}}`, ctr, field)
+	}
+	patches := map[string]k8sPatch{
+		"affinity":            {wk, `{"spec":{"template":{"spec":{"affinity":%s}}}}`},
+		"env":                 {wk, container("env")},
+		"imagePullPolicy":     {wk, container("imagePullPolicy")},
+		"readinessProbe":      {wk, container("readinessProbe")},
+		"resources":           {wk, container("resources")},
+		"volumeMounts":        {wk, container("volumeMounts")},
+		"volumes":             {wk, `{"spec":{"template":{"spec":{"volumes":%s}}}}`},
+		"nodeSelector":        {wk, `{"spec":{"template":{"spec":{"nodeSelector":%s}}}}`},
+		"podAnnotations":      {wk, `{"spec":{"template":{"metadata":{"annotations":%s}}}}`},
+		"priorityClassName":   {wk, `{"spec":{"template":{"spec":{"priorityClassName":%s}}}}`},
+		"tolerations":         {wk, `{"spec":{"template":{"spec":{"tolerations":%s}}}}`},
+		"securityContext":     {wk, `{"spec":{"template":{"spec":{"securityContext":%s}}}}`},
+		"strategy":            {wk, strategy},
+		"hpaSpec":             {"HorizontalPodAutoscaler", `{"spec":%s}`},
+		"podDisruptionBudget": {"PodDisruptionBudget", `{"spec":%s}`},
+		"serviceAnnotations":  {"Service", `{"metadata":{"annotations":%s}}`},
+		"service":             {"Service", `{"spec":%s}`},
+	}
+	if wk == "Deployment" {
+		patches["replicaCount"] = k8sPatch{wk, `{"spec":{"replicas":%s}}`}
+	}
+	for _, field := range sortedKeys(patches) {
+		v, ok := raw[field]
+		if !ok || isEmpty(v) {
+			continue
+		}
+		p := patches[field]
+		obj := find(objs, p.kind, name)
+		if obj == nil {
+			continue
+		}
+		val, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if err := strategicPatch(obj, fmt.Sprintf(p.patch, val)); err != nil {
+			return fmt.Errorf("k8s.%s on %s %s: %w", field, p.kind, name, err)
+		}
+		if field == "podDisruptionBudget" {
+			// Both bounds set: minAvailable gives way, as upstream.
+			if _, hasMax, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "maxUnavailable"); hasMax {
+				unstructured.RemoveNestedField(obj.Object, "spec", "minAvailable")
+			}
+		}
+	}
+	for i, o := range k.Overlays {
+		obj := find(objs, o.Kind, o.Name)
+		if obj == nil {
+			return fmt.Errorf("k8s.overlays[%d]: no %s %q among the objects %s renders", i, o.Kind, o.Name, inst.Key())
+		}
+		for j, p := range o.Patches {
+			if err := applyPathPatch(obj.Object, p); err != nil {
+				return fmt.Errorf("k8s.overlays[%d].patches[%d] (%s on %s %s): %w", i, j, p.Path, o.Kind, o.Name, err)
+			}
+		}
+	}
 	return nil
+}
+
+// RawK8s returns the instance's k8s block from the resolved tree.
+func RawK8s(tree map[string]any, inst component.Instance) map[string]any {
+	v, _ := spec.Lookup(tree, "spec", "components", inst.SpecKey)
+	if inst.Multi {
+		list, _ := v.([]any)
+		v = nil
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok && m["name"] == inst.InstanceName {
+				v = m
+			}
+		}
+	}
+	m, _ := v.(map[string]any)
+	k, _ := m["k8s"].(map[string]any)
+	return k
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	out := map[string]any{}
+	if m != nil {
+		out = spec.Merge(map[string]any{}, m)
+	}
+	return out
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+func sortedKeys(m map[string]k8sPatch) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func strategicPatch(obj *unstructured.Unstructured, patch string) error {
+	typed, ok := typedFor[obj.GetKind()]
+	if !ok {
+		return fmt.Errorf("no patch strategy for kind %s", obj.GetKind())
+	}
+	orig, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	out, err := strategicpatch.StrategicMergePatch(orig, []byte(patch), typed)
+	if err != nil {
+		return err
+	}
+	patched := &unstructured.Unstructured{}
+	if err := patched.UnmarshalJSON(out); err != nil {
+		return err
+	}
+	obj.Object = patched.Object
+	return nil
+}
+
+// applyPathPatch sets (or, without a value, deletes) the field at p.Path:
+// a.b.[key:value].c selects a list item by a field, [:value] a scalar item, [N] an index.
+func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
+	path, err := spec.ParsePath(p.Path)
+	if err != nil {
+		return err
+	}
+	var parent any = obj
+	for i, seg := range path {
+		last := i == len(path)-1
+		switch seg.Kind() {
+		case spec.SegmentKey:
+			m, ok := parent.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s is not an object", path[:i])
+			}
+			if last {
+				if p.Value == nil {
+					delete(m, seg.Key)
+				} else {
+					m[seg.Key] = normalize(p.Value)
+				}
+				return nil
+			}
+			next, ok := m[seg.Key]
+			if !ok {
+				next = map[string]any{}
+				if k := path[i+1].Kind(); k != spec.SegmentKey {
+					next = []any{}
+				}
+				m[seg.Key] = next
+			}
+			parent = next
+		default:
+			list, ok := parent.([]any)
+			if !ok {
+				return fmt.Errorf("%s is not a list", path[:i])
+			}
+			idx := -1
+			for j, item := range list {
+				if seg.Matches(item, j) {
+					idx = j
+					break
+				}
+			}
+			if idx < 0 {
+				return fmt.Errorf("%s: no such item", path[:i+1])
+			}
+			if last {
+				if p.Value == nil {
+					removeAt(obj, path[:i], idx)
+				} else {
+					list[idx] = normalize(p.Value)
+				}
+				return nil
+			}
+			parent = list[idx]
+		}
+	}
+	return nil
+}
+
+// removeAt deletes item idx of the list at path (lists cannot shrink in place).
+func removeAt(obj map[string]any, path spec.Path, idx int) {
+	var cur any = obj
+	for i, seg := range path {
+		switch c := cur.(type) {
+		case map[string]any:
+			if i == len(path)-1 {
+				list := c[seg.Key].([]any)
+				c[seg.Key] = append(list[:idx:idx], list[idx+1:]...)
+				return
+			}
+			cur = c[seg.Key]
+		case []any:
+			for j, item := range c {
+				if seg.Matches(item, j) {
+					cur = item
+					break
+				}
+			}
+		}
+	}
+}
+
+// normalize makes numbers JSON-like (int64/float64), as decoded objects hold them.
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return v
+	}
+	return fixNumbers(out)
+}
+
+func fixNumbers(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = fixNumbers(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = fixNumbers(x)
+		}
+	case float64:
+		if s := strconv.FormatFloat(t, 'f', -1, 64); !strings.ContainsAny(s, ".e") {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -125,7 +125,9 @@ func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) 
 		}
 		objs = append(objs, parsed...)
 	}
-	if err := ApplyK8sSettings(objs, inst); err != nil {
+	revision, _ := spec.Lookup(tree, "spec", "revision")
+	rev, _ := revision.(string)
+	if err := ApplyK8sSettings(objs, inst, RawK8s(tree, inst), rev); err != nil {
 		return nil, nil, err
 	}
 	Sort(objs)
@@ -180,17 +182,20 @@ func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 		if v == nil {
 			continue
 		}
-		// Through JSON, so numbers and maps have the types the Kubernetes libraries expect.
-		y, err := yaml.Marshal(v)
+		// Through JSON, so numbers are int64 or float64 as the Kubernetes libraries expect.
+		j, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		u := &unstructured.Unstructured{}
-		if err := sigsyaml.Unmarshal(y, &u.Object); err != nil {
-			return nil, err
-		}
-		if len(u.Object) == 0 {
+		if string(j) == "{}" {
 			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(j); err != nil {
+			if len(u.Object) == 0 || u.GetKind() == "" {
+				return nil, fmt.Errorf("object without kind or apiVersion at line %d", node.Line)
+			}
+			return nil, err
 		}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("object without kind or apiVersion at line %d", node.Line)

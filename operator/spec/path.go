@@ -24,6 +24,46 @@ const (
 	segSelect
 )
 
+// SegmentKind says what a segment selects.
+type SegmentKind int
+
+// The kinds of segment.
+const (
+	SegmentKey SegmentKind = iota
+	SegmentIndex
+	SegmentSelector
+)
+
+// Kind says whether s is a key, an index or a selector.
+func (s Segment) Kind() SegmentKind {
+	switch s.kind {
+	case segIndex:
+		return SegmentIndex
+	case segSelect:
+		return SegmentSelector
+	}
+	return SegmentKey
+}
+
+// Matches says whether list item number i (with value item) is the one s selects.
+func (s Segment) Matches(item any, i int) bool {
+	switch s.kind {
+	case segIndex:
+		return s.Index == i
+	case segSelect:
+		if s.SelKey == "" {
+			return fmt.Sprint(item) == s.SelValue
+		}
+		m, ok := item.(map[string]any)
+		if !ok {
+			return false
+		}
+		v, ok := m[s.SelKey]
+		return ok && fmt.Sprint(v) == s.SelValue
+	}
+	return false
+}
+
 func (s Segment) String() string {
 	switch s.kind {
 	case segIndex:
