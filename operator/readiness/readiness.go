@@ -1,0 +1,268 @@
+// Package readiness says whether an applied object is ready, still progressing, or has
+// failed, with a message a person can act on. Verdicts are pure functions of the object as
+// read from the cluster, shared by install's wait and by verify-install. Rules per kind:
+// CRD Established; Namespace Active; Deployment and DaemonSet fully rolled out (observed
+// generation, updated and ready replicas), a passed progress deadline is a failure;
+// StatefulSet partition-aware; Job complete; PVC bound; Pod ready; Service given a cluster
+// IP (a LoadBalancer address is not waited for: it may never come). Other kinds are ready
+// once they exist.
+package readiness
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Status is the verdict on one object.
+type Status string
+
+// The verdicts.
+const (
+	Ready      Status = "Ready"
+	InProgress Status = "InProgress"
+	Failed     Status = "Failed"
+)
+
+// Result is a verdict with what it rests on.
+type Result struct {
+	Status  Status
+	Message string
+}
+
+func ready(format string, a ...any) Result { return Result{Ready, fmt.Sprintf(format, a...)} }
+func progress(format string, a ...any) Result {
+	return Result{InProgress, fmt.Sprintf(format, a...)}
+}
+func failed(format string, a ...any) Result { return Result{Failed, fmt.Sprintf(format, a...)} }
+
+// Check judges obj.
+func Check(obj *unstructured.Unstructured) Result {
+	gvk := obj.GroupVersionKind()
+	switch gvk.GroupKind().String() {
+	case "CustomResourceDefinition.apiextensions.k8s.io":
+		return crd(obj)
+	case "Namespace":
+		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+		if phase == "Active" {
+			return ready("active")
+		}
+		return progress("phase %q", phase)
+	case "Deployment.apps":
+		var d appsv1.Deployment
+		if err := convert(obj, &d); err != nil {
+			return failed("%v", err)
+		}
+		return deployment(&d)
+	case "DaemonSet.apps":
+		var d appsv1.DaemonSet
+		if err := convert(obj, &d); err != nil {
+			return failed("%v", err)
+		}
+		return daemonSet(&d)
+	case "StatefulSet.apps":
+		var s appsv1.StatefulSet
+		if err := convert(obj, &s); err != nil {
+			return failed("%v", err)
+		}
+		return statefulSet(&s)
+	case "Job.batch":
+		var j batchv1.Job
+		if err := convert(obj, &j); err != nil {
+			return failed("%v", err)
+		}
+		return job(&j)
+	case "PersistentVolumeClaim":
+		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+		if phase == "Bound" {
+			return ready("bound")
+		}
+		return progress("phase %q", phase)
+	case "Pod":
+		var p corev1.Pod
+		if err := convert(obj, &p); err != nil {
+			return failed("%v", err)
+		}
+		return pod(&p)
+	case "Service":
+		return service(obj)
+	}
+	return ready("exists")
+}
+
+func convert(obj *unstructured.Unstructured, into any) error {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, into); err != nil {
+		return fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func crd(obj *unstructured.Unstructured) Result {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "NamesAccepted" && m["status"] == "False" {
+			return failed("names not accepted: %v", m["message"])
+		}
+	}
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return ready("established")
+		}
+	}
+	return progress("not established yet")
+}
+
+func deployment(d *appsv1.Deployment) Result {
+	if d.Status.ObservedGeneration < d.Generation {
+		return progress("waiting for the controller to see generation %d", d.Generation)
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return failed("rollout stuck: %s", c.Message)
+		}
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return progress("%s: %s", c.Reason, c.Message)
+		}
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	switch {
+	case s.UpdatedReplicas < want:
+		return progress("%d of %d replicas updated", s.UpdatedReplicas, want)
+	case s.Replicas > s.UpdatedReplicas:
+		return progress("%d old replicas pending termination", s.Replicas-s.UpdatedReplicas)
+	case s.ReadyReplicas < want:
+		return progress("%d of %d replicas ready", s.ReadyReplicas, want)
+	case s.AvailableReplicas < want:
+		return progress("%d of %d replicas available", s.AvailableReplicas, want)
+	}
+	return ready("%d/%d replicas ready", s.ReadyReplicas, want)
+}
+
+func daemonSet(d *appsv1.DaemonSet) Result {
+	if d.Status.ObservedGeneration < d.Generation {
+		return progress("waiting for the controller to see generation %d", d.Generation)
+	}
+	s := d.Status
+	if s.DesiredNumberScheduled == 0 {
+		return progress("no node to run on (0 scheduled): check its nodeSelector, affinity and tolerations")
+	}
+	if d.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType && s.UpdatedNumberScheduled < s.DesiredNumberScheduled {
+		return progress("%d of %d pods updated", s.UpdatedNumberScheduled, s.DesiredNumberScheduled)
+	}
+	if s.NumberReady < s.DesiredNumberScheduled {
+		return progress("%d of %d pods ready", s.NumberReady, s.DesiredNumberScheduled)
+	}
+	return ready("%d/%d pods ready", s.NumberReady, s.DesiredNumberScheduled)
+}
+
+func statefulSet(st *appsv1.StatefulSet) Result {
+	if st.Status.ObservedGeneration < st.Generation {
+		return progress("waiting for the controller to see generation %d", st.Generation)
+	}
+	want := int32(1)
+	if st.Spec.Replicas != nil {
+		want = *st.Spec.Replicas
+	}
+	s := st.Status
+	if st.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
+		partition := int32(0)
+		if ru := st.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+			partition = *ru.Partition
+		}
+		if s.UpdatedReplicas < want-partition {
+			return progress("%d of %d replicas updated", s.UpdatedReplicas, want-partition)
+		}
+		if partition == 0 && s.CurrentRevision != s.UpdateRevision {
+			return progress("revision %s rolling out", s.UpdateRevision)
+		}
+	}
+	if s.ReadyReplicas < want {
+		return progress("%d of %d replicas ready", s.ReadyReplicas, want)
+	}
+	return ready("%d/%d replicas ready", s.ReadyReplicas, want)
+}
+
+func job(j *batchv1.Job) Result {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return ready("complete")
+		case batchv1.JobFailed:
+			return failed("%s: %s", c.Reason, c.Message)
+		}
+	}
+	return progress("%d succeeded, %d active, %d failed", j.Status.Succeeded, j.Status.Active, j.Status.Failed)
+}
+
+func service(obj *unstructured.Unstructured) Result {
+	typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
+	if typ == "ExternalName" {
+		return ready("external name")
+	}
+	ip, _, _ := unstructured.NestedString(obj.Object, "spec", "clusterIP")
+	if ip == "" {
+		return progress("no cluster IP yet")
+	}
+	if typ == "LoadBalancer" {
+		ing, _, _ := unstructured.NestedSlice(obj.Object, "status", "loadBalancer", "ingress")
+		if len(ing) == 0 {
+			return ready("cluster IP %s; load balancer address pending (not waited for)", ip)
+		}
+	}
+	return ready("cluster IP %s", ip)
+}
+
+func pod(p *corev1.Pod) Result {
+	if why := PodProblem(p); why != "" {
+		if p.Status.Phase == corev1.PodFailed {
+			return failed("%s", why)
+		}
+		return progress("%s", why)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return ready("ready")
+		}
+	}
+	return progress("phase %s, not ready", p.Status.Phase)
+}
+
+// PodProblem names what keeps a pod from running, from its containers' states: the first
+// waiting reason (ImagePullBackOff, CrashLoopBackOff, ...) with its message, a scheduling
+// failure, or an eviction. "" when nothing is wrong that the pod says.
+func PodProblem(p *corev1.Pod) string {
+	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			if w.Message != "" {
+				return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
+			}
+			return fmt.Sprintf("container %s: %s", cs.Name, w.Reason)
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && cs.RestartCount > 2 && !cs.Ready {
+			return fmt.Sprintf("container %s restarted %d times, last exit %d (%s)", cs.Name, cs.RestartCount, t.ExitCode, t.Reason)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return "unschedulable: " + c.Message
+		}
+	}
+	if p.Status.Reason == "Evicted" {
+		return "evicted: " + p.Status.Message
+	}
+	return ""
+}

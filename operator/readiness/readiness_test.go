@@ -1,0 +1,79 @@
+package readiness
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func obj(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.UnmarshalJSON(j); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		yaml   string
+		status Status
+		msg    string
+	}{
+		{"crd established", `{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: a}, status: {conditions: [{type: Established, status: "True"}]}}`, Ready, "established"},
+		{"crd pending", `{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: a}}`, InProgress, "not established"},
+		{"crd names rejected", `{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: a}, status: {conditions: [{type: NamesAccepted, status: "False", message: clash}]}}`, Failed, "clash"},
+		{"namespace active", `{apiVersion: v1, kind: Namespace, metadata: {name: a}, status: {phase: Active}}`, Ready, ""},
+		{"namespace terminating", `{apiVersion: v1, kind: Namespace, metadata: {name: a}, status: {phase: Terminating}}`, InProgress, "Terminating"},
+		{"deployment ready", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 2}, spec: {replicas: 2}, status: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2}}`, Ready, "2/2"},
+		{"deployment default one replica", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 1}, spec: {}, status: {observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1}}`, Ready, "1/1"},
+		{"deployment old generation", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 3}, spec: {replicas: 1}, status: {observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1}}`, InProgress, "generation 3"},
+		{"deployment rolling", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 1}, spec: {replicas: 2}, status: {observedGeneration: 1, replicas: 3, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2}}`, InProgress, "1 old replicas"},
+		{"deployment not ready", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 1}, spec: {replicas: 2}, status: {observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 1}}`, InProgress, "1 of 2 replicas ready"},
+		{"deployment deadline", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 1}, spec: {replicas: 1}, status: {observedGeneration: 1, conditions: [{type: Progressing, status: "False", reason: ProgressDeadlineExceeded, message: "ReplicaSet a-1 has timed out progressing."}]}}`, Failed, "timed out progressing"},
+		{"deployment replica failure", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 1}, spec: {replicas: 1}, status: {observedGeneration: 1, conditions: [{type: ReplicaFailure, status: "True", reason: FailedCreate, message: "admission webhook denied"}]}}`, InProgress, "FailedCreate: admission webhook denied"},
+		{"daemonset ready", `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: a, generation: 1}, status: {observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 2, numberReady: 2}}`, Ready, "2/2"},
+		{"daemonset nowhere", `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: a, generation: 1}, status: {observedGeneration: 1, desiredNumberScheduled: 0}}`, InProgress, "no node"},
+		{"daemonset updating", `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: a, generation: 1}, spec: {updateStrategy: {type: RollingUpdate}}, status: {observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 1, numberReady: 2}}`, InProgress, "1 of 2 pods updated"},
+		{"daemonset ondelete ignores updates", `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: a, generation: 1}, spec: {updateStrategy: {type: OnDelete}}, status: {observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 0, numberReady: 2}}`, Ready, ""},
+		{"statefulset partition", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: a, generation: 1}, spec: {replicas: 3, updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 2}}}, status: {observedGeneration: 1, updatedReplicas: 1, readyReplicas: 3, currentRevision: r1, updateRevision: r2}}`, Ready, "3/3"},
+		{"statefulset revision", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: a, generation: 1}, spec: {replicas: 1, updateStrategy: {type: RollingUpdate}}, status: {observedGeneration: 1, updatedReplicas: 1, readyReplicas: 1, currentRevision: r1, updateRevision: r2}}`, InProgress, "r2"},
+		{"job complete", `{apiVersion: batch/v1, kind: Job, metadata: {name: a}, status: {conditions: [{type: Complete, status: "True"}]}}`, Ready, ""},
+		{"job failed", `{apiVersion: batch/v1, kind: Job, metadata: {name: a}, status: {conditions: [{type: Failed, status: "True", reason: BackoffLimitExceeded, message: too many}]}}`, Failed, "BackoffLimitExceeded"},
+		{"service", `{apiVersion: v1, kind: Service, metadata: {name: a}, spec: {clusterIP: 127.64.0.10}}`, Ready, "127.64.0.10"},
+		{"service without ip", `{apiVersion: v1, kind: Service, metadata: {name: a}, spec: {}}`, InProgress, ""},
+		{"lb not waited", `{apiVersion: v1, kind: Service, metadata: {name: a}, spec: {type: LoadBalancer, clusterIP: 127.64.0.10}}`, Ready, "pending (not waited for)"},
+		{"pvc", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: a}, status: {phase: Pending}}`, InProgress, "Pending"},
+		{"configmap", `{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}`, Ready, "exists"},
+		{"webhook", `{apiVersion: admissionregistration.k8s.io/v1, kind: MutatingWebhookConfiguration, metadata: {name: a}}`, Ready, ""},
+		{"pod pulling", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Pending, containerStatuses: [{name: discovery, state: {waiting: {reason: ImagePullBackOff, message: "pull access denied"}}}]}}`, InProgress, "container discovery: ImagePullBackOff: pull access denied"},
+		{"pod ready", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Running, conditions: [{type: Ready, status: "True"}]}}`, Ready, ""},
+		{"pod unschedulable", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/2 nodes are available"}]}}`, InProgress, "unschedulable: 0/2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Check(obj(t, tc.yaml))
+			if got.Status != tc.status || !strings.Contains(got.Message, tc.msg) {
+				t.Errorf("Check = %+v, want %s containing %q", got, tc.status, tc.msg)
+			}
+		})
+	}
+}
+
+func TestPodProblemCrashLoop(t *testing.T) {
+	p := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "istio-proxy", RestartCount: 5,
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
+	}}}}
+	if got := PodProblem(p); !strings.Contains(got, "restarted 5 times, last exit 1") {
+		t.Errorf("PodProblem = %q", got)
+	}
+}
