@@ -88,8 +88,6 @@ func Values(tree map[string]any, inst component.Instance) map[string]any {
 			}
 		}
 		if inst.Multi && k.Service != nil && len(k.Service.Ports) > 0 {
-			ports, _ := spec.Lookup(specTree, "components", inst.SpecKey)
-			_ = ports
 			var out []any
 			for _, p := range k.Service.Ports {
 				m := map[string]any{"port": int64(p.Port), "name": p.Name}
@@ -112,15 +110,18 @@ func Values(tree map[string]any, inst component.Instance) map[string]any {
 		}
 	}
 	if inst.FlattenValues {
-		if sub, ok := vals[inst.ValuesRoot].(map[string]any); ok {
-			rest := map[string]any{}
-			for k, v := range vals {
-				if k != inst.ValuesRoot {
-					rest[k] = v
-				}
+		// As upstream: the chart reads its own keys at the top level, next to global and
+		// the other top-level scalars (profile, revision, ...).
+		flat := map[string]any{}
+		for k, v := range vals {
+			if _, isMap := v.(map[string]any); !isMap || k == "global" {
+				flat[k] = v
 			}
-			vals = spec.Merge(rest, sub)
 		}
+		if sub, ok := vals[inst.ValuesRoot].(map[string]any); ok {
+			flat = spec.Merge(flat, sub)
+		}
+		vals = flat
 	}
 	return vals
 }

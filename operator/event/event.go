@@ -1,0 +1,108 @@
+// Package event defines the typed events the engines emit (apply, wait, prune, checks) and
+// the printers consume: the terminal view and the JSON-lines view read the same stream.
+package event
+
+import (
+	"sync"
+	"time"
+)
+
+// Type says what happened.
+type Type string
+
+// The event types.
+const (
+	// Plan lists what will happen, before anything does (Message: a summary).
+	Plan Type = "plan"
+	// ComponentStarted: a component's parents are healthy and its objects are being applied.
+	ComponentStarted Type = "component-started"
+	// Applied: one object was applied (Status: created, configured, unchanged).
+	Applied Type = "applied"
+	// Waiting: an object is not ready yet (Message says why); sent when the reason changes.
+	Waiting Type = "waiting"
+	// Ready: an object became ready.
+	Ready Type = "ready"
+	// ComponentReady: every object of a component is applied and ready.
+	ComponentReady Type = "component-ready"
+	// ComponentFailed: a component could not be applied or did not become ready (Error).
+	ComponentFailed Type = "component-failed"
+	// ComponentSkipped: a component was not applied because a parent failed.
+	ComponentSkipped Type = "component-skipped"
+	// Pruned: an object we owned and no longer render was deleted.
+	Pruned Type = "pruned"
+	// Warning: something worth saying that does not stop the run.
+	Warning Type = "warning"
+	// Done: the run ended (Error when it failed).
+	Done Type = "done"
+)
+
+// Event is one thing that happened.
+type Event struct {
+	Time time.Time `json:"time"`
+	Type Type      `json:"type"`
+	// Component is the component instance ("Pilot", "IngressGateways/edge"), if any.
+	Component string `json:"component,omitempty"`
+	// Title and Icon name the component for people.
+	Title string `json:"title,omitempty"`
+	Icon  string `json:"-"`
+	// Object is Kind/namespace/name, if the event is about one object.
+	Object  string `json:"object,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
+	Details []string `json:"details,omitempty"`
+}
+
+// Sink receives events; it must be safe for concurrent use.
+type Sink interface {
+	Emit(Event)
+}
+
+// Func adapts a function to Sink, serialising calls.
+type Func struct {
+	mu sync.Mutex
+	F  func(Event)
+}
+
+// Emit stamps the time and passes the event on.
+func (f *Func) Emit(e Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.F(e)
+}
+
+// Discard drops events.
+type Discard struct{}
+
+// Emit does nothing.
+func (Discard) Emit(Event) {}
+
+// Recorder keeps events, for tests.
+type Recorder struct {
+	mu     sync.Mutex
+	Events []Event
+}
+
+// Emit records e.
+func (r *Recorder) Emit(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Events = append(r.Events, e)
+}
+
+// Of returns the recorded events of type t.
+func (r *Recorder) Of(t Type) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Event
+	for _, e := range r.Events {
+		if e.Type == t {
+			out = append(out, e)
+		}
+	}
+	return out
+}

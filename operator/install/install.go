@@ -1,0 +1,352 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+)
+
+// Options tune a run.
+type Options struct {
+	// DryRun applies with server-side dry run: admission and validation run, nothing is
+	// written, nothing is waited for or pruned.
+	DryRun bool
+	// Timeout bounds the whole run's readiness wait (one deadline, not one per component).
+	Timeout time.Duration
+	// Concurrency bounds the objects applied at once within a stage (default 8).
+	Concurrency int
+	// Poll is the readiness polling interval (default 500ms).
+	Poll time.Duration
+}
+
+// Installer applies rendered manifests.
+type Installer struct {
+	Client *kube.Client
+	Owner  Owner
+	Events event.Sink
+	Opts   Options
+}
+
+// Result sums up a run.
+type Result struct {
+	Applied, Unchanged, Pruned int
+	Failed                     []string
+}
+
+// Install applies every manifest in dependency order, waits for readiness and prunes. A
+// component starts once all its parents are ready; a failed component skips its dependents.
+func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (*Result, error) {
+	if in.Opts.Concurrency <= 0 {
+		in.Opts.Concurrency = 8
+	}
+	if in.Opts.Poll <= 0 {
+		in.Opts.Poll = 500 * time.Millisecond
+	}
+	if in.Events == nil {
+		in.Events = event.Discard{}
+	}
+	if in.Opts.Timeout > 0 && !in.Opts.DryRun {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.Opts.Timeout)
+		defer cancel()
+	}
+	res := &Result{}
+	var mu sync.Mutex
+
+	if err := in.ensureNamespaces(ctx, manifests); err != nil {
+		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
+		return res, err
+	}
+
+	// done[c] closes when every instance of component c is finished; failed[c] says one failed.
+	done := map[component.Name]chan struct{}{}
+	failed := map[component.Name]bool{}
+	present := map[component.Name]int{}
+	for _, m := range manifests {
+		present[m.Instance.Name]++
+	}
+	for _, c := range component.All {
+		done[c.Name] = make(chan struct{})
+	}
+	remaining := map[component.Name]int{}
+	for k, v := range present {
+		remaining[k] = v
+	}
+	for _, c := range component.All {
+		if present[c.Name] == 0 {
+			close(done[c.Name]) // disabled components release their dependents at once
+		}
+	}
+	finish := func(c component.Name, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ok {
+			failed[c] = true
+		}
+		remaining[c]--
+		if remaining[c] == 0 {
+			close(done[c])
+		}
+	}
+
+	var wg sync.WaitGroup
+	var errs []error
+	for _, m := range manifests {
+		wg.Add(1)
+		go func(m render.Manifest) {
+			defer wg.Done()
+			inst := m.Instance
+			ev := event.Event{Component: inst.Key(), Title: inst.Title, Icon: inst.Icon}
+			skip := func(why string) {
+				e := ev
+				e.Type, e.Message = event.ComponentSkipped, "not applied: "+why
+				in.Events.Emit(e)
+				mu.Lock()
+				res.Failed = append(res.Failed, inst.Key())
+				mu.Unlock()
+				finish(inst.Name, false)
+			}
+			for _, p := range inst.Parents {
+				select {
+				case <-done[p]:
+				case <-ctx.Done():
+					skip(fmt.Sprintf("the deadline passed while waiting for %s", p))
+					return
+				}
+				mu.Lock()
+				parentFailed := failed[p]
+				mu.Unlock()
+				if parentFailed {
+					skip(fmt.Sprintf("%s failed", p))
+					return
+				}
+			}
+			e := ev
+			e.Type = event.ComponentStarted
+			in.Events.Emit(e)
+			applied, unchanged, err := in.installComponent(ctx, m, ev)
+			mu.Lock()
+			res.Applied += applied
+			res.Unchanged += unchanged
+			if err != nil {
+				res.Failed = append(res.Failed, inst.Key())
+				errs = append(errs, fmt.Errorf("%s: %w", inst.Title, err))
+			}
+			mu.Unlock()
+			e = ev
+			if err != nil {
+				e.Type, e.Error = event.ComponentFailed, err.Error()
+				var nr *NotReadyError
+				if errors.As(err, &nr) {
+					e.Details = nr.Details
+				}
+			} else {
+				e.Type = event.ComponentReady
+			}
+			in.Events.Emit(e)
+			finish(inst.Name, err == nil)
+		}(m)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
+		return res, err
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	pruned, err := in.prune(ctx, manifests)
+	res.Pruned = pruned
+	if err != nil {
+		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
+		return res, err
+	}
+	in.Events.Emit(event.Event{Type: event.Done, Message: fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied, res.Unchanged, res.Pruned)})
+	return res, nil
+}
+
+// ensureNamespaces creates the namespaces the components install into, if missing.
+func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Manifest) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, m := range manifests {
+		for _, ns := range append([]string{m.Instance.Namespace}, namespacesOf(m.Objects)...) {
+			if ns != "" && !seen[ns] {
+				seen[ns] = true
+				names = append(names, ns)
+			}
+		}
+	}
+	sort.Strings(names)
+	for _, ns := range names {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("v1")
+		obj.SetKind("Namespace")
+		obj.SetName(ns)
+		live, err := in.Client.Get(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if live != nil {
+			continue
+		}
+		if _, err := in.Client.Apply(ctx, obj, kube.ApplyOptions{DryRun: in.Opts.DryRun}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+		in.Events.Emit(event.Event{Type: event.Applied, Object: kube.Describe(obj), Status: "created"})
+	}
+	return nil
+}
+
+func namespacesOf(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		if o.GetNamespace() != "" {
+			out = append(out, o.GetNamespace())
+		}
+	}
+	return out
+}
+
+// installComponent applies one instance stage by stage and waits for it.
+func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) (applied, unchanged int, err error) {
+	labels := in.Owner.Labels(m.Instance.Name)
+	var all []*unstructured.Unstructured
+	for _, st := range stages(m.Objects) {
+		objs := make([]*unstructured.Unstructured, len(st.Objects))
+		for i, o := range st.Objects {
+			o = o.DeepCopy()
+			l := o.GetLabels()
+			if l == nil {
+				l = map[string]string{}
+			}
+			for k, v := range labels {
+				l[k] = v
+			}
+			o.SetLabels(l)
+			objs[i] = o
+		}
+		a, u, err := in.applyAll(ctx, objs, ev)
+		applied += a
+		unchanged += u
+		if err != nil {
+			return applied, unchanged, err
+		}
+		all = append(all, objs...)
+		if st.Await && !in.Opts.DryRun {
+			if err := in.wait(ctx, objs, ev); err != nil {
+				return applied, unchanged, err
+			}
+		}
+	}
+	if in.Opts.DryRun {
+		return applied, unchanged, nil
+	}
+	return applied, unchanged, in.wait(ctx, all, ev)
+}
+
+// applyAll applies objects concurrently, bounded by Options.Concurrency.
+func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (applied, unchanged int, err error) {
+	sem := make(chan struct{}, in.Opts.Concurrency)
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, o := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(o *unstructured.Unstructured) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r, err := in.Client.Apply(ctx, o, kube.ApplyOptions{DryRun: in.Opts.DryRun})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			e := ev
+			e.Type, e.Object = event.Applied, kube.Describe(o)
+			switch {
+			case r.Created:
+				e.Status = "created"
+				applied++
+			case r.Changed:
+				e.Status = "configured"
+				applied++
+			default:
+				e.Status = "unchanged"
+				unchanged++
+			}
+			in.Events.Emit(e)
+			if len(r.TakenOver) > 0 {
+				w := ev
+				w.Type, w.Object = event.Warning, kube.Describe(o)
+				w.Message = "took over fields another field manager had set (as upstream, " + kube.FieldManager + " wins)"
+				w.Details = r.TakenOver
+				in.Events.Emit(w)
+			}
+		}(o)
+	}
+	wg.Wait()
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return applied, unchanged, errors.Join(errs...)
+}
+
+// NotReadyError lists what was not ready when the deadline passed.
+type NotReadyError struct {
+	Details []string
+	Err     error
+}
+
+func (e *NotReadyError) Error() string {
+	return fmt.Sprintf("not ready before the deadline (%v):\n  %s", e.Err, strings.Join(e.Details, "\n  "))
+}
+
+func (e *NotReadyError) Unwrap() error { return e.Err }
+
+// podKinds are workloads whose pods explain why they are not ready.
+var podKinds = map[string]bool{"Deployment": true, "DaemonSet": true, "StatefulSet": true}
+
+var podGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+
+// podReasons finds why a workload's pods are not running (image pull, crash loop, ...).
+func (in *Installer) podReasons(ctx context.Context, obj *unstructured.Unstructured) []string {
+	sel, ok, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+	if !ok || len(sel) == 0 {
+		return nil
+	}
+	var parts []string
+	for k, v := range sel {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	ri, _, err := in.Client.Resource(podGVK, obj.GetNamespace())
+	if err != nil {
+		return nil
+	}
+	list, err := listPods(ctx, ri, strings.Join(parts, ","))
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range list {
+		if why := podProblem(p); why != "" && !seen[why] {
+			seen[why] = true
+			out = append(out, fmt.Sprintf("pod %s: %s", p.Name, why))
+		}
+	}
+	return out
+}

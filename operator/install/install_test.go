@@ -1,0 +1,172 @@
+package install_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+func TestMain(m *testing.M) { cluster.Main(m) }
+
+func objects(t *testing.T, ns, y string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := render.ParseObjects([]byte(strings.ReplaceAll(y, "NS", ns)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func manifest(t *testing.T, name component.Name, ns, y string) render.Manifest {
+	c, _ := component.Get(name)
+	return render.Manifest{Instance: component.Instance{Component: c, Namespace: ns}, Objects: objects(t, ns, y)}
+}
+
+const pilotYAML = `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: istiod, namespace: NS}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: NS}
+data: {mesh: "{}"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: istiod, namespace: NS}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: istiod}}
+  template:
+    metadata: {labels: {app: istiod}}
+    spec:
+      serviceAccountName: istiod
+      containers: [{name: discovery, image: docker.io/istio/pilot:1.30.0}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: istiod, namespace: NS}
+spec:
+  selector: {app: istiod}
+  ports: [{name: grpc-xds, port: 15010}]
+`
+
+const baseYAML = `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: istio-reader-service-account, namespace: NS}
+`
+
+func TestInstallWaitPrune(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	owner := install.Owner{Namespace: ns, Version: "1.30.0"}
+	run := func(ms ...render.Manifest) (*install.Result, *event.Recorder, error) {
+		rec := &event.Recorder{}
+		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute, Poll: 100 * time.Millisecond}}
+		res, err := in.Install(ctx, ms)
+		return res, rec, err
+	}
+
+	res, rec, err := run(manifest(t, component.Base, ns, baseYAML), manifest(t, component.Pilot, ns, pilotYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied != 5 || res.Unchanged != 0 {
+		t.Errorf("first install: %+v", res)
+	}
+	// Base is ready before Pilot starts.
+	var order []string
+	for _, e := range rec.Events {
+		if e.Type == event.ComponentStarted || e.Type == event.ComponentReady {
+			order = append(order, string(e.Type)+" "+e.Component)
+		}
+	}
+	if strings.Join(order, ", ") != "component-started Base, component-ready Base, component-started Pilot, component-ready Pilot" {
+		t.Errorf("component order: %v", order)
+	}
+	live, err := client.Get(ctx, objects(t, ns, pilotYAML)[2])
+	if err != nil || live == nil {
+		t.Fatalf("Deployment: %v", err)
+	}
+	for k, want := range map[string]string{
+		install.LabelComponent: "Pilot", install.LabelManaged: "Reconcile", install.LabelRevision: "default",
+		install.LabelOwnerNamespace: ns, install.LabelVersion: "1.30.0",
+	} {
+		if got := live.GetLabels()[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
+	}
+	if r, _, _ := unstructured.NestedInt64(live.Object, "status", "readyReplicas"); r != 2 {
+		t.Errorf("readyReplicas = %d after the wait", r)
+	}
+
+	// The same install again writes nothing.
+	res, _, err = run(manifest(t, component.Base, ns, baseYAML), manifest(t, component.Pilot, ns, pilotYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied != 0 || res.Unchanged != 5 || res.Pruned != 0 {
+		t.Errorf("re-install: %+v", res)
+	}
+
+	// Drop the ConfigMap from the render: it is pruned, and nothing else.
+	without := strings.Replace(pilotYAML, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: NS}\ndata: {mesh: \"{}\"}\n---\n", "", 1)
+	res, rec, err = run(manifest(t, component.Base, ns, baseYAML), manifest(t, component.Pilot, ns, without))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned := rec.Of(event.Pruned)
+	if res.Pruned != 1 || len(pruned) != 1 || pruned[0].Object != "ConfigMap/"+ns+"/istio" {
+		t.Errorf("prune: %+v %+v", res, pruned)
+	}
+}
+
+func TestInstallNotReadyNamesTheCause(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := strings.Replace(pilotYAML, "serviceAccountName: istiod", "serviceAccountName: istiod\n      nodeSelector: {no-such-label: x}", 1)
+	rec := &event.Recorder{}
+	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
+		Opts: install.Options{Timeout: 4 * time.Second, Poll: 100 * time.Millisecond}}
+	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
+	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw})
+	var nr *install.NotReadyError
+	if !errors.As(err, &nr) {
+		t.Fatalf("err = %v, want NotReadyError", err)
+	}
+	details := strings.Join(nr.Details, "\n")
+	for _, want := range []string{"Deployment/" + ns + "/istiod (0 of 2 replicas ready)", "unschedulable"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("details lack %q:\n%s", want, details)
+		}
+	}
+	// The gateway depends on Pilot: skipped, never applied.
+	if skipped := rec.Of(event.ComponentSkipped); len(skipped) != 1 || skipped[0].Component != "IngressGateways" {
+		t.Errorf("skipped: %+v", skipped)
+	}
+	if live, _ := client.Get(context.Background(), gw.Objects[0]); live != nil {
+		t.Error("the gateway was applied although Pilot failed")
+	}
+}

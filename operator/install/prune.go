@@ -1,0 +1,85 @@
+package install
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+)
+
+// PruneKinds are the kinds an install prunes (CRDs never: deleting one deletes every
+// resource of its kind).
+var PruneKinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
+	{Version: "v1", Kind: "Service"},
+	{Version: "v1", Kind: "ConfigMap"},
+	{Version: "v1", Kind: "Secret"},
+	{Version: "v1", Kind: "ServiceAccount"},
+	{Version: "v1", Kind: "ResourceQuota"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"},
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
+	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
+	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"},
+}
+
+func identity(o *unstructured.Unstructured) string {
+	return o.GroupVersionKind().GroupKind().String() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// Stale lists the objects this install owns in the cluster that the new render does not
+// contain.
+func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
+	want := map[string]bool{}
+	for _, m := range manifests {
+		for _, o := range m.Objects {
+			want[identity(o)] = true
+		}
+	}
+	var stale []*unstructured.Unstructured
+	for _, gvk := range PruneKinds {
+		items, err := in.Client.List(ctx, gvk, in.Owner.Selector())
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			o := &items[i]
+			o.SetGroupVersionKind(gvk)
+			if !want[identity(o)] {
+				stale = append(stale, o)
+			}
+		}
+	}
+	return stale, nil
+}
+
+func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (int, error) {
+	stale, err := in.Stale(ctx, manifests)
+	if err != nil {
+		return 0, fmt.Errorf("finding objects to prune: %w", err)
+	}
+	for _, o := range stale {
+		if err := in.Client.Delete(ctx, o, in.Opts.DryRun); err != nil {
+			return 0, err
+		}
+		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
+		if in.Opts.DryRun {
+			e.Status = "would be pruned"
+		}
+		in.Events.Emit(e)
+	}
+	return len(stale), nil
+}

@@ -1,0 +1,112 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
+)
+
+// wait polls objs until all are ready, one fails, or ctx ends. A Waiting event goes out
+// when an object's reason changes, so logs show progress without repeating themselves.
+func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) error {
+	pending := map[string]*unstructured.Unstructured{}
+	last := map[string]readiness.Result{}
+	for _, o := range objs {
+		pending[kube.Describe(o)] = o
+	}
+	tick := time.NewTicker(in.Opts.Poll)
+	defer tick.Stop()
+	for {
+		for _, key := range sortedKeys(pending) {
+			o := pending[key]
+			live, err := in.Client.Get(ctx, o)
+			if err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				return err
+			}
+			var r readiness.Result
+			if live == nil {
+				r = readiness.Result{Status: readiness.InProgress, Message: "not found"}
+			} else {
+				r = readiness.Check(live)
+			}
+			switch r.Status {
+			case readiness.Ready:
+				delete(pending, key)
+				if _, waited := last[key]; waited {
+					e := ev
+					e.Type, e.Object, e.Message = event.Ready, key, r.Message
+					in.Events.Emit(e)
+				}
+			case readiness.Failed:
+				return fmt.Errorf("%s failed: %s", key, r.Message)
+			default:
+				if prev, ok := last[key]; !ok || prev.Message != r.Message {
+					e := ev
+					e.Type, e.Object, e.Message = event.Waiting, key, r.Message
+					in.Events.Emit(e)
+				}
+			}
+			last[key] = r
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			var details []string
+			// A fresh context: the run's deadline has passed, but the reasons are worth one look.
+			dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for _, key := range sortedKeys(pending) {
+				details = append(details, fmt.Sprintf("%s (%s)", key, last[key].Message))
+				if podKinds[pending[key].GetKind()] {
+					for _, why := range in.podReasons(dctx, pending[key]) {
+						details = append(details, "  "+why)
+					}
+				}
+			}
+			return &NotReadyError{Details: details, Err: ctx.Err()}
+		case <-tick.C:
+		}
+	}
+}
+
+func sortedKeys(m map[string]*unstructured.Unstructured) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func listPods(ctx context.Context, ri dynamic.ResourceInterface, selector string) ([]*corev1.Pod, error) {
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for _, u := range list.Items {
+		var p corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err == nil {
+			out = append(out, &p)
+		}
+	}
+	return out, nil
+}
+
+func podProblem(p *corev1.Pod) string { return readiness.PodProblem(p) }
