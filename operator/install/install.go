@@ -37,6 +37,10 @@ type Installer struct {
 	Owner  Owner
 	Events event.Sink
 	Opts   Options
+
+	// missingNS holds, in a dry run, the namespaces that do not exist: the server cannot
+	// dry-run objects inside them.
+	missingNS map[string]bool
 }
 
 // Result sums up a run.
@@ -57,6 +61,7 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
+	in.Events = stamped{in.Events}
 	if in.Opts.Timeout > 0 && !in.Opts.DryRun {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, in.Opts.Timeout)
@@ -173,8 +178,23 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 		return res, err
 	}
-	in.Events.Emit(event.Event{Type: event.Done, Message: fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied, res.Unchanged, res.Pruned)})
+	end := event.Event{Type: event.Done, Message: fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied, res.Unchanged, res.Pruned)}
+	if in.Opts.DryRun {
+		end.Status = "dry-run"
+		end.Message = fmt.Sprintf("%d would be applied, %d unchanged, %d would be pruned", res.Applied, res.Unchanged, res.Pruned)
+	}
+	in.Events.Emit(end)
 	return res, nil
+}
+
+// stamped sets each event's time as it is emitted.
+type stamped struct{ event.Sink }
+
+func (s stamped) Emit(e event.Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	s.Sink.Emit(e)
 }
 
 // ensureNamespaces creates the namespaces the components install into, if missing.
@@ -205,7 +225,15 @@ func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Ma
 		if _, err := in.Client.Apply(ctx, obj, kube.ApplyOptions{DryRun: in.Opts.DryRun}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
-		in.Events.Emit(event.Event{Type: event.Applied, Object: kube.Describe(obj), Status: "created"})
+		status := "created"
+		if in.Opts.DryRun {
+			status = "would be created"
+			if in.missingNS == nil {
+				in.missingNS = map[string]bool{}
+			}
+			in.missingNS[ns] = true
+		}
+		in.Events.Emit(event.Event{Type: event.Applied, Object: kube.Describe(obj), Status: status})
 	}
 	return nil
 }
@@ -269,6 +297,15 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 		go func(o *unstructured.Unstructured) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if in.missingNS[o.GetNamespace()] {
+				mu.Lock()
+				defer mu.Unlock()
+				e := ev
+				e.Type, e.Object, e.Status = event.Applied, kube.Describe(o), "would be created (its namespace does not exist yet, so the server could not check it)"
+				in.Events.Emit(e)
+				applied++
+				return
+			}
 			r, err := in.Client.Apply(ctx, o, kube.ApplyOptions{DryRun: in.Opts.DryRun})
 			mu.Lock()
 			defer mu.Unlock()
@@ -279,6 +316,12 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			e := ev
 			e.Type, e.Object = event.Applied, kube.Describe(o)
 			switch {
+			case r.Created && in.Opts.DryRun:
+				e.Status = "would be created"
+				applied++
+			case r.Changed && in.Opts.DryRun:
+				e.Status = "would be configured"
+				applied++
 			case r.Created:
 				e.Status = "created"
 				applied++

@@ -22,6 +22,7 @@ import (
 func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) error {
 	pending := map[string]*unstructured.Unstructured{}
 	last := map[string]readiness.Result{}
+	announced := map[string]bool{}
 	for _, o := range objs {
 		pending[kube.Describe(o)] = o
 	}
@@ -46,7 +47,7 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 			switch r.Status {
 			case readiness.Ready:
 				delete(pending, key)
-				if _, waited := last[key]; waited {
+				if announced[key] {
 					e := ev
 					e.Type, e.Object, e.Message = event.Ready, key, r.Message
 					in.Events.Emit(e)
@@ -54,7 +55,10 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 			case readiness.Failed:
 				return fmt.Errorf("%s failed: %s", key, r.Message)
 			default:
-				if prev, ok := last[key]; !ok || prev.Message != r.Message {
+				// Not on the first look: most objects are ready a moment after they are
+				// applied, and a line each would drown the ones that are not.
+				if prev, ok := last[key]; ok && (prev.Message != r.Message || !announced[key]) {
+					announced[key] = true
 					e := ev
 					e.Type, e.Object, e.Message = event.Waiting, key, r.Message
 					in.Events.Emit(e)

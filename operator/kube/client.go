@@ -48,6 +48,8 @@ func NewClient(f *Flags) (*Client, error) {
 // NewClientForConfig builds a Client from a rest.Config.
 func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
+	// Deprecation warnings from the apiserver, once each, as plain lines (not klog's).
+	cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	// istioctl is one short-lived process issuing bursts of requests; client-go's
 	// defaults (5 QPS) would throttle an install for no benefit.
 	if cfg.QPS == 0 {

@@ -79,7 +79,8 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	addGlobalFlags(root.PersistentFlags(), g)
 
-	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g))
+	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
+		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"))
 	return root
 }
 

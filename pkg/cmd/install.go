@@ -1,0 +1,139 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
+)
+
+// InstallAction resolves, renders and applies a spec.
+type InstallAction struct {
+	Spec             SpecFlags
+	Revision         string
+	SkipConfirmation bool
+	DryRun           bool
+	Timeout          time.Duration
+	Output           string
+	Globals          *Globals
+	In               io.Reader
+	Out, ErrOut      io.Writer
+	// IsTerminal reports whether In is a terminal (prompts need one).
+	IsTerminal func() bool
+}
+
+func newInstallCommand(g *Globals, use string) *cobra.Command {
+	a := &InstallAction{Globals: g}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
+		Example: `  # the default profile, without a prompt
+  istioctl install -y
+
+  # the demo profile with an override, as a canary revision
+  istioctl install --set profile=demo --set values.pilot.traceSampling=10 -r canary -y
+
+  # what would change, without writing anything (server-side dry run)
+  istioctl install -f my-spec.yaml --dry-run
+
+  # machine-readable progress for CI
+  istioctl install -f my-spec.yaml -y -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return a.Run(cmd.Context())
+		},
+	}
+	a.Spec.add(cmd.Flags())
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
+	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
+	cmd.Flags().BoolVar(&a.DryRun, "dry-run", false, "Server-side dry run: the cluster validates everything, nothing is written")
+	cmd.Flags().DurationVar(&a.Timeout, "readiness-timeout", 5*time.Minute, "How long the whole install may wait for its components to become ready")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
+	return cmd
+}
+
+// Run installs.
+func (a *InstallAction) Run(ctx context.Context) error {
+	if err := checkOutput(a.Output, "text", "json"); err != nil {
+		return err
+	}
+	opts := a.Spec.options(a.In)
+	opts.Revision = a.Revision
+	res, err := spec.Resolve(opts)
+	printWarnings(a.ErrOut, res)
+	if err != nil {
+		return err
+	}
+	r, err := render.NewRenderer(res.IOP.Spec.InstallPackagePath)
+	if err != nil {
+		return err
+	}
+	manifests, warnings, err := r.Render(res)
+	for _, w := range warnings {
+		fmt.Fprintf(a.ErrOut, "! warning: %s\n", w)
+	}
+	if err != nil {
+		return err
+	}
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	if _, err := client.ServerVersion(ctx); err != nil {
+		return err
+	}
+	if !a.DryRun && !a.SkipConfirmation {
+		if err := a.confirm(res.Profile); err != nil {
+			return err
+		}
+	}
+	ns := res.IOP.Metadata.Namespace
+	if ns == "" {
+		ns = "istio-system"
+	}
+	in := &install.Installer{
+		Client: client,
+		Owner:  install.Owner{Name: res.IOP.Metadata.Name, Namespace: ns, Revision: res.IOP.Spec.Revision, Version: version.Version},
+		Events: printer.NewEvents(a.Out, printer.Format(a.Output)),
+		Opts:   install.Options{DryRun: a.DryRun, Timeout: a.Timeout},
+	}
+	_, err = in.Install(ctx, manifests)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: %w; run the same install again to finish it", err)
+	}
+	return err
+}
+
+func (a *InstallAction) confirm(profile string) error {
+	isTerm := a.IsTerminal
+	if isTerm == nil {
+		isTerm = func() bool {
+			f, ok := a.In.(*os.File)
+			return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+		}
+	}
+	if !isTerm() {
+		return Usagef("standard input is not a terminal, so istioctl cannot ask for confirmation: pass -y (--skip-confirmation) to install")
+	}
+	fmt.Fprintf(a.Out, "This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, profile)
+	line, _ := bufio.NewReader(a.In).ReadString('\n')
+	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
+		fmt.Fprintln(a.Out, "Cancelled.")
+		return &ExitError{Code: 1}
+	}
+	return nil
+}

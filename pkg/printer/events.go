@@ -1,0 +1,120 @@
+// Package printer turns engine events and check results into what people and CI read:
+// plain lines (colored on a terminal unless NO_COLOR is set) or JSON lines. It decides
+// nothing.
+package printer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/fatih/color"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+)
+
+// Format names an output format.
+type Format string
+
+// The event formats.
+const (
+	Text Format = "text"
+	JSON Format = "json"
+)
+
+// NewEvents returns a sink printing events in format f to w. color is honoured only for
+// text on a terminal; fatih/color already turns itself off for NO_COLOR and non-terminals.
+func NewEvents(w io.Writer, f Format) event.Sink {
+	if f == JSON {
+		return &jsonSink{enc: json.NewEncoder(w)}
+	}
+	return &textSink{w: w}
+}
+
+type jsonSink struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (s *jsonSink) Emit(e event.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.enc.Encode(e)
+}
+
+var (
+	green  = color.New(color.FgGreen).SprintFunc()
+	red    = color.New(color.FgRed).SprintFunc()
+	yellow = color.New(color.FgYellow).SprintFunc()
+	faint  = color.New(color.Faint).SprintFunc()
+)
+
+// textSink prints one line per event worth a line: components starting and ending, objects
+// waited on (once per new reason), warnings, prunes, and the outcome.
+type textSink struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *textSink) Emit(e event.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	title := e.Title
+	if title == "" {
+		title = e.Component
+	}
+	if i := strings.Index(e.Component, "/"); i >= 0 && e.Title != "" {
+		title = e.Title + " (" + e.Component[i+1:] + ")"
+	}
+	switch e.Type {
+	case event.Plan:
+		fmt.Fprintln(s.w, e.Message)
+	case event.ComponentStarted:
+		fmt.Fprintf(s.w, "- Applying %s\n", title)
+	case event.Applied:
+		if e.Status != "unchanged" {
+			fmt.Fprintf(s.w, "  %s %s\n", faint(e.Object), faint(e.Status))
+		}
+	case event.Waiting:
+		fmt.Fprintf(s.w, "  %s waiting: %s\n", e.Object, e.Message)
+	case event.Ready:
+		fmt.Fprintf(s.w, "  %s ready\n", e.Object)
+	case event.ComponentReady:
+		fmt.Fprintf(s.w, "%s %s installed %s\n", green("✔"), title, e.Icon)
+	case event.ComponentFailed:
+		fmt.Fprintf(s.w, "%s %s failed: %s\n", red("✘"), title, firstLine(e.Error))
+		for _, d := range e.Details {
+			fmt.Fprintf(s.w, "    %s\n", d)
+		}
+	case event.ComponentSkipped:
+		fmt.Fprintf(s.w, "%s %s %s\n", red("✘"), title, e.Message)
+	case event.Pruned:
+		status := "removed"
+		if e.Status != "" {
+			status = e.Status
+		}
+		fmt.Fprintf(s.w, "  %s %s\n", e.Object, status)
+	case event.Warning:
+		fmt.Fprintf(s.w, "%s %s: %s\n", yellow("!"), e.Object, e.Message)
+		for _, d := range e.Details {
+			fmt.Fprintf(s.w, "    %s\n", d)
+		}
+	case event.Done:
+		if e.Status == "dry-run" {
+			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
+			return
+		}
+		if e.Error != "" {
+			fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
+			return
+		}
+		fmt.Fprintf(s.w, "%s Installation complete (%s)\n", green("✔"), e.Message)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
