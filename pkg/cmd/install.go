@@ -119,20 +119,25 @@ func (a *InstallAction) Run(ctx context.Context) error {
 }
 
 func (a *InstallAction) confirm(profile string) error {
-	isTerm := a.IsTerminal
-	if isTerm == nil {
-		isTerm = func() bool {
-			f, ok := a.In.(*os.File)
+	return confirm(a.In, a.Out, a.IsTerminal,
+		fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, profile))
+}
+
+// confirm asks question on a terminal; without one it is a usage error asking for -y.
+func confirm(in io.Reader, out io.Writer, isTerminal func() bool, question string) error {
+	if isTerminal == nil {
+		isTerminal = func() bool {
+			f, ok := in.(*os.File)
 			return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 		}
 	}
-	if !isTerm() {
-		return Usagef("standard input is not a terminal, so istioctl cannot ask for confirmation: pass -y (--skip-confirmation) to install")
+	if !isTerminal() {
+		return Usagef("standard input is not a terminal, so istioctl cannot ask for confirmation: pass -y (--skip-confirmation)")
 	}
-	fmt.Fprintf(a.Out, "This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, profile)
-	line, _ := bufio.NewReader(a.In).ReadString('\n')
+	fmt.Fprint(out, question)
+	line, _ := bufio.NewReader(in).ReadString('\n')
 	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
-		fmt.Fprintln(a.Out, "Cancelled.")
+		fmt.Fprintln(out, "Cancelled.")
 		return &ExitError{Code: 1}
 	}
 	return nil

@@ -92,4 +92,25 @@ func TestInstallCommand(t *testing.T) {
 	if !strings.Contains(out, "DaemonSet/"+ns+"/istio-cni-node removed") {
 		t.Errorf("prune output:\n%s", out)
 	}
+
+	// Uninstall of the default revision: CNI again, then everything but Base goes.
+	if _, _, err := run(t, installArgs(c.Kubeconfig, ns, "-y")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--set", "values.global.istioNamespace="+ns); !isUsage(err) {
+		t.Errorf("uninstall without a target: want a usage error, got %v", err)
+	}
+	out, _, err = run(t, "--kubeconfig", c.Kubeconfig, "-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns)
+	if err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "✔ Uninstall complete (7 removed)") {
+		t.Errorf("uninstall output:\n%s", out)
+	}
+	if _, err := c.Kube.AppsV1().DaemonSets(ns).Get(t.Context(), "istio-cni-node", metav1.GetOptions{}); err == nil {
+		t.Error("the CNI DaemonSet survived the uninstall")
+	}
+	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(t.Context(), "istio-reader-service-account", metav1.GetOptions{}); err != nil {
+		t.Errorf("uninstall without --purge removed Base: %v", err)
+	}
 }

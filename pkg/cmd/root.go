@@ -80,7 +80,7 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	addGlobalFlags(root.PersistentFlags(), g)
 
 	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
-		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"))
+		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g))
 	return root
 }
 

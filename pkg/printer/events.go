@@ -106,6 +106,10 @@ func (s *textSink) Emit(e event.Event) {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
 			return
 		}
+		if e.Status == "uninstall" {
+			fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
+			return
+		}
 		if e.Error != "" {
 			fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
 			return

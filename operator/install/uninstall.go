@@ -1,0 +1,143 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+)
+
+// UninstallOptions say what to remove.
+type UninstallOptions struct {
+	// Purge removes every revision and Base (CRDs included), not just one revision's
+	// control plane and gateways.
+	Purge  bool
+	DryRun bool
+	// Timeout bounds the wait for the deleted objects to be gone.
+	Timeout time.Duration
+}
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// uninstallSelector picks what an uninstall removes: one revision's components except Base
+// (CRDs and the shared reader account stay, as upstream), or with purge anything any
+// istioctl install labelled.
+func (o Owner) uninstallSelector(purge bool) string {
+	if purge {
+		return LabelComponent
+	}
+	var names []string
+	for _, c := range component.All {
+		if c.Name != component.Base {
+			names = append(names, string(c.Name))
+		}
+	}
+	sort.Strings(names)
+	parts := []string{
+		LabelOwnerNamespace + "=" + o.Namespace,
+		LabelRevision + "=" + o.Rev(),
+		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(names, ",")),
+	}
+	if o.Name != "" {
+		parts = append(parts, LabelOwner+"="+o.Name)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Targets lists what an uninstall would remove, in removal order.
+func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructured.Unstructured, error) {
+	kinds := append([]schema.GroupVersionKind{}, PruneKinds...)
+	if opts.Purge {
+		kinds = append(kinds, crdGVK)
+	}
+	var out []*unstructured.Unstructured
+	for _, gvk := range kinds {
+		items, err := in.Client.List(ctx, gvk, in.Owner.uninstallSelector(opts.Purge))
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			o := &items[i]
+			o.SetGroupVersionKind(gvk)
+			out = append(out, o)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return removalRank(out[i]) < removalRank(out[j]) })
+	return out, nil
+}
+
+// removalRank orders deletion as the reverse of installation: dependents first, webhooks
+// before the workloads that serve them (so nothing is left calling a gone service), CRDs
+// last.
+func removalRank(o *unstructured.Unstructured) int {
+	comp := component.Name(o.GetLabels()[LabelComponent])
+	rank := 0
+	for i, c := range component.All {
+		if c.Name == comp {
+			rank = (len(component.All) - i) * 10
+		}
+	}
+	switch o.GetKind() {
+	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicyBinding":
+		return rank - 5
+	case "CustomResourceDefinition":
+		return 1000
+	}
+	return rank
+}
+
+// Uninstall removes the targets and waits until they are gone.
+func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
+	if in.Events == nil {
+		in.Events = event.Discard{}
+	}
+	in.Events = stamped{in.Events}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	for _, o := range targets {
+		if err := in.Client.Delete(ctx, o, opts.DryRun); err != nil {
+			in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
+			return err
+		}
+		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
+		if opts.DryRun {
+			e.Status = "would be removed"
+		}
+		in.Events.Emit(e)
+	}
+	if !opts.DryRun {
+		for _, o := range targets {
+			for {
+				live, err := in.Client.Get(ctx, o)
+				if err != nil {
+					return err
+				}
+				if live == nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(o), live.GetFinalizers(), ctx.Err())
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}
+	}
+	end := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(targets))}
+	if opts.DryRun {
+		end.Status, end.Message = "dry-run", fmt.Sprintf("%d would be removed", len(targets))
+	}
+	in.Events.Emit(end)
+	return nil
+}

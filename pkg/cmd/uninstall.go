@@ -1,0 +1,117 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
+)
+
+// UninstallAction removes a revision's control plane, or with Purge everything installed.
+type UninstallAction struct {
+	Spec             SpecFlags
+	Revision         string
+	Purge            bool
+	SkipConfirmation bool
+	DryRun           bool
+	Timeout          time.Duration
+	Output           string
+	Globals          *Globals
+	In               io.Reader
+	Out, ErrOut      io.Writer
+	IsTerminal       func() bool
+}
+
+func newUninstallCommand(g *Globals) *cobra.Command {
+	a := &UninstallAction{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "uninstall",
+		Short: "Remove what istioctl installed: one revision's control plane and gateways, or everything with --purge",
+		Long: `Removes the objects an install labelled as its own. Without --purge only one revision (the
+default one, or -r, or the one in -f) is removed and the CRDs stay; with --purge every revision
+and the CRDs go, and with them every Istio resource in the cluster.`,
+		Example: `  # remove the canary revision
+  istioctl uninstall -r canary -y
+
+  # remove everything, showing what would go first
+  istioctl uninstall --purge --dry-run
+  istioctl uninstall --purge -y`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if !a.Purge && a.Revision == "" && len(a.Spec.Files) == 0 && !cmd.Flags().Changed("set") {
+				return Usagef("say what to remove: -r REVISION (\"default\" for the default one), -f FILE, --set revision=R, or --purge")
+			}
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringSliceVarP(&a.Spec.Files, "filename", "f", nil, "The IstioOperator file of the install to remove")
+	cmd.Flags().StringArrayVarP(&a.Spec.Sets, "set", "s", nil, "Override a spec field (e.g. revision=canary)")
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "The revision to remove")
+	cmd.Flags().BoolVar(&a.Purge, "purge", false, "Remove every revision and the CRDs (and so every Istio resource)")
+	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
+	cmd.Flags().BoolVar(&a.DryRun, "dry-run", false, "List what would be removed; remove nothing")
+	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
+	return cmd
+}
+
+// Run removes the targets.
+func (a *UninstallAction) Run(ctx context.Context) error {
+	if err := checkOutput(a.Output, "text", "json"); err != nil {
+		return err
+	}
+	opts := a.Spec.options(a.In)
+	opts.Revision = a.Revision
+	res, err := spec.Resolve(opts)
+	printWarnings(a.ErrOut, res)
+	if err != nil {
+		return err
+	}
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	if _, err := client.ServerVersion(ctx); err != nil {
+		return err
+	}
+	ns := res.IOP.Metadata.Namespace
+	if ns == "" {
+		ns = "istio-system"
+	}
+	in := &install.Installer{
+		Client: client,
+		Owner:  install.Owner{Name: res.IOP.Metadata.Name, Namespace: ns, Revision: res.IOP.Spec.Revision, Version: version.Version},
+		Events: printer.NewEvents(a.Out, printer.Format(a.Output)),
+	}
+	uopts := install.UninstallOptions{Purge: a.Purge, DryRun: a.DryRun, Timeout: a.Timeout}
+	targets, err := in.Targets(ctx, uopts)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries the labels of that install. Check -r, -f and -i.")
+		return nil
+	}
+	if !a.DryRun && !a.SkipConfirmation {
+		for _, t := range targets {
+			fmt.Fprintf(a.Out, "  %s\n", kube.Describe(t))
+		}
+		what := fmt.Sprintf("revision %q", in.Owner.Rev())
+		if a.Purge {
+			what = "every revision and the Istio CRDs (and with them every Istio resource)"
+		}
+		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(targets))); err != nil {
+			return err
+		}
+	}
+	return in.Uninstall(ctx, targets, uopts)
+}
