@@ -33,6 +33,14 @@ if [ -f "$STATE/pids/kube-apiserver.pid" ]; then
 	die "a cluster already runs with state $STATE: stop it with 'make cluster-down' (or STATE=$STATE hack/kube/down.sh)"
 fi
 
+# Clusters started at the same time (one per test binary under a plain go test ./...) would
+# race for the same free ports: hold a lock from choosing ports until they are bound.
+if [ -z "${CLUSTER_UP_LOCKED:-}" ] && command -v flock >/dev/null; then
+	exec 9>"${TMPDIR:-/tmp}/istioctl-cluster-up.lock"
+	flock 9
+	export CLUSTER_UP_LOCKED=1
+fi
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 block_free() {
 	local b=$1 off

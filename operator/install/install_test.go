@@ -3,11 +3,14 @@ package install_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -18,6 +21,10 @@ import (
 )
 
 func TestMain(m *testing.M) { cluster.Main(m) }
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func objects(t *testing.T, ns, y string) []*unstructured.Unstructured {
 	t.Helper()
@@ -72,7 +79,19 @@ metadata: {name: istio-reader-service-account, namespace: NS}
 func TestInstallWaitPrune(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config)
+	// Count the requests that could write, to prove a re-install makes none.
+	var writes atomic.Int64
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodGet {
+				writes.Add(1)
+				t.Logf("write request: %s %s", r.Method, r.URL.Path)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	client, err := kube.NewClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +138,16 @@ func TestInstallWaitPrune(t *testing.T) {
 	}
 
 	// The same install again writes nothing.
+	writes.Store(0)
 	res, _, err = run(manifest(t, component.Base, ns, baseYAML), manifest(t, component.Pilot, ns, pilotYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Applied != 0 || res.Unchanged != 5 || res.Pruned != 0 {
 		t.Errorf("re-install: %+v", res)
+	}
+	if n := writes.Load(); n != 0 {
+		t.Errorf("re-install sent %d write requests, want 0", n)
 	}
 
 	// Drop the ConfigMap from the render: it is pruned, and nothing else.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -58,12 +59,26 @@ func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]
 		for i := range items {
 			o := &items[i]
 			o.SetGroupVersionKind(gvk)
-			if !want[identity(o)] {
+			if !want[identity(o)] && appliedByUs(o) {
 				stale = append(stale, o)
 			}
 		}
 	}
 	return stale, nil
+}
+
+// appliedByUs says we created o: it carries our labels because we applied it, not because
+// a controller copied them (an EndpointSlice copies its Service's labels).
+func appliedByUs(o *unstructured.Unstructured) bool {
+	if len(o.GetOwnerReferences()) > 0 {
+		return false
+	}
+	for _, mf := range o.GetManagedFields() {
+		if mf.Manager == kube.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (int, error) {

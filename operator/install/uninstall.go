@@ -67,7 +67,9 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 		for i := range items {
 			o := &items[i]
 			o.SetGroupVersionKind(gvk)
-			out = append(out, o)
+			if appliedByUs(o) {
+				out = append(out, o)
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return removalRank(out[i]) < removalRank(out[j]) })

@@ -1,7 +1,11 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,11 +18,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // FieldManager is the server-side apply field manager of everything istioctl applies, as
 // upstream names it.
 const FieldManager = "istio-operator"
+
+// HashAnnotation records a digest of what istioctl last applied to an object, so a
+// re-install can tell, without writing, that the object is already as rendered.
+const HashAnnotation = "install.operator.istio.io/applied-hash"
 
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
@@ -66,6 +75,10 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	if err != nil {
 		return nil, err
 	}
+	obj, hash, err := withHash(obj)
+	if err != nil {
+		return nil, err
+	}
 	data, err := obj.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -80,6 +93,12 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		return nil, c.ExplainError(fmt.Errorf("reading %s: %w", Describe(obj), err))
 	}
 	res := &Applied{Created: created}
+	if !created && before.GetAnnotations()[HashAnnotation] == hash && upToDate(before, obj) {
+		// Already as rendered and still ours: skip the write (an apply that changes
+		// nothing is still a request).
+		res.Live = before
+		return res, nil
+	}
 	live, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, popts)
 	if apierrors.IsConflict(err) {
 		res.TakenOver = conflicts(err)
@@ -93,6 +112,161 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	res.Live = live
 	res.Changed = created || before.GetResourceVersion() != live.GetResourceVersion()
 	return res, nil
+}
+
+// withHash returns a copy of obj annotated with the digest of obj itself.
+func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	c := obj.DeepCopy()
+	ann := c.GetAnnotations()
+	delete(ann, HashAnnotation)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	c.SetAnnotations(ann)
+	b, err := c.MarshalJSON() // encoding/json sorts map keys: the digest is stable
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	hash := hex.EncodeToString(sum[:12])
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[HashAnnotation] = hash
+	c.SetAnnotations(ann)
+	return c, hash, nil
+}
+
+// upToDate says whether applying desired to live would change nothing: we still own every
+// field desired sets, and each holds the value desired gives it. (Another manager taking a
+// field over, or an edit that changed one, makes it false.)
+func upToDate(live, desired *unstructured.Unstructured) bool {
+	var ours *fieldpath.Set
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
+			ours = &fieldpath.Set{}
+			if err := ours.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+				return false
+			}
+		}
+	}
+	if ours == nil {
+		return false
+	}
+	d := desired.DeepCopy().Object
+	l := live.Object
+	// apiVersion and kind are not fields of the set.
+	delete(d, "apiVersion")
+	delete(d, "kind")
+	if md, ok := d["metadata"].(map[string]any); ok {
+		delete(md, "name")
+		delete(md, "namespace")
+	}
+	return covered(ours, d, l)
+}
+
+// covered walks desired: every leaf must be a member of set with an equal live value.
+func covered(set *fieldpath.Set, desired, live any) bool {
+	switch d := desired.(type) {
+	case map[string]any:
+		lm, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, dv := range d {
+			name := k
+			pe := fieldpath.PathElement{FieldName: &name}
+			// A node with children is walked (a "." member only says the node itself is
+			// owned too); a leaf member is compared whole.
+			if child, ok := set.Children.Get(pe); ok && !isEmptyValue(dv) {
+				if !covered(child, dv, lm[k]) {
+					return false
+				}
+				continue
+			}
+			if !set.Members.Has(pe) || !jsonEqual(dv, lm[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		ll, ok := live.([]any)
+		if !ok || len(ll) != len(d) {
+			return false
+		}
+		for i, item := range d {
+			pe, ok := elementFor(set, item, i)
+			if !ok {
+				return false
+			}
+			if child, ok := set.Children.Get(pe); ok {
+				if !covered(child, item, ll[i]) {
+					return false
+				}
+				continue
+			}
+			if !set.Members.Has(pe) || !jsonEqual(item, ll[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return jsonEqual(desired, live)
+}
+
+// elementFor finds the path element of set that names list item number i with value item:
+// by its keys (k:{...}), its value (v:...) or its index (i:N).
+func elementFor(set *fieldpath.Set, item any, i int) (fieldpath.PathElement, bool) {
+	var found fieldpath.PathElement
+	ok := false
+	match := func(pe fieldpath.PathElement) {
+		if ok {
+			return
+		}
+		switch {
+		case pe.Key != nil:
+			m, isMap := item.(map[string]any)
+			if !isMap {
+				return
+			}
+			for _, f := range *pe.Key {
+				v, set := m[f.Name]
+				// A key field the item leaves out was defaulted by the server (a port's
+				// protocol): it cannot tell items apart.
+				if set && !jsonEqual(v, f.Value.Unstructured()) {
+					return
+				}
+			}
+			found, ok = pe, true
+		case pe.Value != nil:
+			if jsonEqual((*pe.Value).Unstructured(), item) {
+				found, ok = pe, true
+			}
+		case pe.Index != nil:
+			if *pe.Index == i {
+				found, ok = pe, true
+			}
+		}
+	}
+	set.Members.Iterate(match)
+	set.Children.Iterate(match)
+	return found, ok
+}
+
+func isEmptyValue(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return v == nil
+}
+
+func jsonEqual(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // conflicts lists "manager: field" from an apply conflict error.
