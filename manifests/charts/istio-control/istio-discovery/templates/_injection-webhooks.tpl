@@ -1,0 +1,67 @@
+{{- /*
+Injection webhook entries, shared by the revision's MutatingWebhookConfiguration and the
+revision-tag ones. Called with (dict "root" $ "match" <revision or tag value> "withDefault" <bool>).
+
+Selection rules, in the order they are listed:
+  rev.namespace.  namespace labelled istio.io/rev=<match> (and no istio-injection label)
+  rev.object.     unlabelled namespace, pod labelled istio.io/rev=<match>
+  namespace.      namespace labelled istio-injection=enabled               (default revision only)
+  object.         unlabelled namespace, pod sidecar.istio.io/inject=true   (default revision only)
+  auto.           no labels at all, with enableNamespacesByDefault         (default revision only)
+Pods labelled sidecar.istio.io/inject=false are never selected.
+*/ -}}
+{{- define "istiod.injectionWebhooks" -}}
+{{- $root := .root }}
+{{- $v := $root.Values }}
+{{- $remote := $v.istiodRemote }}
+{{- $clientConfig := dict }}
+{{- if $remote.injectionURL }}
+{{- $_ := set $clientConfig "url" $remote.injectionURL }}
+{{- else }}
+{{- $_ := set $clientConfig "service" (dict
+      "name" (include "istiod.fullname" $root)
+      "namespace" $root.Release.Namespace
+      "path" $remote.injectionPath
+      "port" 443) }}
+{{- end }}
+{{- with $remote.injectionCABundle }}
+{{- $_ := set $clientConfig "caBundle" . }}
+{{- end }}
+
+{{- $notDisabled := dict "key" "sidecar.istio.io/inject" "operator" "NotIn" "values" (list "false") }}
+{{- $noInjectionLabel := dict "key" "istio-injection" "operator" "DoesNotExist" }}
+{{- $noRevLabel := dict "key" "istio.io/rev" "operator" "DoesNotExist" }}
+{{- $revIs := dict "key" "istio.io/rev" "operator" "In" "values" (list .match) }}
+
+{{- $selections := list
+      (list "rev.namespace." (list $revIs $noInjectionLabel) (list $notDisabled))
+      (list "rev.object." (list $noRevLabel $noInjectionLabel) (list $notDisabled $revIs)) }}
+{{- if .withDefault }}
+{{- $selections = append $selections (list "namespace."
+      (list (dict "key" "istio-injection" "operator" "In" "values" (list "enabled")))
+      (list $notDisabled)) }}
+{{- $selections = append $selections (list "object."
+      (list $noInjectionLabel $noRevLabel)
+      (list (dict "key" "sidecar.istio.io/inject" "operator" "In" "values" (list "true")) $noRevLabel)) }}
+{{- if $v.sidecarInjectorWebhook.enableNamespacesByDefault }}
+{{- $selections = append $selections (list "auto."
+      (list $noInjectionLabel $noRevLabel (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list "kube-system" "kube-public" "kube-node-lease" "local-path-storage")))
+      (list (dict "key" "sidecar.istio.io/inject" "operator" "DoesNotExist") $noRevLabel)) }}
+{{- end }}
+{{- end }}
+
+{{- $hooks := list }}
+{{- range $selections }}
+{{- $hooks = append $hooks (dict
+      "name" (printf "%ssidecar-injector.istio.io" (index . 0))
+      "clientConfig" $clientConfig
+      "sideEffects" "None"
+      "rules" (list (dict "operations" (list "CREATE") "apiGroups" (list "") "apiVersions" (list "v1") "resources" (list "pods")))
+      "failurePolicy" "Fail"
+      "reinvocationPolicy" (toString $v.sidecarInjectorWebhook.reinvocationPolicy)
+      "admissionReviewVersions" (list "v1")
+      "namespaceSelector" (dict "matchExpressions" (index . 1))
+      "objectSelector" (dict "matchExpressions" (index . 2))) }}
+{{- end }}
+{{- toYaml $hooks }}
+{{- end -}}
