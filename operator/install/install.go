@@ -113,7 +113,11 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 		go func(m render.Manifest) {
 			defer wg.Done()
 			inst := m.Instance
-			ev := event.Event{Component: inst.Key(), Title: inst.Title, Icon: inst.Icon}
+			title := inst.Title
+			if inst.InstanceName != "" && inst.InstanceName != inst.WorkloadName {
+				title += " (" + inst.InstanceName + ")"
+			}
+			ev := event.Event{Component: inst.Key(), Title: title, Icon: inst.Icon}
 			skip := func(why string) {
 				e := ev
 				e.Type, e.Message = event.ComponentSkipped, "not applied: "+why

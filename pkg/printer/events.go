@@ -65,9 +65,6 @@ func (s *textSink) Emit(e event.Event) {
 	if title == "" {
 		title = e.Component
 	}
-	if i := strings.Index(e.Component, "/"); i >= 0 && e.Title != "" {
-		title = e.Title + " (" + e.Component[i+1:] + ")"
-	}
 	switch e.Type {
 	case event.Plan:
 		fmt.Fprintln(s.w, e.Message)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +20,16 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Error("manifests/charts/base/crds/crd-all.gen.yaml is stale: run make generate")
+	}
+}
+
+func TestChartVersion(t *testing.T) {
+	b, err := os.ReadFile("../../manifests/charts/base/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\nversion: "+chartVersion+"\n") {
+		t.Errorf("the base chart's version is not %s: update chartVersion", chartVersion)
 	}
 }
 

@@ -20,8 +20,6 @@ type crd struct {
 	Message  string
 	Versions []version
 	Columns  []column
-	// Labels are added to the CRD's own metadata beside the common ones.
-	Labels map[string]string
 }
 
 var ageColumn = column{"Age", "date", ".metadata.creationTimestamp",
@@ -81,17 +79,16 @@ var crds = []crd{
 		Message: "istio.networking.v1alpha3.WorkloadGroup", Versions: v1Triple, Columns: []column{ageColumn}},
 	{Group: "security.istio.io", Kind: "AuthorizationPolicy", Plural: "authorizationpolicies", Singular: "authorizationpolicy",
 		ShortNames: []string{"ap"}, Categories: []string{"istio-io", "security-istio-io"},
-		Message: "istio.security.v1beta1.AuthorizationPolicy", Versions: v1Pair, Labels: map[string]string{"istio": "security"},
+		Message: "istio.security.v1beta1.AuthorizationPolicy", Versions: v1Pair,
 		Columns: []column{{"Action", "string", ".spec.action", "The operation to take."}, ageColumn}},
 	{Group: "security.istio.io", Kind: "PeerAuthentication", Plural: "peerauthentications", Singular: "peerauthentication",
 		ShortNames: []string{"pa"}, Categories: []string{"istio-io", "security-istio-io"},
-		Message: "istio.security.v1beta1.PeerAuthentication", Versions: v1Pair, Labels: map[string]string{"istio": "security"},
+		Message: "istio.security.v1beta1.PeerAuthentication", Versions: v1Pair,
 		Columns: []column{{"Mode", "string", ".spec.mtls.mode", "Defines the mTLS mode used for peer authentication."}, ageColumn}},
 	{Group: "security.istio.io", Kind: "RequestAuthentication", Plural: "requestauthentications", Singular: "requestauthentication",
 		ShortNames: []string{"ra"}, Categories: []string{"istio-io", "security-istio-io"},
-		Message: "istio.security.v1beta1.RequestAuthentication", Versions: v1Pair, Labels: map[string]string{"istio": "security"}},
+		Message: "istio.security.v1beta1.RequestAuthentication", Versions: v1Pair},
 	{Group: "telemetry.istio.io", Kind: "Telemetry", Plural: "telemetries", Singular: "telemetry",
 		ShortNames: []string{"telemetry"}, Categories: []string{"istio-io", "telemetry-istio-io"},
-		Message: "istio.telemetry.v1alpha1.Telemetry", Versions: []version{{"v1", true, false}, {"v1alpha1", true, true}},
-		Labels: map[string]string{"istio": "telemetry"}, Columns: []column{ageColumn}},
+		Message: "istio.telemetry.v1alpha1.Telemetry", Versions: []version{{"v1", true, false}, {"v1alpha1", true, true}}, Columns: []column{ageColumn}},
 }
