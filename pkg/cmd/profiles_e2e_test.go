@@ -1,0 +1,121 @@
+package cmd_test
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// TestInstallProfilesE2E installs the default, demo, minimal and ambient profiles one after
+// another into istio-system, as upgrades of one install, and checks after each that every
+// rendered object exists and is ready; a dry run first changes nothing, a re-install
+// changes nothing, and moving to minimal prunes the gateways and nothing else.
+func TestInstallProfilesE2E(t *testing.T) {
+	c := cluster.Get(t)
+	t.Setenv("HOME", t.TempDir())
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	istioctl := func(args ...string) string {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+		if err != nil {
+			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return out
+	}
+	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
+
+	versions := func() map[string]string {
+		out := map[string]string{}
+		for _, gvk := range []string{"ConfigMap", "ServiceAccount", "Service", "Secret"} {
+			list, err := c.Dynamic.Resource(metav1SchemeGVR(gvk)).Namespace("istio-system").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				continue
+			}
+			for _, it := range list.Items {
+				out[gvk+"/"+it.GetName()] = it.GetResourceVersion()
+			}
+		}
+		return out
+	}
+
+	// A dry run of demo writes nothing (the namespace is created first so the server checks
+	// every object).
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	before := versions()
+	out := istioctl("install", "--set", "profile=demo", "--dry-run")
+	if !strings.Contains(out, "Dry run complete, nothing was written") {
+		t.Errorf("dry run output:\n%s", out)
+	}
+	if after := versions(); !equalMaps(before, after) {
+		t.Errorf("the dry run changed the cluster:\nbefore %v\nafter  %v", before, after)
+	}
+
+	for _, profile := range []string{"default", "demo", "minimal", "ambient"} {
+		out := istioctl("install", "-y", "--set", "profile="+profile)
+		if !strings.Contains(out, "✔ Installation complete") {
+			t.Fatalf("%s: %s", profile, out)
+		}
+		if profile == "minimal" {
+			var pruned []string
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasSuffix(line, " removed") {
+					pruned = append(pruned, strings.TrimSpace(strings.TrimSuffix(line, " removed")))
+				}
+			}
+			sort.Strings(pruned)
+			for _, p := range pruned {
+				if !strings.Contains(p, "gateway") {
+					t.Errorf("demo → minimal pruned %s, which is not a gateway's", p)
+				}
+			}
+			if len(pruned) != 10 { // ingress 5 + egress 5 objects in demo
+				t.Errorf("demo → minimal pruned %d objects, want the gateways' 10: %v", len(pruned), pruned)
+			}
+		}
+		// Every rendered object is there and ready.
+		manifest := istioctl("manifest", "generate", "--set", "profile="+profile)
+		objs, err := render.ParseObjects([]byte(manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			live, err := client.Get(ctx, o)
+			if err != nil || live == nil {
+				t.Errorf("%s: %s missing (%v)", profile, kube.Describe(o), err)
+				continue
+			}
+			if r := readiness.Check(live); r.Status != readiness.Ready {
+				t.Errorf("%s: %s not ready: %s", profile, kube.Describe(o), r.Message)
+			}
+		}
+		// The same install again changes nothing.
+		again := istioctl("install", "-y", "--set", "profile="+profile)
+		if !strings.Contains(again, "(0 applied,") {
+			t.Errorf("%s re-install changed something:\n%s", profile, again)
+		}
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
