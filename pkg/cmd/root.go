@@ -80,7 +80,8 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	addGlobalFlags(root.PersistentFlags(), g)
 
 	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
-		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g))
+		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
+		newVerifyInstallCommand(g), newExperimentalCommand(g))
 	return root
 }
 

@@ -1,0 +1,200 @@
+// Package check holds the checks precheck and verify-install run, as data: an id, a
+// section, a severity, a hint and a function that returns results naming the objects it
+// looked at. Both commands are selections of one registry; the checks of a run execute
+// concurrently and their results come back ordered most important first.
+package check
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+)
+
+// Severity says how much a failed result matters.
+type Severity string
+
+// The severities.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+// Result is one outcome of a check, usually about one object.
+type Result struct {
+	Check    string   `json:"check"`
+	Section  string   `json:"section"`
+	Severity Severity `json:"severity"`
+	// Code is upstream's message code (IST0141, ...) where one exists.
+	Code   string `json:"code,omitempty"`
+	Passed bool   `json:"passed"`
+	// Object is Kind/namespace/name, or "(Cluster)".
+	Object  string `json:"object"`
+	Message string `json:"message"`
+	// Diff shows drift: fields we set that differ in the cluster.
+	Diff string `json:"diff,omitempty"`
+	Hint string `json:"hint,omitempty"`
+	// rank orders failures: the lower, the more important.
+	rank int
+}
+
+// Check is one registered check.
+type Check struct {
+	ID, Title, Section string
+	Severity           Severity
+	Code               string
+	Hint               string
+	Run                func(ctx context.Context, env *Env) []Result
+}
+
+// Env is what checks look at.
+type Env struct {
+	Client *kube.Client
+	// IstioNamespace is where the control plane lives.
+	IstioNamespace string
+	Revision       string
+	// Manifests is the rendered install (expected objects); nil when verifying from labels.
+	Manifests []render.Manifest
+	// Installed are the objects found by ownership labels, when verifying without a spec.
+	Installed []*unstructured.Unstructured
+	// Version is the Istio version the spec installs.
+	Version string
+}
+
+// Expected returns every expected object.
+func (e *Env) Expected() []*unstructured.Unstructured {
+	if e.Manifests == nil {
+		return e.Installed
+	}
+	return render.All(e.Manifests)
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Command string   `json:"command"`
+	Results []Result `json:"results"`
+	Summary Summary  `json:"summary"`
+}
+
+// Summary counts results.
+type Summary struct {
+	Checked  int `json:"checked"`
+	Failed   int `json:"failed"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+}
+
+// Failed says whether the report has a failure at or above sev.
+func (r *Report) FailedAt(sev Severity) bool {
+	for _, res := range r.Results {
+		if res.Passed {
+			continue
+		}
+		if res.Severity == Error || (sev == Warning && res.Severity == Warning) || sev == Info {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs checks concurrently and returns their results, failures first (most important
+// first), then passes, each group in a stable order.
+func Run(ctx context.Context, command string, checks []Check, env *Env) *Report {
+	var mu sync.Mutex
+	var all []Result
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func(i int, c Check) {
+			defer wg.Done()
+			out := c.Run(ctx, env)
+			for j := range out {
+				r := &out[j]
+				r.Check = c.ID
+				if r.Section == "" {
+					r.Section = c.Section
+				}
+				if r.Severity == "" {
+					r.Severity = c.Severity
+				}
+				if r.Code == "" {
+					r.Code = c.Code
+				}
+				if r.Hint == "" && !r.Passed {
+					r.Hint = c.Hint
+				}
+				r.rank += i * 1000
+			}
+			mu.Lock()
+			all = append(all, out...)
+			mu.Unlock()
+		}(i, c)
+	}
+	wg.Wait()
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.Passed != b.Passed {
+			return !a.Passed
+		}
+		if sa, sb := sevRank(a.Severity), sevRank(b.Severity); !a.Passed && sa != sb {
+			return sa < sb
+		}
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		return a.Object < b.Object
+	})
+	rep := &Report{Command: command, Results: all}
+	objects := map[string]bool{}
+	failedObjects := map[string]bool{}
+	for _, r := range all {
+		objects[r.Object] = true
+		if !r.Passed {
+			failedObjects[r.Object] = true
+			switch r.Severity {
+			case Error:
+				rep.Summary.Errors++
+			case Warning:
+				rep.Summary.Warnings++
+			}
+		}
+	}
+	rep.Summary.Checked, rep.Summary.Failed = len(objects), len(failedObjects)
+	return rep
+}
+
+func sevRank(s Severity) int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// kindRank orders objects by how much a problem with them matters: the control plane's
+// workloads before the CRDs, webhooks and services, before RBAC and ConfigMaps
+// (upstream #23510 reported a missing ConfigMap before a missing istiod).
+func kindRank(kind string) int {
+	switch kind {
+	case "Deployment", "DaemonSet", "StatefulSet":
+		return 0
+	case "CustomResourceDefinition":
+		return 1
+	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+		return 2
+	case "Service":
+		return 3
+	case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		return 5
+	case "ConfigMap":
+		return 6
+	}
+	return 4
+}

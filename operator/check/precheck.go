@@ -1,0 +1,244 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+)
+
+// MinKubernetes is the oldest Kubernetes release Istio 1.30 supports.
+const MinKubernetes = "1.32.0"
+
+// Sections of precheck.
+const (
+	SectionKubernetes  = "Kubernetes"
+	SectionPermissions = "Permissions"
+	SectionExisting    = "Existing installation"
+	SectionNamespaces  = "Namespaces"
+	SectionGatewayAPI  = "Gateway API"
+)
+
+// Precheck is x precheck's selection of checks.
+func Precheck() []Check {
+	return []Check{
+		{ID: "kubernetes-version", Title: "Kubernetes is recent enough", Section: SectionKubernetes, Severity: Error, Code: "IST0142",
+			Hint: "upgrade the cluster to Kubernetes " + MinKubernetes + " or later", Run: kubernetesVersion},
+		{ID: "permissions", Title: "You may create, change and delete what the install renders", Section: SectionPermissions, Severity: Error, Code: "IST0141",
+			Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/precheck.md#permissions)", Run: permissions},
+		{ID: "existing-control-plane", Title: "What is installed already", Section: SectionExisting, Severity: Warning,
+			Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
+		{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error,
+			Hint: "remove the label: kubectl label namespace <ns> istio-injection- (istiod cannot inject itself)", Run: istioNamespaceInjection},
+		{ID: "pod-security", Title: "Pod security admits the node agents", Section: SectionNamespaces, Severity: Error,
+			Hint: "CNI and ztunnel pods are privileged: install them into a namespace whose pod-security.kubernetes.io/enforce is privileged (e.g. kube-system)", Run: podSecurity},
+		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
+			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
+	}
+}
+
+func kubernetesVersion(ctx context.Context, env *Env) []Result {
+	info, err := env.Client.ServerVersion(ctx)
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: err.Error()}}
+	}
+	have, err := utilversion.ParseGeneric(info.GitVersion)
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("cannot read version %q: %v", info.GitVersion, err)}}
+	}
+	min := utilversion.MustParseGeneric(MinKubernetes)
+	if have.LessThan(min) {
+		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("The Kubernetes Version %q is lower than the minimum version: 1.32", info.GitVersion)}}
+	}
+	return []Result{{Object: "(Cluster)", Passed: true, Message: fmt.Sprintf("Kubernetes %s (at least %s)", info.GitVersion, MinKubernetes)}}
+}
+
+var ssarGVR = schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}
+
+// permissions asks, for every kind and namespace the rendered install touches, whether the
+// user may create, patch and delete it (prune and uninstall delete).
+func permissions(ctx context.Context, env *Env) []Result {
+	type target struct{ group, resource, namespace string }
+	seen := map[target]bool{}
+	var targets []target
+	add := func(t target) {
+		if !seen[t] {
+			seen[t] = true
+			targets = append(targets, t)
+		}
+	}
+	for _, o := range env.Expected() {
+		gvk := o.GroupVersionKind()
+		m, err := env.Client.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		resource := strings.ToLower(gvk.Kind) + "s"
+		if err == nil {
+			resource = m.Resource.Resource
+		}
+		add(target{gvk.Group, resource, o.GetNamespace()})
+	}
+	add(target{"", "namespaces", ""})
+	sort.Slice(targets, func(i, j int) bool {
+		a, b := targets[i], targets[j]
+		return a.namespace+a.group+a.resource < b.namespace+b.group+b.resource
+	})
+	var out []Result
+	for _, t := range targets {
+		for _, verb := range []string{"create", "patch", "delete"} {
+			ssar := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+				"spec": map[string]any{"resourceAttributes": map[string]any{
+					"group": t.group, "resource": t.resource, "namespace": t.namespace, "verb": verb,
+				}},
+			}}
+			where := "(Cluster)"
+			if t.namespace != "" {
+				where = "Namespace/" + t.namespace
+			}
+			what := t.resource
+			if t.group != "" {
+				what += "." + t.group
+			}
+			got, err := env.Client.Dynamic.Resource(ssarGVR).Create(ctx, ssar, metav1.CreateOptions{})
+			if err != nil {
+				out = append(out, Result{Object: where, Message: fmt.Sprintf("cannot ask whether you may %s %s: %v", verb, what, err)})
+				continue
+			}
+			allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
+			r := Result{Object: where, Passed: allowed, Message: fmt.Sprintf("may %s %s", verb, what)}
+			if !allowed {
+				r.Message = fmt.Sprintf("Missing required permission to %s resource %s", verb, what)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func existingControlPlane(ctx context.Context, env *Env) []Result {
+	cps, err := env.Client.ControlPlanes(ctx, "")
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: err.Error()}}
+	}
+	if len(cps) == 0 {
+		return []Result{{Object: "(Cluster)", Passed: true, Severity: Info, Message: "no Istio control plane installed"}}
+	}
+	rev := env.Revision
+	if rev == "" {
+		rev = "default"
+	}
+	var out []Result
+	for _, cp := range cps {
+		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: true, Severity: Info,
+			Message: fmt.Sprintf("revision %s, version %s, %s ready", cp.Revision, cp.Version, cp.Ready)}
+		if cp.Revision == rev && env.Version != "" && cp.Version != env.Version {
+			r.Passed, r.Severity = false, Warning
+			r.Message = fmt.Sprintf("revision %s runs %s: this install changes it to %s in place", rev, cp.Version, env.Version)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+var nsGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+
+func getNamespace(ctx context.Context, env *Env, name string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(nsGVK)
+	o.SetName(name)
+	live, _ := env.Client.Get(ctx, o)
+	return live
+}
+
+func istioNamespaceInjection(ctx context.Context, env *Env) []Result {
+	ns := env.IstioNamespace
+	live := getNamespace(ctx, env, ns)
+	r := Result{Object: "Namespace/" + ns, Passed: true, Message: "not labelled for sidecar injection"}
+	if live == nil {
+		r.Message = "does not exist yet (the install creates it)"
+		return []Result{r}
+	}
+	if v := live.GetLabels()["istio-injection"]; v == "enabled" {
+		r.Passed, r.Message = false, "labelled istio-injection=enabled: istiod's own pods would wait for a sidecar from the istiod being installed"
+	}
+	return []Result{r}
+}
+
+func podSecurity(ctx context.Context, env *Env) []Result {
+	var out []Result
+	seen := map[string]bool{}
+	for _, m := range env.Manifests {
+		if m.Instance.Name != component.Cni && m.Instance.Name != component.Ztunnel {
+			continue
+		}
+		ns := m.Instance.Namespace
+		if seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		r := Result{Object: "Namespace/" + ns, Passed: true, Message: "admits privileged pods"}
+		if live := getNamespace(ctx, env, ns); live != nil {
+			if level := live.GetLabels()["pod-security.kubernetes.io/enforce"]; level == "baseline" || level == "restricted" {
+				r.Passed = false
+				r.Message = fmt.Sprintf("pod-security.kubernetes.io/enforce=%s rejects the privileged %s pods", level, m.Instance.Title)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+func gatewayAPI(ctx context.Context, env *Env) []Result {
+	need := map[string][]string{ // CRD -> versions istiod needs served (IST0156), then wants (IST0172)
+		"gateways":        {"v1beta1", "v1"},
+		"gatewayclasses":  {"v1beta1", "v1"},
+		"httproutes":      {"v1beta1", "v1"},
+		"referencegrants": {"v1beta1", ""},
+		"grpcroutes":      {"", "v1"},
+	}
+	var names []string
+	for n := range need {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []Result
+	found := 0
+	for _, n := range names {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(crdGVK)
+		o.SetName(n + ".gateway.networking.k8s.io")
+		live, err := env.Client.Get(ctx, o)
+		if err != nil || live == nil {
+			continue
+		}
+		found++
+		served := map[string]bool{}
+		versions, _, _ := unstructured.NestedSlice(live.Object, "spec", "versions")
+		for _, v := range versions {
+			m := v.(map[string]any)
+			if m["served"] == true {
+				served[fmt.Sprint(m["name"])] = true
+			}
+		}
+		r := Result{Object: "CustomResourceDefinition/" + o.GetName(), Passed: true, Message: "serves the versions istiod uses"}
+		if want := need[n][0]; want != "" && !served[want] {
+			r.Passed, r.Message = false, fmt.Sprintf("does not serve %s, which istiod reads", want)
+		} else if want := need[n][1]; want != "" && !served[want] {
+			r.Passed, r.Severity, r.Code = false, Warning, "IST0172"
+			r.Message = fmt.Sprintf("does not serve %s; upgrade Gateway API", want)
+		}
+		out = append(out, r)
+	}
+	if found == 0 {
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Severity: Info, Message: "Gateway API is not installed (optional)"})
+	}
+	return out
+}

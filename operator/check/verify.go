@@ -1,0 +1,301 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
+)
+
+// Sections of verify-install.
+const (
+	SectionObjects  = "Installed objects"
+	SectionDrift    = "Drift from the spec"
+	SectionWebhooks = "Webhooks"
+	SectionVersion  = "Control plane version"
+)
+
+// Verify is verify-install's selection of checks.
+func Verify() []Check {
+	return []Check{
+		{ID: "object-health", Title: "Every expected object exists and is healthy", Section: SectionObjects, Severity: Error,
+			Hint: "reinstall with istioctl install, and see docs/verify.md#object-health", Run: objectHealth},
+		{ID: "webhook-endpoints", Title: "Webhooks reach a ready service", Section: SectionWebhooks, Severity: Error,
+			Hint: "an API request the webhook intercepts fails while its Service has no ready endpoint; see docs/verify.md#webhooks", Run: webhookEndpoints},
+		{ID: "webhook-ca-bundle", Title: "Webhooks carry a CA bundle", Section: SectionWebhooks, Severity: Warning,
+			Hint: "istiod writes the bundle when it starts; see docs/verify.md#webhooks", Run: webhookCABundle},
+		{ID: "drift", Title: "Fields the spec sets are unchanged", Section: SectionDrift, Severity: Error,
+			Hint: "someone edited an installed object; istioctl install puts it back (docs/verify.md#drift)", Run: drift},
+		{ID: "control-plane-version", Title: "istiod runs the expected version", Section: SectionVersion, Severity: Warning,
+			Hint: "upgrade with istioctl install, or verify with the spec that was installed", Run: controlPlaneVersion},
+	}
+}
+
+func objectHealth(ctx context.Context, env *Env) []Result {
+	var out []Result
+	for _, o := range env.Expected() {
+		r := Result{Object: kube.Describe(o), rank: kindRank(o.GetKind())}
+		live, err := env.Client.Get(ctx, o)
+		switch {
+		case err != nil:
+			r.Message = err.Error()
+		case live == nil:
+			r.Message = "missing"
+		default:
+			v := readiness.Check(live)
+			r.Passed = v.Status == readiness.Ready
+			r.Message = v.Message
+			if v.Status == readiness.InProgress {
+				r.Message = "not ready: " + v.Message
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func webhooks(env *Env) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range env.Expected() {
+		if k := o.GetKind(); k == "MutatingWebhookConfiguration" || k == "ValidatingWebhookConfiguration" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+var sliceGVK = schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}
+
+func webhookEndpoints(ctx context.Context, env *Env) []Result {
+	var out []Result
+	seen := map[string]bool{}
+	for _, wh := range webhooks(env) {
+		hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
+		for _, h := range hooks {
+			svc, ok, _ := unstructured.NestedMap(h.(map[string]any), "clientConfig", "service")
+			if !ok {
+				continue
+			}
+			key := fmt.Sprintf("Service/%v/%v", svc["namespace"], svc["name"])
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			r := Result{Object: key, rank: 2}
+			slices, err := env.Client.List(ctx, sliceGVK, "kubernetes.io/service-name="+fmt.Sprint(svc["name"]))
+			if err != nil {
+				r.Message = err.Error()
+				out = append(out, r)
+				continue
+			}
+			ready := 0
+			for _, s := range slices {
+				if s.GetNamespace() != fmt.Sprint(svc["namespace"]) {
+					continue
+				}
+				eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
+				for _, ep := range eps {
+					if r, ok, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok && r {
+						ready++
+					}
+				}
+			}
+			r.Passed = ready > 0
+			r.Message = fmt.Sprintf("%d ready endpoint(s), serving %s", ready, wh.GetName())
+			if !r.Passed {
+				r.Message = fmt.Sprintf("no ready endpoint: %s cannot be served", wh.GetName())
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func webhookCABundle(ctx context.Context, env *Env) []Result {
+	var out []Result
+	for _, wh := range webhooks(env) {
+		live, err := env.Client.Get(ctx, wh)
+		if err != nil || live == nil {
+			continue // object-health reports it
+		}
+		hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
+		var without []string
+		for _, h := range hooks {
+			m := h.(map[string]any)
+			cc, _ := m["clientConfig"].(map[string]any)
+			if cc["caBundle"] == nil && cc["url"] == nil {
+				without = append(without, fmt.Sprint(m["name"]))
+			}
+		}
+		r := Result{Object: kube.Describe(wh), rank: 2, Passed: len(without) == 0, Message: "every webhook has a CA bundle"}
+		if !r.Passed {
+			r.Message = fmt.Sprintf("no CA bundle yet for %s", strings.Join(without, ", "))
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// driftIgnored are fields istiod itself manages after install.
+var driftIgnored = map[string]bool{
+	"ValidatingWebhookConfiguration:webhooks[].failurePolicy": true,
+}
+
+func drift(ctx context.Context, env *Env) []Result {
+	if env.Manifests == nil {
+		return nil // without a spec there is nothing to compare with
+	}
+	var out []Result
+	for _, o := range env.Expected() {
+		live, err := env.Client.Get(ctx, o)
+		if err != nil || live == nil {
+			continue
+		}
+		var diffs []string
+		diffInto(o.GetKind(), "", o.Object, live.Object, &diffs)
+		r := Result{Object: kube.Describe(o), rank: kindRank(o.GetKind()), Passed: len(diffs) == 0, Message: "as rendered"}
+		if !r.Passed {
+			r.Message = fmt.Sprintf("%d field(s) differ from the spec", len(diffs))
+			r.Diff = strings.Join(diffs, "\n")
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// diffInto lists the fields of want whose live value differs, as unified-diff lines;
+// fields only live has (defaults, status, fields others manage) are not drift.
+func diffInto(kind, path string, want, live any, out *[]string) {
+	if driftIgnored[kind+":"+path] {
+		return
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			*out = append(*out, line(path, want, live))
+			return
+		}
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			lv, present := l[k]
+			if !present {
+				if !empty(w[k]) {
+					*out = append(*out, line(p, w[k], nil))
+				}
+				continue
+			}
+			diffInto(kind, p, w[k], lv, out)
+		}
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(w) {
+			*out = append(*out, line(path, want, live))
+			return
+		}
+		for i := range w {
+			diffInto(kind, path+"[]", w[i], l[i], out)
+		}
+	case nil:
+		// The spec sets nothing here.
+	case string:
+		l, ok := live.(string)
+		switch {
+		case ok && w == l:
+		case ok && (strings.Contains(w, "\n") || strings.Contains(l, "\n")):
+			*out = append(*out, textDiff(path, w, l))
+		case ok && sameQuantity(w, l):
+		default:
+			*out = append(*out, line(path, want, live))
+		}
+	default:
+		if !sameScalar(want, live) {
+			*out = append(*out, line(path, want, live))
+		}
+	}
+}
+
+// sameQuantity says two strings are the same Kubernetes quantity ("2000m" and "2"), as the
+// apiserver rewrites them.
+func sameQuantity(a, b string) bool {
+	qa, errA := resource.ParseQuantity(a)
+	qb, errB := resource.ParseQuantity(b)
+	return errA == nil && errB == nil && qa.Cmp(qb) == 0
+}
+
+// textDiff is a unified diff of a multi-line value (a ConfigMap's mesh config).
+func textDiff(path, want, live string) string {
+	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(want + "\n"), B: difflib.SplitLines(live + "\n"),
+		FromFile: path + " (spec)", ToFile: path + " (cluster)", Context: 2,
+	})
+	return strings.TrimRight(d, "\n")
+}
+
+func empty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+func sameScalar(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+func line(path string, want, live any) string {
+	w, _ := json.Marshal(want)
+	l, _ := json.Marshal(live)
+	return fmt.Sprintf("- %s: %s\n+ %s: %s", path, w, path, l)
+}
+
+func controlPlaneVersion(ctx context.Context, env *Env) []Result {
+	if env.Version == "" {
+		return nil
+	}
+	cps, err := env.Client.ControlPlanes(ctx, env.IstioNamespace)
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: err.Error()}}
+	}
+	rev := env.Revision
+	if rev == "" {
+		rev = "default"
+	}
+	var out []Result
+	for _, cp := range cps {
+		if cp.Revision != rev {
+			continue
+		}
+		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: cp.Version == env.Version,
+			Message: fmt.Sprintf("version %s (revision %s)", cp.Version, cp.Revision)}
+		if !r.Passed {
+			r.Message = fmt.Sprintf("runs %s, the spec installs %s", cp.Version, env.Version)
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
+)
+
+// CheckAction runs verify-install or precheck.
+type CheckAction struct {
+	Command  string
+	Checks   func() []check.Check
+	Spec     SpecFlags
+	Revision string
+	Output   string
+	FailOn   string
+	// FromSpec says checks need the rendered spec even without -f (precheck does).
+	FromSpec    bool
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
+}
+
+func newCheckCommand(g *Globals, use, short, example string, checks func() []check.Check, fromSpec bool) *cobra.Command {
+	a := &CheckAction{Command: use, Checks: checks, FromSpec: fromSpec, Globals: g}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return a.Run(cmd.Context())
+		},
+	}
+	a.Spec.add(cmd.Flags())
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "The control plane revision to check")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json, yaml or junit")
+	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
+	return cmd
+}
+
+func newVerifyInstallCommand(g *Globals) *cobra.Command {
+	return newCheckCommand(g, "verify-install",
+		"Check that an install is complete and healthy: every object present, ready and as the spec renders it",
+		`  # the default revision, found by its labels
+  istioctl verify-install
+
+  # against the spec that was installed, with drift shown as a diff
+  istioctl verify-install -f my-spec.yaml
+
+  # for CI
+  istioctl verify-install -f my-spec.yaml -o junit > verify.xml`, check.Verify, false)
+}
+
+func newPrecheckCommand(g *Globals) *cobra.Command {
+	return newCheckCommand(g, "precheck",
+		"Check, before installing, that the cluster and you can take the install",
+		`  istioctl x precheck
+  istioctl x precheck -f my-spec.yaml -o json`, check.Precheck, true)
+}
+
+func newExperimentalCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "experimental",
+		Aliases: []string{"x", "exp"},
+		Short:   "Commands whose interface may still change",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newPrecheckCommand(g))
+	return cmd
+}
+
+// Run runs the checks and prints the report; the error says whether it failed.
+func (a *CheckAction) Run(ctx context.Context) error {
+	if err := checkOutput(a.Output, "text", "json", "yaml", "junit"); err != nil {
+		return err
+	}
+	if a.FailOn != string(check.Error) && a.FailOn != string(check.Warning) {
+		return Usagef("--fail-on %q: use error or warning", a.FailOn)
+	}
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	if _, err := client.ServerVersion(ctx); err != nil {
+		return err
+	}
+	env := &check.Env{Client: client, IstioNamespace: a.Globals.IstioNamespace, Revision: a.Revision, Version: version.Version}
+	withSpec := a.FromSpec || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0
+	if withSpec {
+		opts := a.Spec.options(a.In)
+		opts.Revision = a.Revision
+		res, err := spec.Resolve(opts)
+		printWarnings(a.ErrOut, res)
+		if err != nil {
+			return err
+		}
+		r, err := render.NewRenderer(res.IOP.Spec.InstallPackagePath)
+		if err != nil {
+			return err
+		}
+		if env.Manifests, _, err = r.Render(res); err != nil {
+			return err
+		}
+		env.Revision = res.IOP.Spec.Revision
+		if ns := res.IOP.Metadata.Namespace; ns != "" {
+			env.IstioNamespace = ns
+		}
+	} else {
+		installed, err := installedObjects(ctx, a, env)
+		if err != nil {
+			return err
+		}
+		if len(installed) == 0 {
+			rev := a.Revision
+			if rev == "" {
+				rev = "default"
+			}
+			return fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", rev, env.IstioNamespace)
+		}
+		env.Installed = installed
+	}
+	rep := check.Run(ctx, a.Command, a.Checks(), env)
+	if err := printer.Report(a.Out, rep, printer.Format(a.Output)); err != nil {
+		return err
+	}
+	if rep.FailedAt(check.Severity(a.FailOn)) {
+		if a.Output == "text" {
+			fmt.Fprintf(a.ErrOut, "%s found problems: see the ✘ lines above\n", a.Command)
+		}
+		return &ExitError{Code: 1}
+	}
+	if a.Output == "text" {
+		if a.Command == "verify-install" {
+			fmt.Fprintln(a.Out, "✔ Istio is installed and verified successfully")
+		} else {
+			fmt.Fprintln(a.Out, "✔ No issues found when checking the cluster. Istio is safe to install or upgrade!")
+		}
+	}
+	return nil
+}
+
+// installedObjects finds what the install of the revision labelled as its own.
+func installedObjects(ctx context.Context, a *CheckAction, env *check.Env) ([]*unstructured.Unstructured, error) {
+	owner := install.Owner{Namespace: env.IstioNamespace, Revision: env.Revision}
+	var out []*unstructured.Unstructured
+	kinds := append([]schema.GroupVersionKind{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}}, install.PruneKinds...)
+	for _, gvk := range kinds {
+		items, err := env.Client.List(ctx, gvk, owner.Selector())
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			o := &items[i]
+			o.SetGroupVersionKind(gvk)
+			if len(o.GetOwnerReferences()) == 0 {
+				out = append(out, o)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetKind()+out[i].GetName() < out[j].GetKind()+out[j].GetName() })
+	return out, nil
+}

@@ -1,0 +1,164 @@
+package printer
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/operator/check"
+)
+
+// Report formats.
+const (
+	YAML  Format = "yaml"
+	JUnit Format = "junit"
+)
+
+// Report prints a check report in format f.
+func Report(w io.Writer, rep *check.Report, f Format) error {
+	switch f {
+	case JSON:
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(b))
+		return err
+	case YAML:
+		b, err := yaml.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case JUnit:
+		return junit(w, rep)
+	}
+	return text(w, rep)
+}
+
+// text prints one section after another, failures first inside each, then the summary.
+func text(w io.Writer, rep *check.Report) error {
+	var sections []string
+	by := map[string][]check.Result{}
+	for _, r := range rep.Results {
+		if _, ok := by[r.Section]; !ok {
+			sections = append(sections, r.Section)
+		}
+		by[r.Section] = append(by[r.Section], r)
+	}
+	for i, s := range sections {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, s)
+		fmt.Fprintln(w, strings.Repeat("-", len(s)))
+		for _, r := range by[s] {
+			mark := green("✔")
+			switch {
+			case r.Passed:
+			case r.Severity == check.Error:
+				mark = red("✘")
+			default:
+				mark = yellow("!")
+			}
+			code := ""
+			if r.Code != "" && !r.Passed {
+				code = "[" + r.Code + "] "
+			}
+			fmt.Fprintf(w, "%s %s%s: %s\n", mark, code, r.Object, r.Message)
+			if r.Diff != "" {
+				for _, l := range strings.Split(r.Diff, "\n") {
+					fmt.Fprintf(w, "    %s\n", l)
+				}
+			}
+			if r.Hint != "" && !r.Passed {
+				fmt.Fprintf(w, "    hint: %s\n", r.Hint)
+			}
+		}
+	}
+	what := "objects checked"
+	if rep.Command != "verify-install" {
+		what = "subjects checked"
+	}
+	fmt.Fprintf(w, "\n%d %s, %d failed (%d errors, %d warnings)\n",
+		rep.Summary.Checked, what, rep.Summary.Failed, rep.Summary.Errors, rep.Summary.Warnings)
+	return nil
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// junit writes one testsuite per section and one testcase per result. Warnings and info
+// are failures only when they failed; their type says the severity.
+func junit(w io.Writer, rep *check.Report) error {
+	out := junitSuites{Name: "istioctl " + rep.Command}
+	index := map[string]int{}
+	for _, r := range rep.Results {
+		i, ok := index[r.Section]
+		if !ok {
+			i = len(out.Suites)
+			index[r.Section] = i
+			out.Suites = append(out.Suites, junitSuite{Name: r.Section})
+		}
+		c := junitCase{Name: r.Object, ClassName: r.Check, SystemOut: r.Message}
+		if !r.Passed {
+			text := r.Message
+			if r.Diff != "" {
+				text += "\n" + r.Diff
+			}
+			if r.Hint != "" {
+				text += "\nhint: " + r.Hint
+			}
+			msg := r.Message
+			if r.Code != "" {
+				msg = "[" + r.Code + "] " + msg
+			}
+			c.Failure = &junitFailure{Message: msg, Type: string(r.Severity), Text: text}
+			out.Suites[i].Failures++
+			out.Failures++
+		}
+		out.Suites[i].Cases = append(out.Suites[i].Cases, c)
+		out.Suites[i].Tests++
+		out.Tests++
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
