@@ -47,7 +47,9 @@ unset KUBECONFIG
 # Nothing may be fetched from here on: there is no network, and there must be no need.
 export GOPROXY=off GOFLAGS=-mod=readonly
 log "running go test ./... against the local cluster"
-go test -count=1 ${TEST_FLAGS:-} ./...
+# One package at a time: the e2e packages share the cluster, and some install and purge
+# cluster-wide objects (CRDs, webhooks).
+go test -count=1 -p 1 ${TEST_FLAGS:-} ./...
 if [ -z "${TEST_FLAGS:-}" ]; then
 	log "short fuzz runs (make fuzz runs them for 2 minutes each)"
 	"$root/hack/fuzz.sh" "${FUZZTIME:-10s}"

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -176,6 +177,17 @@ func sevRank(s Severity) int {
 		return 1
 	}
 	return 2
+}
+
+// objectRank orders objects by kind, then by component: istiod before the gateways.
+func objectRank(o *unstructured.Unstructured) int {
+	comp := 9
+	for i, c := range component.All {
+		if string(c.Name) == o.GetLabels()["operator.istio.io/component"] {
+			comp = i
+		}
+	}
+	return kindRank(o.GetKind())*10 + comp
 }
 
 // kindRank orders objects by how much a problem with them matters: the control plane's

@@ -43,7 +43,7 @@ func Verify() []Check {
 func objectHealth(ctx context.Context, env *Env) []Result {
 	var out []Result
 	for _, o := range env.Expected() {
-		r := Result{Object: kube.Describe(o), rank: kindRank(o.GetKind())}
+		r := Result{Object: kube.Describe(o), rank: objectRank(o)}
 		live, err := env.Client.Get(ctx, o)
 		switch {
 		case err != nil:
@@ -162,7 +162,7 @@ func drift(ctx context.Context, env *Env) []Result {
 		}
 		var diffs []string
 		diffInto(o.GetKind(), "", o.Object, live.Object, &diffs)
-		r := Result{Object: kube.Describe(o), rank: kindRank(o.GetKind()), Passed: len(diffs) == 0, Message: "as rendered"}
+		r := Result{Object: kube.Describe(o), rank: objectRank(o), Passed: len(diffs) == 0, Message: "as rendered"}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("%d field(s) differ from the spec", len(diffs))
 			r.Diff = strings.Join(diffs, "\n")
@@ -197,7 +197,8 @@ func diffInto(kind, path string, want, live any, out *[]string) {
 			}
 			lv, present := l[k]
 			if !present {
-				if !empty(w[k]) {
+				// The API drops empty values of optional fields.
+				if !empty(w[k]) && !zero(w[k]) {
 					*out = append(*out, line(p, w[k], nil))
 				}
 				continue
@@ -215,6 +216,34 @@ func diffInto(kind, path string, want, live any, out *[]string) {
 		}
 	case nil:
 		// The spec sets nothing here.
+	case string, bool, int64, float64:
+		if live == nil && zero(want) {
+			return // the API drops empty values of optional fields
+		}
+		diffScalar(path, want, live, out)
+	default:
+		if !sameScalar(want, live) {
+			*out = append(*out, line(path, want, live))
+		}
+	}
+}
+
+func zero(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return t == ""
+	case bool:
+		return !t
+	case int64:
+		return t == 0
+	case float64:
+		return t == 0
+	}
+	return false
+}
+
+func diffScalar(path string, want, live any, out *[]string) {
+	switch w := want.(type) {
 	case string:
 		l, ok := live.(string)
 		switch {
