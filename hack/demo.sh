@@ -20,20 +20,9 @@ fi
 source "$STATE/env"
 
 "$ISTIOCTL" version
-
-# has CMD: the command is in istioctl's list of commands
-has() { "$ISTIOCTL" --help | grep -qE "^  $1( |$)"; }
-missing=()
-if has install; then
-	"$ISTIOCTL" install -y
-else
-	missing+=("istioctl install (issue: install/upgrade/uninstall)")
-fi
-if has verify-install; then
-	"$ISTIOCTL" verify-install
-else
-	missing+=("istioctl verify-install (issue: verify-install and precheck)")
-fi
+"$ISTIOCTL" x precheck
+"$ISTIOCTL" install -y
+"$ISTIOCTL" verify-install
 
 cat <<MSG
 
@@ -44,8 +33,3 @@ The local cluster is up. To use it from this shell:
 To stop it and remove its state:
   make cluster-down
 MSG
-if [ ${#missing[@]} -gt 0 ]; then
-	echo
-	echo "Not done yet, because these commands do not exist yet:"
-	printf '  - %s\n' "${missing[@]}"
-fi

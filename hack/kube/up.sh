@@ -119,7 +119,8 @@ kubectl() { "$BIN/kubectl" --kubeconfig "$K" --cache-dir "$KUBECACHEDIR" "$@"; }
 start() { # name args... : runs $BIN/name in the background, recording pid and binary
 	local name=$1; shift
 	local exe; exe=$(readlink -f "$BIN/$name")
-	nohup "$exe" "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+	# 9>&-: the component must not inherit (and so keep holding) the start-up lock.
+	nohup "$exe" "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null 9>&- &
 	echo "$! $exe" >"$STATE/pids/$name.pid"
 }
 alive() { local pid; read -r pid _ <"$STATE/pids/$1.pid"; kill -0 "$pid" 2>/dev/null; }
@@ -208,9 +209,17 @@ nodes_ready() { kubectl wait --for=condition=Ready node --all --timeout=1s; }
 wait_for kwok "$NODES kwok nodes to be Ready" nodes_ready
 wait_for kube-controller-manager "the default ServiceAccount" kubectl -n default get serviceaccount default
 
+# A test binary that dies without stopping its cluster (a test timeout panics) would leave
+# it running: with CLUSTER_OWNER_PID set, a watchdog stops the cluster when that process ends.
+if [ -n "${CLUSTER_OWNER_PID:-}" ]; then
+	nohup bash -c 'while kill -0 "$0" 2>/dev/null && [ -d "$1/pids" ]; do sleep 1; done; [ ! -d "$1/pids" ] || STATE="$1" "$2"' \
+		"$CLUSTER_OWNER_PID" "$STATE" "$here/down.sh" >"$STATE/logs/watchdog.log" 2>&1 </dev/null 9>&- &
+fi
+
 cat >"$STATE/env" <<ENV
 export KUBECONFIG=$KUBECONFIG_FILE
 export KUBECACHEDIR=$KUBECACHEDIR
 ENV
+[ -z "${CLUSTER_UP_LOCKED:-}" ] || exec 9>&-
 log "cluster up in $((SECONDS - started))s: apiserver https://127.0.0.1:$API_PORT, $NODES kwok nodes, state in $STATE"
 cat "$STATE/env"

@@ -105,7 +105,7 @@ func open() (*Cluster, error) {
 
 func (c *Cluster) start() error {
 	cmd := exec.Command(filepath.Join(c.root, "hack/kube/up.sh"))
-	cmd.Env = append(os.Environ(), "STATE="+c.state)
+	cmd.Env = append(os.Environ(), "STATE="+c.state, fmt.Sprintf("CLUSTER_OWNER_PID=%d", os.Getpid()))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
