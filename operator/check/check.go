@@ -65,6 +65,8 @@ type Env struct {
 	Installed []*unstructured.Unstructured
 	// Version is the Istio version the spec installs.
 	Version string
+	// FromVersion is precheck's --from-version: the release being upgraded from.
+	FromVersion string
 }
 
 // Expected returns every expected object.

@@ -28,7 +28,7 @@ const (
 
 // Precheck is x precheck's selection of checks.
 func Precheck() []Check {
-	return []Check{
+	return append([]Check{
 		{ID: "kubernetes-version", Title: "Kubernetes is recent enough", Section: SectionKubernetes, Severity: Error, Code: "IST0142",
 			Hint: "upgrade the cluster to Kubernetes " + MinKubernetes + " or later", Run: kubernetesVersion},
 		{ID: "permissions", Title: "You may create, change and delete what the install renders", Section: SectionPermissions, Severity: Error, Code: "IST0141",
@@ -41,7 +41,7 @@ func Precheck() []Check {
 			Hint: "CNI and ztunnel pods are privileged: install them into a namespace whose pod-security.kubernetes.io/enforce is privileged (e.g. kube-system)", Run: podSecurity},
 		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
 			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
-	}
+	}, morePrechecks...)
 }
 
 func kubernetesVersion(ctx context.Context, env *Env) []Result {
@@ -124,7 +124,7 @@ func permissions(ctx context.Context, env *Env) []Result {
 func existingControlPlane(ctx context.Context, env *Env) []Result {
 	cps, err := env.Client.ControlPlanes(ctx, "")
 	if err != nil {
-		return []Result{{Object: "(Cluster)", Message: err.Error()}}
+		return notChecked(err)
 	}
 	if len(cps) == 0 {
 		return []Result{{Object: "(Cluster)", Passed: true, Severity: Info, Message: "no Istio control plane installed"}}

@@ -140,3 +140,35 @@ func TestDeterministic(t *testing.T) {
 		t.Error("two renders of the same spec differ")
 	}
 }
+
+// TestGoldenK8sSettings renders a spec setting every components.*.k8s field (istiod, and an
+// extra gateway in its own namespace) and keeps the affected objects as a golden file.
+func TestGoldenK8sSettings(t *testing.T) {
+	res, err := spec.Resolve(spec.Options{Files: []string{"../../testdata/spec/k8s/all-settings.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := render.NewRenderer("")
+	ms, _, err := r.Render(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*unstructured.Unstructured
+	for _, m := range ms {
+		if m.Instance.Key() != "Pilot" && m.Instance.Key() != "IngressGateways/edge" {
+			continue
+		}
+		for _, o := range m.Objects {
+			switch o.GetKind() {
+			case "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget":
+				kept = append(kept, o)
+			}
+		}
+	}
+	render.Sort(kept)
+	out, err := render.YAML(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "../../testdata/manifests/k8s-settings.yaml", out)
+}

@@ -28,6 +28,7 @@ type CheckAction struct {
 	FailOn   string
 	// FromSpec says checks need the rendered spec even without -f (precheck does).
 	FromSpec    bool
+	FromVersion string
 	Globals     *Globals
 	In          io.Reader
 	Out, ErrOut io.Writer
@@ -49,6 +50,9 @@ func newCheckCommand(g *Globals, use, short, example string, checks func() []che
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "The control plane revision to check")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json, yaml or junit")
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
+	if use == "precheck" {
+		cmd.Flags().StringVar(&a.FromVersion, "from-version", "", "The Istio version you upgrade from (e.g. 1.21): adds notes on behaviour that changed since")
+	}
 	return cmd
 }
 
@@ -66,10 +70,12 @@ func newVerifyInstallCommand(g *Globals) *cobra.Command {
 }
 
 func newPrecheckCommand(g *Globals) *cobra.Command {
-	return newCheckCommand(g, "precheck",
+	cmd := newCheckCommand(g, "precheck",
 		"Check, before installing, that the cluster and you can take the install",
 		`  istioctl x precheck
-  istioctl x precheck -f my-spec.yaml -o json`, check.Precheck, true)
+  istioctl x precheck -f my-spec.yaml -o json
+  istioctl x precheck --from-version 1.21`, check.Precheck, true)
+	return cmd
 }
 
 func newExperimentalCommand(g *Globals) *cobra.Command {
@@ -99,7 +105,7 @@ func (a *CheckAction) Run(ctx context.Context) error {
 	if _, err := client.ServerVersion(ctx); err != nil {
 		return err
 	}
-	env := &check.Env{Client: client, IstioNamespace: a.Globals.IstioNamespace, Revision: a.Revision, Version: version.Version}
+	env := &check.Env{Client: client, IstioNamespace: a.Globals.IstioNamespace, Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
 	withSpec := a.FromSpec || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0
 	if withSpec {
 		opts := a.Spec.options(a.In)

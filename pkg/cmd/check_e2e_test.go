@@ -57,14 +57,19 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = ist("uninstall", "-r", "default", "-y") })
 
-	// A fresh-enough cluster passes precheck; its report has a stable shape.
-	out, err := ist("x", "precheck")
-	if err != nil {
-		t.Fatalf("precheck: %v\n%s", err, out)
+	// A fresh-enough cluster passes precheck; its reports are kept as golden files.
+	for _, f := range []string{"text", "json", "junit"} {
+		out, err := ist("x", "precheck", "-o", f)
+		if err != nil {
+			t.Fatalf("precheck -o %s: %v\n%s", f, err, out)
+		}
+		golden.Check(t, "testdata/check/precheck-fresh."+f, []byte(normalize(out)))
+		if f == "text" && !strings.Contains(out, "Istio is safe to install or upgrade") {
+			t.Errorf("precheck output:\n%s", out)
+		}
 	}
-	if !strings.Contains(out, "Istio is safe to install or upgrade") {
-		t.Errorf("precheck output:\n%s", out)
-	}
+	var out string
+	var err error
 
 	if out, err := ist("install", "-y"); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)

@@ -53,13 +53,15 @@ func TestInstallProfilesE2E(t *testing.T) {
 	// A dry run of demo writes nothing (the namespace is created first so the server checks
 	// every object).
 	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
-	before := versions()
-	out := istioctl("install", "--set", "profile=demo", "--dry-run")
-	if !strings.Contains(out, "Dry run complete, nothing was written") {
-		t.Errorf("dry run output:\n%s", out)
-	}
-	if after := versions(); !equalMaps(before, after) {
-		t.Errorf("the dry run changed the cluster:\nbefore %v\nafter  %v", before, after)
+	for _, profile := range []string{"default", "demo", "ambient"} {
+		before := versions()
+		out := istioctl("install", "--set", "profile="+profile, "--dry-run")
+		if !strings.Contains(out, "Dry run complete, nothing was written") || strings.Contains(out, "namespace does not exist") {
+			t.Errorf("%s dry run output:\n%s", profile, out)
+		}
+		if after := versions(); !equalMaps(before, after) {
+			t.Errorf("the %s dry run changed the cluster:\nbefore %v\nafter  %v", profile, before, after)
+		}
 	}
 
 	for _, profile := range []string{"default", "demo", "minimal", "ambient"} {

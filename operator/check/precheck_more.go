@@ -1,0 +1,169 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"istio.io/api/annotation"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+)
+
+// SectionUpgrade holds the --from-version notes.
+const SectionUpgrade = "Upgrade notes"
+
+func init() {
+	morePrechecks = []Check{
+		{ID: "injector-overlap", Title: "No other sidecar injector claims the namespaces this one will", Section: SectionExisting, Severity: Error, Code: "IST0139",
+			Hint: "remove the other injector, or install with --revision and move namespaces over with istio.io/rev labels", Run: injectorOverlap},
+		{ID: "alpha-annotations", Title: "Alpha annotations in use", Section: SectionNamespaces, Severity: Info, Code: "IST0136",
+			Hint: "alpha annotations may change or go away in a later release", Run: alphaAnnotations},
+		{ID: "upgrade-notes", Title: "Behaviour that changed since --from-version", Section: SectionUpgrade, Severity: Warning, Code: "IST0169",
+			Hint: "see the release notes of every version in between", Run: upgradeNotes},
+	}
+}
+
+var morePrechecks []Check
+
+var mwcGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"}
+
+// injectorOverlap finds sidecar injectors, not installed by this install, that already
+// inject the namespaces the default revision's injector would (istio-injection=enabled):
+// two injectors on one namespace make every pod creation conflict.
+func injectorOverlap(ctx context.Context, env *Env) []Result {
+	rev := env.Revision
+	if rev == "" {
+		rev = "default"
+	}
+	list, err := env.Client.List(ctx, mwcGVK, "app=sidecar-injector")
+	if err != nil {
+		return notChecked(err)
+	}
+	var out []Result
+	for i := range list {
+		w := &list[i]
+		l := w.GetLabels()
+		ours := l["install.operator.istio.io/owning-resource-namespace"] == env.IstioNamespace && l["istio.io/rev"] == rev
+		r := Result{Object: "MutatingWebhookConfiguration/" + w.GetName(), Passed: true,
+			Message: fmt.Sprintf("injector of revision %q", l["istio.io/rev"])}
+		if !ours && rev == "default" && injectsDefaultNamespaces(w) && !strings.Contains(w.GetName(), "deactivated") {
+			r.Passed = false
+			r.Message = fmt.Sprintf("already injects namespaces labelled istio-injection=enabled (revision %q): creating default injection would conflict", l["istio.io/rev"])
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: "no sidecar injector installed"})
+	}
+	return out
+}
+
+func injectsDefaultNamespaces(w *unstructured.Unstructured) bool {
+	hooks, _, _ := unstructured.NestedSlice(w.Object, "webhooks")
+	for _, h := range hooks {
+		m, _ := h.(map[string]any)
+		sel, _, _ := unstructured.NestedMap(m, "namespaceSelector")
+		if labels, ok := sel["matchLabels"].(map[string]any); ok && labels["istio-injection"] == "enabled" {
+			return true
+		}
+		exprs, _ := sel["matchExpressions"].([]any)
+		for _, e := range exprs {
+			em, _ := e.(map[string]any)
+			vals, _ := em["values"].([]any)
+			if em["key"] == "istio-injection" && em["operator"] == "In" {
+				for _, v := range vals {
+					if v == "enabled" {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// alphaAnnotations reports Istio annotations whose feature status is alpha on namespaces,
+// services, deployments and pods (one list per kind: linear in the cluster's size).
+func alphaAnnotations(ctx context.Context, env *Env) []Result {
+	alpha := map[string]bool{}
+	for _, a := range annotation.AllResourceAnnotations() {
+		if a.FeatureStatus == annotation.Alpha && !a.Hidden && !a.Deprecated {
+			alpha[a.Name] = true
+		}
+	}
+	kinds := []schema.GroupVersionKind{
+		{Version: "v1", Kind: "Namespace"}, {Version: "v1", Kind: "Service"},
+		{Group: "apps", Version: "v1", Kind: "Deployment"}, {Version: "v1", Kind: "Pod"},
+	}
+	var out []Result
+	for _, gvk := range kinds {
+		items, err := env.Client.List(ctx, gvk, "")
+		if err != nil {
+			return notChecked(err)
+		}
+		for _, it := range items {
+			var used []string
+			for k := range it.GetAnnotations() {
+				if alpha[k] {
+					used = append(used, k)
+				}
+			}
+			if len(used) == 0 {
+				continue
+			}
+			sort.Strings(used)
+			obj := gvk.Kind + "/" + it.GetName()
+			if ns := it.GetNamespace(); ns != "" {
+				obj = gvk.Kind + "/" + ns + "/" + it.GetName()
+			}
+			out = append(out, Result{Object: obj, Message: "uses alpha annotation(s) " + strings.Join(used, ", ")})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: "no alpha annotation in use"})
+	}
+	return out
+}
+
+// notChecked turns a read the user may not make into a note rather than a failure: the
+// permissions check already reports what the user lacks.
+func notChecked(err error) []Result {
+	if apierrors.IsForbidden(err) || strings.Contains(err.Error(), "permission denied") {
+		return []Result{{Object: "(Cluster)", Passed: true, Severity: Info, Message: "not checked: " + err.Error()}}
+	}
+	return []Result{{Object: "(Cluster)", Message: err.Error()}}
+}
+
+var svcGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+
+// upgradeNotes: coming from 1.21 or older, a zipkin Service in the istio namespace means
+// tracing was relying on a default that changed.
+func upgradeNotes(ctx context.Context, env *Env) []Result {
+	if env.FromVersion == "" {
+		return nil
+	}
+	from, err := utilversion.ParseGeneric(env.FromVersion)
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("--from-version %q: want a version like 1.21", env.FromVersion)}}
+	}
+	if from.AtLeast(utilversion.MustParseGeneric("1.22")) {
+		return []Result{{Object: "(Cluster)", Passed: true, Message: "no behaviour change to note since " + env.FromVersion}}
+	}
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(svcGVK)
+	o.SetNamespace(env.IstioNamespace)
+	o.SetName("zipkin")
+	live, err := env.Client.Get(ctx, o)
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: err.Error()}}
+	}
+	if live == nil {
+		return []Result{{Object: "(Cluster)", Passed: true, Message: "no zipkin Service: the tracing default change does not matter here"}}
+	}
+	return []Result{{Object: "Service/" + env.IstioNamespace + "/zipkin",
+		Message: "tracing no longer defaults to zipkin since 1.22: configure a tracing provider in meshConfig.extensionProviders"}}
+}

@@ -1,0 +1,46 @@
+package render_test
+
+import (
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/manifests"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+func BenchmarkRenderDefault(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		res, err := spec.Resolve(spec.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, _ := render.NewRenderer("")
+		ms, _, err := r.Render(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := render.YAML(render.All(ms)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseCRDs(b *testing.B) {
+	data, _ := manifests.Charts.ReadFile("charts/base/crds/crd-all.gen.yaml")
+	for i := 0; i < b.N; i++ {
+		if _, err := render.ParseObjects(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkYAMLCRDs(b *testing.B) {
+	data, _ := manifests.Charts.ReadFile("charts/base/crds/crd-all.gen.yaml")
+	objs, _ := render.ParseObjects(data)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := render.YAML(objs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
