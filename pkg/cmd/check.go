@@ -12,8 +12,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -108,20 +106,11 @@ func (a *CheckAction) Run(ctx context.Context) error {
 	env := &check.Env{Client: client, IstioNamespace: a.Globals.IstioNamespace, Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
 	withSpec := a.FromSpec || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0
 	if withSpec {
-		opts := a.Spec.options(a.In)
-		opts.Revision = a.Revision
-		res, err := spec.Resolve(opts)
-		printWarnings(a.ErrOut, res)
+		res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision)
 		if err != nil {
 			return err
 		}
-		r, err := render.NewRenderer(res.IOP.Spec.InstallPackagePath)
-		if err != nil {
-			return err
-		}
-		if env.Manifests, _, err = r.Render(res); err != nil {
-			return err
-		}
+		env.Manifests = manifests
 		env.Revision = res.IOP.Spec.Revision
 		if ns := res.IOP.Metadata.Namespace; ns != "" {
 			env.IstioNamespace = ns

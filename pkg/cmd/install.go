@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -71,21 +69,7 @@ func (a *InstallAction) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
-	opts := a.Spec.options(a.In)
-	opts.Revision = a.Revision
-	res, err := spec.Resolve(opts)
-	printWarnings(a.ErrOut, res)
-	if err != nil {
-		return err
-	}
-	r, err := render.NewRenderer(res.IOP.Spec.InstallPackagePath)
-	if err != nil {
-		return err
-	}
-	manifests, warnings, err := r.Render(res)
-	for _, w := range warnings {
-		fmt.Fprintf(a.ErrOut, "! warning: %s\n", w)
-	}
+	res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision)
 	if err != nil {
 		return err
 	}
@@ -101,13 +85,9 @@ func (a *InstallAction) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	ns := res.IOP.Metadata.Namespace
-	if ns == "" {
-		ns = "istio-system"
-	}
 	in := &install.Installer{
 		Client: client,
-		Owner:  install.Owner{Name: res.IOP.Metadata.Name, Namespace: ns, Revision: res.IOP.Spec.Revision, Version: version.Version},
+		Owner:  ownerOf(res),
 		Events: printer.NewEvents(a.Out, printer.Format(a.Output)),
 		Opts:   install.Options{DryRun: a.DryRun, Timeout: a.Timeout},
 	}

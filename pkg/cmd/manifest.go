@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
 func newManifestCommand(g *Globals) *cobra.Command {
@@ -75,21 +73,7 @@ func (a *ManifestGenerateAction) Run(context.Context) error {
 		}
 		only = append(only, n)
 	}
-	opts := a.Spec.options(a.In)
-	opts.Revision = a.Revision
-	res, err := spec.Resolve(opts)
-	printWarnings(a.ErrOut, res)
-	if err != nil {
-		return err
-	}
-	r, err := render.NewRenderer(manifestsDir(res))
-	if err != nil {
-		return err
-	}
-	manifests, warnings, err := r.Render(res, only...)
-	for _, w := range warnings {
-		fmt.Fprintf(a.ErrOut, "! warning: %s\n", w)
-	}
+	_, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, only...)
 	if err != nil {
 		return err
 	}
@@ -105,10 +89,6 @@ func (a *ManifestGenerateAction) Run(context.Context) error {
 	}
 	_, err = a.Out.Write(out)
 	return err
-}
-
-func manifestsDir(res *spec.Resolved) string {
-	return res.IOP.Spec.InstallPackagePath
 }
 
 func isDirTarget(p string) bool {

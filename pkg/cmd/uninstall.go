@@ -10,9 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // UninstallAction removes a revision's control plane, or with Purge everything installed.
@@ -69,10 +67,7 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
-	opts := a.Spec.options(a.In)
-	opts.Revision = a.Revision
-	res, err := spec.Resolve(opts)
-	printWarnings(a.ErrOut, res)
+	res, err := a.Spec.resolve(a.In, a.ErrOut, a.Revision)
 	if err != nil {
 		return err
 	}
@@ -83,13 +78,9 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	if _, err := client.ServerVersion(ctx); err != nil {
 		return err
 	}
-	ns := res.IOP.Metadata.Namespace
-	if ns == "" {
-		ns = "istio-system"
-	}
 	in := &install.Installer{
 		Client: client,
-		Owner:  install.Owner{Name: res.IOP.Metadata.Name, Namespace: ns, Revision: res.IOP.Spec.Revision, Version: version.Version},
+		Owner:  ownerOf(res),
 		Events: printer.NewEvents(a.Out, printer.Format(a.Output)),
 	}
 	uopts := install.UninstallOptions{Purge: a.Purge, DryRun: a.DryRun, Timeout: a.Timeout}
