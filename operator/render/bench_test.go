@@ -15,6 +15,7 @@ func BenchmarkRenderDefault(b *testing.B) {
 			b.Fatal(err)
 		}
 		r, _ := render.NewRenderer("")
+		r.LazyCRDs = true
 		ms, _, err := r.Render(res)
 		if err != nil {
 			b.Fatal(err)

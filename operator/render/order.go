@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
+	yamlv2 "go.yaml.in/yaml/v2"
 )
 
 // kindRank orders output as upstream's manifest generate does: CRDs first, Services last,
@@ -57,7 +57,13 @@ func YAML(objs []*unstructured.Unstructured) ([]byte, error) {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
-		b, err := sigsyaml.Marshal(o.Object)
+		if raw, ok := pristine.Load(o); ok {
+			buf.Write(raw.([]byte))
+			continue
+		}
+		// The same text sigs.k8s.io/yaml's Marshal gives (keys sorted, its style of lists),
+		// without its detour through JSON, which cost most of printing a render.
+		b, err := yamlv2.Marshal(o.Object)
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,7 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
+		"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -36,6 +35,9 @@ type Renderer struct {
 	Charts *Charts
 	// KubeVersion is the cluster version charts see (.Capabilities.KubeVersion).
 	KubeVersion string
+	// LazyCRDs parses pre-rendered CRDs only as far as their metadata: enough to sort and
+	// print them (manifest generate), not to apply them (see Materialize).
+	LazyCRDs bool
 }
 
 // NewRenderer uses the embedded charts, or <manifestsDir>/charts.
@@ -114,16 +116,14 @@ func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) 
 		}
 		objs = append(objs, parsed...)
 	}
+	labels := chartLabels(ch.Metadata.Name, ch.Metadata.Version, ch.Metadata.AppVersion)
 	for _, f := range ch.CRDObjects() {
-		parsed, err := ParseObjects(f.File.Data)
+		// As upstream's output: the chart's standard labels replace the CRD's own.
+		crds, err := crdObjects(f.File.Data, labels, r.LazyCRDs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", f.Filename, err)
 		}
-		for _, crd := range parsed {
-			// As upstream's output: the chart's standard labels replace the CRD's own.
-			crd.SetLabels(chartLabels(ch.Metadata.Name, ch.Metadata.Version, ch.Metadata.AppVersion))
-		}
-		objs = append(objs, parsed...)
+		objs = append(objs, crds...)
 	}
 	revision, _ := spec.Lookup(tree, "spec", "revision")
 	rev, _ := revision.(string)
@@ -166,40 +166,59 @@ func cleanHelmError(err error) error {
 func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*unstructured.Unstructured
-	for {
-		var node yaml.Node
-		err := dec.Decode(&node)
+	for doc := 1; ; doc++ {
+		var v any
+		err := dec.Decode(&v)
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		var v any
-		if err := node.Decode(&v); err != nil {
-			return nil, err
-		}
 		if v == nil {
 			continue
 		}
-		// Through JSON, so numbers are int64 or float64 as the Kubernetes libraries expect.
-		j, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
+		m, ok := jsonValue(v).(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("document %d is not an object", doc)
 		}
-		if string(j) == "{}" {
+		if len(m) == 0 {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(j); err != nil {
-			if len(u.Object) == 0 || u.GetKind() == "" {
-				return nil, fmt.Errorf("object without kind or apiVersion at line %d", node.Line)
-			}
-			return nil, err
-		}
+		u := &unstructured.Unstructured{Object: m}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("object without kind or apiVersion at line %d", node.Line)
+			return nil, fmt.Errorf("document %d: object without kind or apiVersion", doc)
 		}
 		out = append(out, u)
 	}
+}
+
+// jsonValue converts what the YAML decoder gives into the types JSON decoding gives and
+// the Kubernetes libraries expect: int64 and float64 numbers, string-keyed maps.
+func jsonValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = jsonValue(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = jsonValue(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = jsonValue(x)
+		}
+		return t
+	case int:
+		return int64(t)
+	case uint64:
+		return int64(t)
+	case float32:
+		return float64(t)
+	}
+	return v
 }

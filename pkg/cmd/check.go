@@ -106,7 +106,7 @@ func (a *CheckAction) Run(ctx context.Context) error {
 	env := &check.Env{Client: client, IstioNamespace: a.Globals.IstioNamespace, Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
 	withSpec := a.FromSpec || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0
 	if withSpec {
-		res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision)
+		res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, false)
 		if err != nil {
 			return err
 		}

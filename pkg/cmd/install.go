@@ -69,7 +69,7 @@ func (a *InstallAction) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
-	res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision)
+	res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, false)
 	if err != nil {
 		return err
 	}

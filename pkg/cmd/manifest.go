@@ -73,7 +73,7 @@ func (a *ManifestGenerateAction) Run(context.Context) error {
 		}
 		only = append(only, n)
 	}
-	_, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, only...)
+	_, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, true, only...)
 	if err != nil {
 		return err
 	}

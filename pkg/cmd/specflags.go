@@ -47,7 +47,9 @@ func (f *SpecFlags) resolve(in io.Reader, errOut io.Writer, revision string) (*s
 
 // render resolves and renders the spec (only the given components, if any), printing the
 // spec's and the charts' warnings to errOut.
-func (f *SpecFlags) render(in io.Reader, errOut io.Writer, revision string, only ...component.Name) (*spec.Resolved, []render.Manifest, error) {
+//
+// lazy leaves CRD bodies unparsed (see render.Renderer.LazyCRDs): for printing only.
+func (f *SpecFlags) render(in io.Reader, errOut io.Writer, revision string, lazy bool, only ...component.Name) (*spec.Resolved, []render.Manifest, error) {
 	res, err := f.resolve(in, errOut, revision)
 	if err != nil {
 		return res, nil, err
@@ -56,6 +58,7 @@ func (f *SpecFlags) render(in io.Reader, errOut io.Writer, revision string, only
 	if err != nil {
 		return res, nil, err
 	}
+	r.LazyCRDs = lazy
 	manifests, warnings, err := r.Render(res, only...)
 	for _, w := range warnings {
 		fmt.Fprintf(errOut, "! warning: %s\n", w)
