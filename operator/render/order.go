@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	yamlv2 "go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // kindRank orders output as upstream's manifest generate does: CRDs first, Services last,

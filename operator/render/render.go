@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
