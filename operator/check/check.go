@@ -212,3 +212,25 @@ func kindRank(kind string) int {
 	}
 	return 4
 }
+
+// Prefix puts p before every result's section (a revision when several are checked).
+func (r *Report) Prefix(p string) {
+	for i := range r.Results {
+		r.Results[i].Section = p + r.Results[i].Section
+	}
+}
+
+// Merge joins reports of one command, keeping each report's order, and sums them up.
+func Merge(command string, reports ...*Report) *Report {
+	out := &Report{Command: command}
+	for _, r := range reports {
+		out.Results = append(out.Results, r.Results...)
+		out.Summary.Checked += r.Summary.Checked
+		out.Summary.Failed += r.Summary.Failed
+		out.Summary.Errors += r.Summary.Errors
+		out.Summary.Warnings += r.Summary.Warnings
+	}
+	// Failures first across reports too, keeping their order otherwise.
+	sort.SliceStable(out.Results, func(i, j int) bool { return !out.Results[i].Passed && out.Results[j].Passed })
+	return out
+}

@@ -96,6 +96,27 @@ func removalRank(o *unstructured.Unstructured) int {
 	return rank
 }
 
+// waitGone waits until every object in objs no longer exists.
+func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		for {
+			live, err := in.Client.Get(ctx, o)
+			if err != nil {
+				return err
+			}
+			if live == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(o), live.GetFinalizers(), ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
 // Uninstall removes the targets and waits until they are gone.
 func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
 	if in.Events == nil {
@@ -107,7 +128,17 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	var deleted []*unstructured.Unstructured
 	for _, o := range targets {
+		if o.GetKind() == "CustomResourceDefinition" && !opts.DryRun {
+			// Everything else first, gone; then the CRDs one at a time, each gone before the
+			// next: deleting CRDs of one group together can leave one stuck terminating
+			// ("storage is (re)initializing" while its instances are listed).
+			if err := in.waitGone(ctx, deleted); err != nil {
+				return err
+			}
+			deleted = nil
+		}
 		if err := in.Client.Delete(ctx, o, opts.DryRun); err != nil {
 			in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 			return err
@@ -117,23 +148,11 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 			e.Status = "would be removed"
 		}
 		in.Events.Emit(e)
+		deleted = append(deleted, o)
 	}
 	if !opts.DryRun {
-		for _, o := range targets {
-			for {
-				live, err := in.Client.Get(ctx, o)
-				if err != nil {
-					return err
-				}
-				if live == nil {
-					break
-				}
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(o), live.GetFinalizers(), ctx.Err())
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
+		if err := in.waitGone(ctx, deleted); err != nil {
+			return err
 		}
 	}
 	end := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(targets))}

@@ -115,21 +115,42 @@ func (a *CheckAction) Run(ctx context.Context) error {
 		if ns := res.IOP.Metadata.Namespace; ns != "" {
 			env.IstioNamespace = ns
 		}
-	} else {
-		installed, err := installedObjects(ctx, a, env)
-		if err != nil {
-			return err
-		}
-		if len(installed) == 0 {
-			rev := a.Revision
-			if rev == "" {
-				rev = "default"
-			}
-			return fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", rev, env.IstioNamespace)
-		}
-		env.Installed = installed
 	}
-	rep := check.Run(ctx, a.Command, a.Checks(), env)
+	var rep *check.Report
+	if withSpec {
+		rep = check.Run(ctx, a.Command, a.Checks(), env)
+	} else {
+		// Without a spec: every installed revision (or the one asked for), found by the
+		// ownership labels, each checked as installed.
+		revisions := []string{a.Revision}
+		if a.Revision == "" {
+			if revisions, err = installedRevisions(ctx, env); err != nil {
+				return err
+			}
+		}
+		var reports []*check.Report
+		for _, rev := range revisions {
+			renv := *env
+			renv.Revision = rev
+			installed, err := installedObjects(ctx, &renv)
+			if err != nil {
+				return err
+			}
+			if len(installed) == 0 {
+				if rev == "" {
+					rev = "default"
+				}
+				return fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", rev, env.IstioNamespace)
+			}
+			renv.Installed = installed
+			r := check.Run(ctx, a.Command, a.Checks(), &renv)
+			if len(revisions) > 1 {
+				r.Prefix(fmt.Sprintf("revision %s: ", revName(rev)))
+			}
+			reports = append(reports, r)
+		}
+		rep = check.Merge(a.Command, reports...)
+	}
 	if err := printer.Report(a.Out, rep, printer.Format(a.Output)); err != nil {
 		return err
 	}
@@ -149,8 +170,41 @@ func (a *CheckAction) Run(ctx context.Context) error {
 	return nil
 }
 
+func revName(rev string) string {
+	if rev == "" {
+		return "default"
+	}
+	return rev
+}
+
+// installedRevisions lists the revisions whose control plane runs in the istio namespace
+// ("" for the default one); just the default when none does.
+func installedRevisions(ctx context.Context, env *check.Env) ([]string, error) {
+	cps, err := env.Client.ControlPlanes(ctx, env.IstioNamespace)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, cp := range cps {
+		rev := cp.Revision
+		if rev == "default" {
+			rev = ""
+		}
+		if !seen[rev] {
+			seen[rev] = true
+			out = append(out, rev)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // installedObjects finds what the install of the revision labelled as its own.
-func installedObjects(ctx context.Context, a *CheckAction, env *check.Env) ([]*unstructured.Unstructured, error) {
+func installedObjects(ctx context.Context, env *check.Env) ([]*unstructured.Unstructured, error) {
 	owner := install.Owner{Namespace: env.IstioNamespace, Revision: env.Revision}
 	var out []*unstructured.Unstructured
 	kinds := append([]schema.GroupVersionKind{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}}, install.PruneKinds...)
