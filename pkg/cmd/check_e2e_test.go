@@ -64,6 +64,12 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 			t.Fatalf("precheck -o %s: %v\n%s", f, err, out)
 		}
 		golden.Check(t, "testdata/check/precheck-fresh."+f, []byte(normalize(out)))
+		if f == "junit" {
+			tests, failures := junitCounts(t, out)
+			if failures != 0 || tests < 40 {
+				t.Errorf("precheck JUnit: %d tests, %d failures", tests, failures)
+			}
+		}
 		if f == "text" && !strings.Contains(out, "Istio is safe to install or upgrade") {
 			t.Errorf("precheck output:\n%s", out)
 		}
@@ -171,6 +177,35 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 	if out, err := ist("verify-install", "--set", "profile=default"); err != nil {
 		t.Errorf("verify-install after the repair: %v\n%s", err, out)
 	}
+}
+
+// junitCounts parses a JUnit report and checks its totals against its test cases.
+func junitCounts(t *testing.T, out string) (tests, failures int) {
+	t.Helper()
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil {
+		t.Fatalf("JUnit does not parse: %v", err)
+	}
+	for _, s := range suites.Suites {
+		for _, c := range s.Cases {
+			tests++
+			if c.Failure != nil {
+				failures++
+			}
+		}
+	}
+	if tests != suites.Tests || failures != suites.Failures {
+		t.Errorf("JUnit totals %d/%d differ from its %d cases, %d failures", suites.Tests, suites.Failures, tests, failures)
+	}
+	return tests, failures
 }
 
 func waitGone(t *testing.T, done func() bool) {
