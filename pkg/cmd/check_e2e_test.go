@@ -56,6 +56,8 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 		t.Fatalf("purge: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = ist("uninstall", "-r", "default", "-y") })
+	// The namespace may exist or not depending on earlier tests; the reports must not.
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
 
 	// A fresh-enough cluster passes precheck; its reports are kept as golden files.
 	for _, f := range []string{"text", "json", "junit"} {
