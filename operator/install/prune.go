@@ -96,5 +96,11 @@ func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (in
 		}
 		in.Events.Emit(e)
 	}
+	if !in.Opts.DryRun {
+		// Done means gone: an install right after must not find them half-deleted.
+		if err := in.waitGone(ctx, stale); err != nil {
+			return 0, err
+		}
+	}
 	return len(stale), nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -88,6 +89,16 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		popts.DryRun = []string{metav1.DryRunAll}
 	}
 	before, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	// An object being deleted (a prune a moment ago, foreground deletion still running)
+	// cannot be applied back to life: wait until it is gone, then create it.
+	for err == nil && before.GetDeletionTimestamp() != nil {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s is still being deleted (finalizers %v): %w", Describe(obj), before.GetFinalizers(), ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+		before, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	}
 	created := apierrors.IsNotFound(err)
 	if err != nil && !created {
 		return nil, c.ExplainError(fmt.Errorf("reading %s: %w", Describe(obj), err))
