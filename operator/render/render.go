@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -54,20 +56,42 @@ func NewRenderer(manifestsDir string) (*Renderer, error) {
 //
 // only, when not empty, limits the render to those components.
 func (r *Renderer) Render(res *spec.Resolved, only ...component.Name) ([]Manifest, []string, error) {
+	var insts []component.Instance
+	for _, inst := range component.Instances(res.IOP) {
+		if len(only) == 0 || slices.Contains(only, inst.Name) {
+			insts = append(insts, inst)
+		}
+	}
+	// Instances render independently: spread them over the CPUs, keep their order.
+	type result struct {
+		objs     []*unstructured.Unstructured
+		warnings []string
+		err      error
+	}
+	results := make([]result, len(insts))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, inst := range insts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			objs, warns, err := r.renderInstance(res.Tree, inst)
+			results[i] = result{objs, warns, err}
+		}()
+	}
+	wg.Wait()
 	var out []Manifest
 	var warnings []string
 	var errs []error
-	for _, inst := range component.Instances(res.IOP) {
-		if len(only) > 0 && !slices.Contains(only, inst.Name) {
-			continue
-		}
-		objs, warns, err := r.renderInstance(res.Tree, inst)
-		if err != nil {
+	for i, inst := range insts {
+		if err := results[i].err; err != nil {
 			errs = append(errs, fmt.Errorf("rendering %s: %w", inst.Key(), err))
 			continue
 		}
-		warnings = append(warnings, warns...)
-		out = append(out, Manifest{Instance: inst, Objects: objs})
+		warnings = append(warnings, results[i].warnings...)
+		out = append(out, Manifest{Instance: inst, Objects: results[i].objs})
 	}
 	return out, warnings, errors.Join(errs...)
 }
