@@ -14,6 +14,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
 // Sections of verify-install.
@@ -198,7 +199,7 @@ func diffInto(kind, path string, want, live any, out *[]string) {
 			lv, present := l[k]
 			if !present {
 				// The API drops empty values of optional fields.
-				if !empty(w[k]) && !zero(w[k]) {
+				if !spec.IsEmpty(w[k]) && !zero(w[k]) {
 					*out = append(*out, line(p, w[k], nil))
 				}
 				continue
@@ -276,18 +277,6 @@ func textDiff(path, want, live string) string {
 		FromFile: path + " (spec)", ToFile: path + " (cluster)", Context: 2,
 	})
 	return strings.TrimRight(d, "\n")
-}
-
-func empty(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
-	}
-	return false
 }
 
 func sameScalar(a, b any) bool {

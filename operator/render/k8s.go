@@ -86,7 +86,7 @@ func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance
 	}
 	for _, field := range sortedKeys(patches) {
 		v, ok := raw[field]
-		if !ok || isEmpty(v) {
+		if !ok || spec.IsEmpty(v) {
 			continue
 		}
 		p := patches[field]
@@ -145,18 +145,6 @@ func deepCopyMap(m map[string]any) map[string]any {
 		out = spec.Merge(map[string]any{}, m)
 	}
 	return out
-}
-
-func isEmpty(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
-	}
-	return false
 }
 
 func sortedKeys(m map[string]k8sPatch) []string {

@@ -51,3 +51,16 @@ func Lookup(tree map[string]any, keys ...string) (any, bool) {
 	}
 	return cur, true
 }
+
+// IsEmpty says v is nil, an empty map or an empty list: a value that sets nothing.
+func IsEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
