@@ -1,0 +1,88 @@
+package check
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestDiffInto(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		kind       string
+		want, live map[string]any
+		diffs      []string // substrings, one per expected diff line group
+	}{
+		{"equal", "ConfigMap", map[string]any{"data": map[string]any{"a": "1"}}, map[string]any{"data": map[string]any{"a": "1", "b": "2"}}, nil},
+		{"changed value", "ConfigMap", map[string]any{"data": map[string]any{"a": "1"}}, map[string]any{"data": map[string]any{"a": "2"}}, []string{`- data.a: "1"`}},
+		{"missing field", "ConfigMap", map[string]any{"data": map[string]any{"a": "1"}}, map[string]any{"data": map[string]any{}}, []string{"data.a"}},
+		{"quantities", "Deployment", map[string]any{"cpu": "2000m", "mem": "1024Mi"}, map[string]any{"cpu": "2", "mem": "1Gi"}, nil},
+		{"different quantities", "Deployment", map[string]any{"cpu": "2000m"}, map[string]any{"cpu": "3"}, []string{"cpu"}},
+		{"dropped empty values", "Deployment", map[string]any{"value": "", "n": int64(0), "b": false, "m": map[string]any{}}, map[string]any{}, nil},
+		{"null in the spec", "Service", map[string]any{"metadata": map[string]any{"annotations": nil}}, map[string]any{"metadata": map[string]any{"annotations": map[string]any{"x": "y"}}}, nil},
+		{"list items compared in place", "Deployment", map[string]any{"l": []any{map[string]any{"name": "a", "v": "1"}}},
+			map[string]any{"l": []any{map[string]any{"name": "a", "v": "1", "defaulted": true}}}, nil},
+		{"list length", "Deployment", map[string]any{"l": []any{"a"}}, map[string]any{"l": []any{"a", "b"}}, []string{"- l:"}},
+		{"multi-line values as a unified diff", "ConfigMap", map[string]any{"mesh": "a: 1\nb: 2"}, map[string]any{"mesh": "a: 1\nb: 3"}, []string{"--- mesh (spec)", "-b: 2", "+b: 3"}},
+		{"istiod's failure policy is not drift", "ValidatingWebhookConfiguration",
+			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Ignore"}}},
+			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Fail"}}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			diffInto(tc.kind, "", tc.want, tc.live, &got)
+			all := strings.Join(got, "\n")
+			if len(tc.diffs) == 0 && len(got) > 0 {
+				t.Fatalf("want no drift, got:\n%s", all)
+			}
+			if len(tc.diffs) > 0 && len(got) == 0 {
+				t.Fatalf("want drift containing %q, got none", tc.diffs)
+			}
+			for _, d := range tc.diffs {
+				if !strings.Contains(all, d) {
+					t.Errorf("drift lacks %q:\n%s", d, all)
+				}
+			}
+		})
+	}
+}
+
+func rankOf(kind, comp string) int {
+	o := &unstructured.Unstructured{}
+	o.SetKind(kind)
+	o.SetLabels(map[string]string{"operator.istio.io/component": comp})
+	return objectRank(o)
+}
+
+func TestReportOrderAndSummary(t *testing.T) {
+	results := []Result{
+		{Object: "ConfigMap/ns/values", rank: rankOf("ConfigMap", "Pilot")},
+		{Object: "Deployment/ns/istio-ingressgateway", rank: rankOf("Deployment", "IngressGateways")},
+		{Object: "Deployment/ns/istiod", rank: rankOf("Deployment", "Pilot")},
+		{Object: "MutatingWebhookConfiguration/x", Severity: Warning, rank: rankOf("MutatingWebhookConfiguration", "Pilot")},
+		{Object: "Service/ns/istiod", Passed: true},
+	}
+	checks := []Check{{ID: "c", Section: "S", Severity: Error,
+		Run: func(context.Context, *Env) []Result { return append([]Result(nil), results...) }}}
+	rep := Run(context.Background(), "verify-install", checks, &Env{})
+	var order []string
+	for _, r := range rep.Results {
+		order = append(order, r.Object)
+	}
+	want := "Deployment/ns/istiod Deployment/ns/istio-ingressgateway ConfigMap/ns/values MutatingWebhookConfiguration/x Service/ns/istiod"
+	if strings.Join(order, " ") != want {
+		t.Errorf("order:\n got %s\nwant %s", strings.Join(order, " "), want)
+	}
+	if s := rep.Summary; s.Checked != 5 || s.Failed != 4 || s.Errors != 3 || s.Warnings != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	if !rep.FailedAt(Error) || !rep.FailedAt(Warning) {
+		t.Error("FailedAt")
+	}
+	onlyWarn := &Report{Results: []Result{{Severity: Warning}}}
+	if onlyWarn.FailedAt(Error) || !onlyWarn.FailedAt(Warning) {
+		t.Error("a warning fails only with --fail-on warning")
+	}
+}
