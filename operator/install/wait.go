@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -39,9 +40,12 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 				return err
 			}
 			var r readiness.Result
-			if live == nil {
+			switch {
+			case live == nil:
 				r = readiness.Result{Status: readiness.InProgress, Message: "not found"}
-			} else {
+			case live.GetKind() == "MutatingWebhookConfiguration" || live.GetKind() == "ValidatingWebhookConfiguration":
+				r = in.webhookReady(ctx, live)
+			default:
 				r = readiness.Check(live)
 			}
 			switch r.Status {
@@ -114,3 +118,41 @@ func listPods(ctx context.Context, ri dynamic.ResourceInterface, selector string
 }
 
 func podProblem(p *corev1.Pod) string { return readiness.PodProblem(p) }
+
+var sliceGVK = schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}
+
+// webhookReady: a webhook configuration is ready when every Service it calls has a ready
+// endpoint. Until then each API request it intercepts fails (failurePolicy Fail) or skips
+// the webhook (Ignore), so the install is not done.
+func (in *Installer) webhookReady(ctx context.Context, wh *unstructured.Unstructured) readiness.Result {
+	hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
+	for _, h := range hooks {
+		m, _ := h.(map[string]any)
+		svc, ok, _ := unstructured.NestedMap(m, "clientConfig", "service")
+		if !ok {
+			continue // a URL: nothing in the cluster to wait for
+		}
+		ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
+		ri, _, err := in.Client.Resource(sliceGVK, ns)
+		if err != nil {
+			return readiness.Result{Status: readiness.InProgress, Message: err.Error()}
+		}
+		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + name})
+		if err != nil {
+			return readiness.Result{Status: readiness.InProgress, Message: err.Error()}
+		}
+		ready := false
+		for _, s := range list.Items {
+			eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
+			for _, ep := range eps {
+				if r, ok, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok && r {
+					ready = true
+				}
+			}
+		}
+		if !ready {
+			return readiness.Result{Status: readiness.InProgress, Message: fmt.Sprintf("Service %s/%s has no ready endpoint yet", ns, name)}
+		}
+	}
+	return readiness.Result{Status: readiness.Ready, Message: "its services have ready endpoints"}
+}
