@@ -121,3 +121,45 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestCanaryE2E installs a canary revision beside the default one, verifies both, removes
+// the canary and checks the default one is untouched.
+func TestCanaryE2E(t *testing.T) {
+	c := cluster.Get(t)
+	t.Setenv("HOME", t.TempDir())
+	ctx := context.Background()
+	ist := func(args ...string) string {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+		if err != nil {
+			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return out
+	}
+	ist("uninstall", "--purge", "-y")
+	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+
+	ist("install", "-y")
+	ist("install", "-y", "-r", "canary", "--set", "profile=minimal")
+	for _, name := range []string{"istiod", "istiod-canary"} {
+		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, name, metav1.GetOptions{})
+		if err != nil || d.Status.ReadyReplicas < 1 {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if out := ist("verify-install"); !strings.Contains(out, "revision canary: ") || !strings.Contains(out, "revision default: ") {
+		t.Errorf("verify-install should check both revisions:\n%s", out)
+	}
+	ist("verify-install", "-r", "canary", "--set", "profile=minimal")
+
+	out := ist("uninstall", "-r", "canary", "-y")
+	if !strings.Contains(out, "Deployment/istio-system/istiod-canary removed") || strings.Contains(out, "Deployment/istio-system/istiod removed") {
+		t.Errorf("uninstall -r canary:\n%s", out)
+	}
+	if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod-canary", metav1.GetOptions{}); err == nil {
+		t.Error("istiod-canary survived its uninstall")
+	}
+	if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{}); err != nil {
+		t.Errorf("the default revision's istiod went with the canary: %v", err)
+	}
+}
