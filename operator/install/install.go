@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -27,8 +28,6 @@ type Options struct {
 	Timeout time.Duration
 	// Concurrency bounds the objects applied at once within a stage (default 8).
 	Concurrency int
-	// Poll is the readiness polling interval (default 500ms).
-	Poll time.Duration
 }
 
 // Installer applies rendered manifests.
@@ -41,6 +40,43 @@ type Installer struct {
 	// missingNS holds, in a dry run, the namespaces that do not exist: the server cannot
 	// dry-run objects inside them.
 	missingNS map[string]bool
+	// watch feeds the readiness waits.
+	watch *kube.Watcher
+	// metas holds, per kind and namespace, what existed before the run touched it.
+	metasMu sync.Mutex
+	metas   map[metaKey]*metaList
+}
+
+type metaKey struct {
+	gvk schema.GroupVersionKind
+	ns  string
+}
+
+type metaList struct {
+	once  sync.Once
+	items map[string]*metav1.PartialObjectMetadata
+	err   error
+}
+
+// before says what existed of o's kind in o's namespace before this run: one metadata list
+// per kind and namespace replaces a read per object.
+func (in *Installer) before(ctx context.Context, o *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
+	k := metaKey{o.GroupVersionKind(), o.GetNamespace()}
+	in.metasMu.Lock()
+	if in.metas == nil {
+		in.metas = map[metaKey]*metaList{}
+	}
+	l, ok := in.metas[k]
+	if !ok {
+		l = &metaList{}
+		in.metas[k] = l
+	}
+	in.metasMu.Unlock()
+	l.once.Do(func() { l.items, l.err = in.Client.ListMeta(ctx, k.gvk, k.ns) })
+	if l.err != nil {
+		return nil, l.err
+	}
+	return l.items[o.GetName()], nil
 }
 
 // Result sums up a run.
@@ -55,9 +91,8 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 	if in.Opts.Concurrency <= 0 {
 		in.Opts.Concurrency = 8
 	}
-	if in.Opts.Poll <= 0 {
-		in.Opts.Poll = 500 * time.Millisecond
-	}
+	in.watch = in.Client.NewWatcher()
+	defer in.watch.Stop()
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
@@ -252,10 +287,11 @@ func namespacesOf(objs []*unstructured.Unstructured) []string {
 	return out
 }
 
-// installComponent applies one instance stage by stage and waits for it.
+// installComponent applies one instance stage by stage, each stage ready before the next:
+// its webhook configurations go out only once the workloads serving them are ready, so an
+// install stopped half-way never leaves a webhook calling a control plane that is not up.
 func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) (applied, unchanged int, err error) {
 	labels := in.Owner.Labels(m.Instance.Name)
-	var all []*unstructured.Unstructured
 	for _, st := range stages(m.Objects) {
 		objs := make([]*unstructured.Unstructured, len(st.Objects))
 		for i, o := range st.Objects {
@@ -270,27 +306,25 @@ func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev
 			o.SetLabels(l)
 			objs[i] = o
 		}
-		a, u, err := in.applyAll(ctx, objs, ev)
+		live, a, u, err := in.applyAll(ctx, objs, ev)
 		applied += a
 		unchanged += u
 		if err != nil {
 			return applied, unchanged, err
 		}
-		all = append(all, objs...)
-		if st.Await && !in.Opts.DryRun {
-			if err := in.wait(ctx, objs, ev); err != nil {
+		if !in.Opts.DryRun {
+			if err := in.wait(ctx, objs, live, ev); err != nil {
 				return applied, unchanged, err
 			}
 		}
 	}
-	if in.Opts.DryRun {
-		return applied, unchanged, nil
-	}
-	return applied, unchanged, in.wait(ctx, all, ev)
+	return applied, unchanged, nil
 }
 
 // applyAll applies objects concurrently, bounded by Options.Concurrency.
-func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (applied, unchanged int, err error) {
+// It returns the objects as the apply calls returned them (absent for those left alone).
+func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (live map[string]*unstructured.Unstructured, applied, unchanged int, err error) {
+	live = map[string]*unstructured.Unstructured{}
 	sem := make(chan struct{}, in.Opts.Concurrency)
 	var mu sync.Mutex
 	var errs []error
@@ -310,12 +344,21 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 				applied++
 				return
 			}
-			r, err := in.Client.Apply(ctx, o, kube.ApplyOptions{DryRun: in.Opts.DryRun})
+			opts := kube.ApplyOptions{DryRun: in.Opts.DryRun}
+			if !in.Opts.DryRun {
+				before, err := in.before(ctx, o)
+				// Without the list (not allowed to list?), Apply reads the object itself.
+				opts.Before, opts.Known = before, err == nil
+			}
+			r, err := in.Client.Apply(ctx, o, opts)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
+			}
+			if r.Live != nil {
+				live[kube.Describe(o)] = r.Live
 			}
 			e := ev
 			e.Type, e.Object = event.Applied, kube.Describe(o)
@@ -348,7 +391,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	wg.Wait()
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return applied, unchanged, errors.Join(errs...)
+	return live, applied, unchanged, errors.Join(errs...)
 }
 
 // NotReadyError lists what was not ready when the deadline passed.

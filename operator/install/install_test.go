@@ -80,10 +80,16 @@ func TestInstallWaitPrune(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	// Count the requests that could write, to prove a re-install makes none.
-	var writes atomic.Int64
+	// And count reads of single objects: waits watch, they do not poll.
+	var writes, gets atomic.Int64
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			// .../namespaces/NS/<resource>/<name> reads one object.
+			if _, rest, ok := strings.Cut(r.URL.Path, "/namespaces/"+ns+"/"); ok && r.Method == http.MethodGet && strings.Count(rest, "/") == 1 {
+				gets.Add(1)
+				t.Logf("single-object read: %s", r.URL.Path)
+			}
 			if r.Method != http.MethodGet {
 				writes.Add(1)
 				t.Logf("write request: %s %s", r.Method, r.URL.Path)
@@ -99,7 +105,7 @@ func TestInstallWaitPrune(t *testing.T) {
 	owner := install.Owner{Namespace: ns, Version: "1.30.0"}
 	run := func(ms ...render.Manifest) (*install.Result, *event.Recorder, error) {
 		rec := &event.Recorder{}
-		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute, Poll: 100 * time.Millisecond}}
+		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute}}
 		res, err := in.Install(ctx, ms)
 		return res, rec, err
 	}
@@ -110,6 +116,9 @@ func TestInstallWaitPrune(t *testing.T) {
 	}
 	if res.Applied != 5 || res.Unchanged != 0 {
 		t.Errorf("first install: %+v", res)
+	}
+	if n := gets.Load(); n != 0 {
+		t.Errorf("the install read %d objects one by one; it should list and watch", n)
 	}
 	// Base is ready before Pilot starts.
 	var order []string
@@ -172,7 +181,7 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	stuck := strings.Replace(pilotYAML, "serviceAccountName: istiod", "serviceAccountName: istiod\n      nodeSelector: {no-such-label: x}", 1)
 	rec := &event.Recorder{}
 	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
-		Opts: install.Options{Timeout: 4 * time.Second, Poll: 100 * time.Millisecond}}
+		Opts: install.Options{Timeout: 4 * time.Second}}
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
 	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw})
 	var nr *install.NotReadyError

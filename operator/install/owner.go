@@ -69,3 +69,8 @@ func (o Owner) Selector() string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// watchSelector selects, for the waits' watches, what this install has just applied.
+func (o Owner) watchSelector() string {
+	return LabelManaged + "=Reconcile," + LabelOwnerNamespace + "=" + o.Namespace + "," + LabelRevision + "=" + o.Rev()
+}

@@ -4,18 +4,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Stage is a group of objects applied together; the next stage waits for it.
+// Stage is a group of objects applied together; the next stage waits until it is ready.
 type Stage struct {
 	Name    string
 	Objects []*unstructured.Unstructured
-	// Await says the stage must be ready before the next one starts (CRDs must be
-	// established before objects of their kinds can be applied).
-	Await bool
 }
 
-// stages splits a component's objects: CRDs and Namespaces first, awaited; webhook
-// configurations last, so nothing the component installs is intercepted by its own
-// webhooks before their service exists; everything else in between.
+// stages splits a component's objects: CRDs and Namespaces first (objects of a CRD's kind
+// cannot be applied before it is established); webhook configurations last, so nothing the
+// component installs is intercepted by its own webhooks, and no webhook exists before the
+// workloads serving it are ready; everything else in between.
 func stages(objs []*unstructured.Unstructured) []Stage {
 	var first, middle, last []*unstructured.Unstructured
 	for _, o := range objs {
@@ -30,7 +28,7 @@ func stages(objs []*unstructured.Unstructured) []Stage {
 	}
 	var out []Stage
 	if len(first) > 0 {
-		out = append(out, Stage{Name: "definitions", Objects: first, Await: true})
+		out = append(out, Stage{Name: "definitions", Objects: first})
 	}
 	if len(middle) > 0 {
 		out = append(out, Stage{Name: "resources", Objects: middle})

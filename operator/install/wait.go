@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,35 +19,39 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
 
-// wait polls objs until all are ready, one fails, or ctx ends. A Waiting event goes out
-// when an object's reason changes, so logs show progress without repeating themselves.
-func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) error {
+// watchedKinds are the kinds whose readiness shows in their status, so a wait watches them.
+// Every other kind is ready once applied (a Service gets its cluster IP in the create call).
+var watchedKinds = map[string]bool{
+	"CustomResourceDefinition.apiextensions.k8s.io": true,
+	"Namespace":             true,
+	"Deployment.apps":       true,
+	"DaemonSet.apps":        true,
+	"StatefulSet.apps":      true,
+	"Job.batch":             true,
+	"PersistentVolumeClaim": true,
+}
+
+// wait blocks until all of objs are ready, one fails, or ctx ends, judging them from watches
+// (no polling): it re-judges whenever a watched object changes. applied holds what the
+// apply calls returned, for the kinds not watched. A Waiting event goes out when an object's
+// reason changes, so logs show progress without repeating themselves.
+func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured, applied map[string]*unstructured.Unstructured, ev event.Event) error {
 	pending := map[string]*unstructured.Unstructured{}
 	last := map[string]readiness.Result{}
 	announced := map[string]bool{}
 	for _, o := range objs {
 		pending[kube.Describe(o)] = o
 	}
-	tick := time.NewTicker(in.Opts.Poll)
-	defer tick.Stop()
-	for {
+	for first := true; ; first = false {
+		changed := in.watch.Changed()
 		for _, key := range sortedKeys(pending) {
 			o := pending[key]
-			live, err := in.Client.Get(ctx, o)
+			r, err := in.judge(ctx, o, applied[key])
 			if err != nil {
 				if ctx.Err() != nil {
 					break
 				}
 				return err
-			}
-			var r readiness.Result
-			switch {
-			case live == nil:
-				r = readiness.Result{Status: readiness.InProgress, Message: "not found"}
-			case live.GetKind() == "MutatingWebhookConfiguration" || live.GetKind() == "ValidatingWebhookConfiguration":
-				r = in.webhookReady(ctx, live)
-			default:
-				r = readiness.Check(live)
 			}
 			switch r.Status {
 			case readiness.Ready:
@@ -73,6 +78,12 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 		if len(pending) == 0 {
 			return nil
 		}
+		var settle <-chan time.Time
+		if first {
+			// One more look shortly after the first, so an object still not ready is
+			// announced even when nothing about it changes for a while.
+			settle = time.After(time.Second)
+		}
 		select {
 		case <-ctx.Done():
 			var details []string
@@ -88,9 +99,27 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 				}
 			}
 			return &NotReadyError{Details: details, Err: ctx.Err()}
-		case <-tick.C:
+		case <-changed:
+		case <-settle:
 		}
 	}
+}
+
+// judge gives the verdict on one applied object.
+func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstructured) (readiness.Result, error) {
+	switch kind := o.GroupVersionKind().GroupKind().String(); {
+	case kind == "MutatingWebhookConfiguration.admissionregistration.k8s.io" || kind == "ValidatingWebhookConfiguration.admissionregistration.k8s.io":
+		return in.webhookReady(ctx, o)
+	case watchedKinds[kind]:
+		live, err := in.watch.Get(ctx, o, in.Owner.watchSelector())
+		if err != nil || live == nil {
+			return readiness.Result{Status: readiness.InProgress, Message: "not found"}, err
+		}
+		return readiness.Check(live), nil
+	case applied != nil:
+		return readiness.Check(applied), nil
+	}
+	return readiness.Result{Status: readiness.Ready, Message: "exists"}, nil
 }
 
 func sortedKeys(m map[string]*unstructured.Unstructured) []string {
@@ -124,7 +153,7 @@ var sliceGVK = schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1",
 // webhookReady: a webhook configuration is ready when every Service it calls has a ready
 // endpoint. Until then each API request it intercepts fails (failurePolicy Fail) or skips
 // the webhook (Ignore), so the install is not done.
-func (in *Installer) webhookReady(ctx context.Context, wh *unstructured.Unstructured) readiness.Result {
+func (in *Installer) webhookReady(ctx context.Context, wh *unstructured.Unstructured) (readiness.Result, error) {
 	hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
 	for _, h := range hooks {
 		m, _ := h.(map[string]any)
@@ -133,16 +162,15 @@ func (in *Installer) webhookReady(ctx context.Context, wh *unstructured.Unstruct
 			continue // a URL: nothing in the cluster to wait for
 		}
 		ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
-		ri, _, err := in.Client.Resource(sliceGVK, ns)
+		slices, err := in.watch.List(ctx, sliceGVK, ns, discoveryv1.LabelServiceName)
 		if err != nil {
-			return readiness.Result{Status: readiness.InProgress, Message: err.Error()}
-		}
-		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + name})
-		if err != nil {
-			return readiness.Result{Status: readiness.InProgress, Message: err.Error()}
+			return readiness.Result{}, err
 		}
 		ready := false
-		for _, s := range list.Items {
+		for _, s := range slices {
+			if s.GetLabels()[discoveryv1.LabelServiceName] != name {
+				continue
+			}
 			eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
 			for _, ep := range eps {
 				if r, ok, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok && r {
@@ -151,8 +179,8 @@ func (in *Installer) webhookReady(ctx context.Context, wh *unstructured.Unstruct
 			}
 		}
 		if !ready {
-			return readiness.Result{Status: readiness.InProgress, Message: fmt.Sprintf("Service %s/%s has no ready endpoint yet", ns, name)}
+			return readiness.Result{Status: readiness.InProgress, Message: fmt.Sprintf("Service %s/%s has no ready endpoint yet", ns, name)}, nil
 		}
 	}
-	return readiness.Result{Status: readiness.Ready, Message: "its services have ready endpoints"}
+	return readiness.Result{Status: readiness.Ready, Message: "its services have ready endpoints"}, nil
 }

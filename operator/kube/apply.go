@@ -34,6 +34,10 @@ const HashAnnotation = "install.operator.istio.io/applied-hash"
 type ApplyOptions struct {
 	// DryRun asks the apiserver to run admission and validation without persisting.
 	DryRun bool
+	// Before, when Known, is what a metadata list said of the object a moment ago (nil: it
+	// did not exist): Apply then skips its own read.
+	Before *metav1.PartialObjectMetadata
+	Known  bool
 }
 
 // Applied is the outcome of one server-side apply.
@@ -88,27 +92,32 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	if opts.DryRun {
 		popts.DryRun = []string{metav1.DryRunAll}
 	}
-	before, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	// An object being deleted (a prune a moment ago, foreground deletion still running)
-	// cannot be applied back to life: wait until it is gone, then create it.
-	for err == nil && before.GetDeletionTimestamp() != nil {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%s is still being deleted (finalizers %v): %w", Describe(obj), before.GetFinalizers(), ctx.Err())
-		case <-time.After(100 * time.Millisecond):
+	res := &Applied{}
+	var beforeRV string
+	switch {
+	case opts.Known && opts.Before == nil:
+		res.Created = true
+	case opts.Known && opts.Before.DeletionTimestamp == nil:
+		beforeRV = opts.Before.ResourceVersion
+		if opts.Before.Annotations[HashAnnotation] == hash && owns(opts.Before.ManagedFields, obj, nil) {
+			// Already as rendered and still ours: skip the write (an apply that changes
+			// nothing is still a request).
+			return res, nil
 		}
-		before, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	}
-	created := apierrors.IsNotFound(err)
-	if err != nil && !created {
-		return nil, c.ExplainError(fmt.Errorf("reading %s: %w", Describe(obj), err))
-	}
-	res := &Applied{Created: created}
-	if !created && before.GetAnnotations()[HashAnnotation] == hash && upToDate(before, obj) {
-		// Already as rendered and still ours: skip the write (an apply that changes
-		// nothing is still a request).
-		res.Live = before
-		return res, nil
+	default:
+		before, err := c.liveForApply(ctx, ri, obj)
+		if err != nil {
+			return nil, err
+		}
+		if before == nil {
+			res.Created = true
+			break
+		}
+		beforeRV = before.GetResourceVersion()
+		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj, before) {
+			res.Live = before
+			return res, nil
+		}
 	}
 	live, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, popts)
 	if apierrors.IsConflict(err) {
@@ -121,8 +130,31 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		return nil, c.ExplainError(fmt.Errorf("applying %s: %w", Describe(obj), err))
 	}
 	res.Live = live
-	res.Changed = created || before.GetResourceVersion() != live.GetResourceVersion()
+	res.Changed = res.Created || beforeRV != live.GetResourceVersion()
 	return res, nil
+}
+
+// liveForApply reads obj's live version (nil when missing). An object being deleted (a
+// prune a moment ago, foreground deletion still running) cannot be applied back to life:
+// it waits until it is gone.
+func (c *Client) liveForApply(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	for {
+		before, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, c.ExplainError(fmt.Errorf("reading %s: %w", Describe(obj), err))
+		}
+		if before.GetDeletionTimestamp() == nil {
+			return before, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s is still being deleted (finalizers %v): %w", Describe(obj), before.GetFinalizers(), ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // withHash returns a copy of obj annotated with the digest of obj itself.
@@ -148,12 +180,13 @@ func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, strin
 	return c, hash, nil
 }
 
-// upToDate says whether applying desired to live would change nothing: we still own every
-// field desired sets, and each holds the value desired gives it. (Another manager taking a
-// field over, or an edit that changed one, makes it false.)
-func upToDate(live, desired *unstructured.Unstructured) bool {
+// owns says whether applying desired would change nothing: we still own every field desired
+// sets and, when live is known, each holds the value desired gives it. Without live, owning
+// is enough: an update that changes a field's value takes the field from its owner, and
+// another applier can only change it by forcing, which takes it too.
+func owns(managed []metav1.ManagedFieldsEntry, desired, live *unstructured.Unstructured) bool {
 	var ours *fieldpath.Set
-	for _, mf := range live.GetManagedFields() {
+	for _, mf := range managed {
 		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			ours = &fieldpath.Set{}
 			if err := ours.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
@@ -165,7 +198,10 @@ func upToDate(live, desired *unstructured.Unstructured) bool {
 		return false
 	}
 	d := desired.DeepCopy().Object
-	l := live.Object
+	var l any
+	if live != nil {
+		l = live.Object
+	}
 	// apiVersion and kind are not fields of the set.
 	delete(d, "apiVersion")
 	delete(d, "kind")
@@ -173,15 +209,17 @@ func upToDate(live, desired *unstructured.Unstructured) bool {
 		delete(md, "name")
 		delete(md, "namespace")
 	}
-	return covered(ours, d, l)
+	return covered(ours, d, l, live != nil)
 }
 
-// covered walks desired: every leaf must be a member of set with an equal live value.
-func covered(set *fieldpath.Set, desired, live any) bool {
+// covered walks desired: every leaf must be a member of set and, when values is set, have
+// an equal live value.
+func covered(set *fieldpath.Set, desired, live any, values bool) bool {
+	eq := func(d, l any) bool { return !values || jsonEqual(d, l) }
 	switch d := desired.(type) {
 	case map[string]any:
 		lm, ok := live.(map[string]any)
-		if !ok {
+		if values && !ok {
 			return false
 		}
 		for k, dv := range d {
@@ -190,20 +228,26 @@ func covered(set *fieldpath.Set, desired, live any) bool {
 			// A node with children is walked (a "." member only says the node itself is
 			// owned too); a leaf member is compared whole.
 			if child, ok := set.Children.Get(pe); ok && !isEmptyValue(dv) {
-				if !covered(child, dv, lm[k]) {
+				if !covered(child, dv, lm[k], values) {
 					return false
 				}
 				continue
 			}
-			if !set.Members.Has(pe) || !jsonEqual(dv, lm[k]) {
+			if !set.Members.Has(pe) || !eq(dv, lm[k]) {
 				return false
 			}
 		}
 		return true
 	case []any:
 		ll, ok := live.([]any)
-		if !ok || len(ll) != len(d) {
+		if values && (!ok || len(ll) != len(d)) {
 			return false
+		}
+		at := func(i int) any {
+			if i < len(ll) {
+				return ll[i]
+			}
+			return nil
 		}
 		for i, item := range d {
 			pe, ok := elementFor(set, item, i)
@@ -211,18 +255,18 @@ func covered(set *fieldpath.Set, desired, live any) bool {
 				return false
 			}
 			if child, ok := set.Children.Get(pe); ok {
-				if !covered(child, item, ll[i]) {
+				if !covered(child, item, at(i), values) {
 					return false
 				}
 				continue
 			}
-			if !set.Members.Has(pe) || !jsonEqual(item, ll[i]) {
+			if !set.Members.Has(pe) || !eq(item, at(i)) {
 				return false
 			}
 		}
 		return true
 	}
-	return jsonEqual(desired, live)
+	return eq(desired, live)
 }
 
 // elementFor finds the path element of set that names list item number i with value item:
@@ -351,4 +395,38 @@ func Describe(obj *unstructured.Unstructured) string {
 		return fmt.Sprintf("%s/%s/%s", obj.GetKind(), ns, obj.GetName())
 	}
 	return fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
+}
+
+// ListMeta returns, by name, the metadata of every object of gvk in namespace (in the
+// cluster for a cluster-scoped kind): one request tells an install which objects exist and
+// which are already as rendered. A kind the cluster does not serve yet has none.
+func (c *Client) ListMeta(ctx context.Context, gvk schema.GroupVersionKind, namespace string) (map[string]*metav1.PartialObjectMetadata, error) {
+	_, mapping, err := c.Resource(gvk, namespace)
+	if meta.IsNoMatchError(err) {
+		return map[string]*metav1.PartialObjectMetadata{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ri := c.Metadata.Resource(mapping.Resource)
+	var list *metav1.PartialObjectMetadataList
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			namespace = "default"
+		}
+		list, err = ri.Namespace(namespace).List(ctx, metav1.ListOptions{})
+	} else {
+		list, err = ri.List(ctx, metav1.ListOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return map[string]*metav1.PartialObjectMetadata{}, nil
+	}
+	if err != nil {
+		return nil, c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
+	}
+	out := make(map[string]*metav1.PartialObjectMetadata, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out, nil
 }

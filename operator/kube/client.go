@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,8 +29,11 @@ const DefaultTimeout = 15 * time.Second
 
 // Client bundles everything the engine needs to talk to one cluster.
 type Client struct {
-	Config    *rest.Config
-	Dynamic   dynamic.Interface
+	Config  *rest.Config
+	Dynamic dynamic.Interface
+	// Metadata reads objects without their bodies (names, labels, annotations, managed
+	// fields): what an install needs to know before it applies.
+	Metadata  metadata.Interface
 	Discovery discovery.CachedDiscoveryInterface
 	Mapper    meta.RESTMapper
 	// Host is the apiserver URL, for error messages.
@@ -64,9 +68,13 @@ func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the discovery client: %w", err)
 	}
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the metadata client: %w", err)
+	}
 	cached := memory.NewMemCacheClient(disc)
 	return &Client{
-		Config: cfg, Dynamic: dc, Discovery: cached,
+		Config: cfg, Dynamic: dc, Metadata: mc, Discovery: cached,
 		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		Host:   cfg.Host,
 	}, nil

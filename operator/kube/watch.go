@@ -1,0 +1,181 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Watcher keeps watch-fed caches of the objects waits look at: one list and one watch per
+// kind, namespace and label selector, shared by every wait of a run, instead of a GET per
+// object per poll. Waiters block on Changed and re-judge from the caches.
+type Watcher struct {
+	client *Client
+	ctx    context.Context
+	stop   context.CancelFunc
+
+	mu     sync.Mutex
+	caches map[watchKey]*watched
+	notify chan struct{}
+}
+
+type watchKey struct {
+	gvr           schema.GroupVersionResource
+	ns, selector  string
+	clusterScoped bool
+}
+
+type watched struct {
+	informer cache.SharedIndexInformer
+	mu       sync.Mutex
+	// failed holds a watch error that retrying will not fix (forbidden, kind not served).
+	failed error
+	// lastErr is the newest list/watch error, for the message when a sync never completes.
+	lastErr error
+}
+
+// NewWatcher starts an empty Watcher; Stop ends its watches.
+func (c *Client) NewWatcher() *Watcher {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Watcher{client: c, ctx: ctx, stop: stop, caches: map[watchKey]*watched{}, notify: make(chan struct{})}
+}
+
+// Stop ends every watch.
+func (w *Watcher) Stop() { w.stop() }
+
+// Changed returns a channel closed at the next change of any watched object. Take it before
+// judging the caches, so a change made while judging is not missed.
+func (w *Watcher) Changed() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.notify
+}
+
+func (w *Watcher) bump() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	close(w.notify)
+	w.notify = make(chan struct{})
+}
+
+// Get returns the live version of obj as the watch of its kind and namespace, filtered by
+// selector, last saw it (nil when it does not exist or does not match selector). The first
+// call for a kind and namespace starts the watch and waits for its initial list.
+func (w *Watcher) Get(ctx context.Context, obj *unstructured.Unstructured, selector string) (*unstructured.Unstructured, error) {
+	wd, key, err := w.cacheFor(ctx, obj.GroupVersionKind(), obj.GetNamespace(), selector)
+	if err != nil {
+		return nil, err
+	}
+	id := obj.GetName()
+	if !key.clusterScoped {
+		id = key.ns + "/" + id
+	}
+	item, exists, err := wd.informer.GetStore().GetByKey(id)
+	if err != nil || !exists {
+		return nil, err
+	}
+	u, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("watch of %s returned a %T", key.gvr.Resource, item)
+	}
+	return u, nil
+}
+
+// List returns what the watch of gvk in namespace, filtered by selector, holds.
+func (w *Watcher) List(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
+	wd, _, err := w.cacheFor(ctx, gvk, namespace, selector)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, item := range wd.informer.GetStore().List() {
+		if u, ok := item.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+func (w *Watcher) cacheFor(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) (*watched, watchKey, error) {
+	_, mapping, err := w.client.Resource(gvk, namespace)
+	if err != nil {
+		return nil, watchKey{}, err
+	}
+	key := watchKey{gvr: mapping.Resource, selector: selector}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			namespace = "default"
+		}
+		key.ns = namespace
+	} else {
+		key.clusterScoped = true
+	}
+	w.mu.Lock()
+	wd, ok := w.caches[key]
+	if !ok {
+		wd = w.start(key)
+		w.caches[key] = wd
+	}
+	w.mu.Unlock()
+	return wd, key, w.synced(ctx, wd, key)
+}
+
+func (w *Watcher) start(key watchKey) *watched {
+	inf := dynamicinformer.NewFilteredDynamicInformer(w.client.Dynamic, key.gvr, key.ns, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) { o.LabelSelector = key.selector }).Informer()
+	wd := &watched{informer: inf}
+	// Our own handler: client-go's default logs through klog, onto the user's terminal.
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		wd.mu.Lock()
+		defer wd.mu.Unlock()
+		wd.lastErr = err
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) {
+			wd.failed = err
+		}
+		w.bump()
+	})
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { w.bump() },
+		UpdateFunc: func(any, any) { w.bump() },
+		DeleteFunc: func(any) { w.bump() },
+	})
+	go inf.RunWithContext(w.ctx)
+	return wd
+}
+
+// synced waits for the cache's initial list; an error retrying cannot fix ends the wait.
+func (w *Watcher) synced(ctx context.Context, wd *watched, key watchKey) error {
+	for {
+		changed := w.Changed()
+		if wd.informer.HasSynced() {
+			return nil
+		}
+		wd.mu.Lock()
+		failed, last := wd.failed, wd.lastErr
+		wd.mu.Unlock()
+		if failed != nil {
+			return w.client.ExplainError(fmt.Errorf("watching %s: %w", key.gvr.Resource, failed))
+		}
+		select {
+		case <-ctx.Done():
+			err := ctx.Err()
+			if last != nil {
+				err = errors.Join(last, err)
+			}
+			return w.client.ExplainError(fmt.Errorf("watching %s: %w", key.gvr.Resource, err))
+		case <-changed:
+		// HasSynced turns true without an event when the initial list is empty.
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
