@@ -17,8 +17,18 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first Ctrl-C (or SIGTERM) asks the command to stop at a safe point; after it the
+	// default handling is back, so a second one kills the process.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		signal.Stop(sigs)
+		fmt.Fprintln(os.Stderr, "\nStopping at a safe point (press Ctrl-C again to quit at once)...")
+		cancel()
+	}()
 	root := cmd.NewRootCommand(cmd.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -31,7 +41,8 @@ func run() int {
 	return ExitCode(err)
 }
 
-// ExitCode maps an error to istioctl's exit codes: 64 for a bad command line, 1 otherwise.
+// ExitCode maps an error to istioctl's exit codes: 64 for a bad command line, 130 for a run
+// stopped by Ctrl-C (as shells report SIGINT), 1 otherwise.
 func ExitCode(err error) int {
 	var usage *cmd.UsageError
 	if errors.As(err, &usage) {
@@ -40,6 +51,9 @@ func ExitCode(err error) int {
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
 		return exit.Code
+	}
+	if errors.Is(err, context.Canceled) {
+		return 130
 	}
 	return 1
 }

@@ -82,7 +82,37 @@ func (in *Installer) before(ctx context.Context, o *unstructured.Unstructured) (
 // Result sums up a run.
 type Result struct {
 	Applied, Unchanged, Pruned int
-	Failed                     []string
+	// NotApplied counts the objects an interrupted run did not get to.
+	NotApplied int
+	Failed     []string
+}
+
+// InterruptedError is a run its caller stopped (Ctrl-C): it stopped at a safe point.
+type InterruptedError struct {
+	Applied, NotApplied int
+	// Unfinished names the components that did not become ready.
+	Unfinished []string
+}
+
+func (e *InterruptedError) Error() string {
+	msg := fmt.Sprintf("interrupted: %d objects applied, %d not applied", e.Applied, e.NotApplied)
+	if len(e.Unfinished) > 0 {
+		msg += "; not finished: " + strings.Join(e.Unfinished, ", ")
+	}
+	return msg + ". Nothing was pruned, and no webhook configuration went out before the workloads serving it were ready. Run the same install again to finish it"
+}
+
+func (e *InterruptedError) Unwrap() error { return context.Canceled }
+
+// applyGrace is how long applies in flight may go on after the run is stopped.
+const applyGrace = 10 * time.Second
+
+// stopped says why ctx ended, for messages.
+func stopped(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the readiness deadline passed"
+	}
+	return "interrupted"
 }
 
 // Install applies every manifest in dependency order, waits for readiness and prunes. A
@@ -97,6 +127,7 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 		in.Events = event.Discard{}
 	}
 	in.Events = stamped{in.Events}
+	caller := ctx
 	if in.Opts.Timeout > 0 && !in.Opts.DryRun {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, in.Opts.Timeout)
@@ -166,7 +197,7 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 				select {
 				case <-done[p]:
 				case <-ctx.Done():
-					skip(fmt.Sprintf("the deadline passed while waiting for %s", p))
+					skip(fmt.Sprintf("%s while waiting for %s", stopped(ctx), p))
 					return
 				}
 				mu.Lock()
@@ -180,10 +211,11 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 			e := ev
 			e.Type = event.ComponentStarted
 			in.Events.Emit(e)
-			applied, unchanged, err := in.installComponent(ctx, m, ev)
+			applied, unchanged, notApplied, err := in.installComponent(ctx, m, ev)
 			mu.Lock()
 			res.Applied += applied
 			res.Unchanged += unchanged
+			res.NotApplied += notApplied
 			if err != nil {
 				res.Failed = append(res.Failed, inst.Key())
 				errs = append(errs, fmt.Errorf("%s: %w", inst.Title, err))
@@ -204,6 +236,12 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 		}(m)
 	}
 	wg.Wait()
+	if caller.Err() != nil {
+		err := &InterruptedError{Applied: res.Applied + res.Unchanged, NotApplied: res.NotApplied, Unfinished: res.Failed}
+		sort.Strings(err.Unfinished)
+		in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
+		return res, err
+	}
 	if err := errors.Join(errs...); err != nil {
 		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 		return res, err
@@ -290,9 +328,16 @@ func namespacesOf(objs []*unstructured.Unstructured) []string {
 // installComponent applies one instance stage by stage, each stage ready before the next:
 // its webhook configurations go out only once the workloads serving them are ready, so an
 // install stopped half-way never leaves a webhook calling a control plane that is not up.
-func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) (applied, unchanged int, err error) {
+func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) (applied, unchanged, notApplied int, err error) {
 	labels := in.Owner.Labels(m.Instance.Name)
-	for _, st := range stages(m.Objects) {
+	sts := stages(m.Objects)
+	for i, st := range sts {
+		if ctx.Err() != nil {
+			for _, later := range sts[i:] {
+				notApplied += len(later.Objects)
+			}
+			return applied, unchanged, notApplied, fmt.Errorf("%s before %s were applied", stopped(ctx), st.Name)
+		}
 		objs := make([]*unstructured.Unstructured, len(st.Objects))
 		for i, o := range st.Objects {
 			o = o.DeepCopy()
@@ -306,32 +351,55 @@ func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev
 			o.SetLabels(l)
 			objs[i] = o
 		}
-		live, a, u, err := in.applyAll(ctx, objs, ev)
+		live, a, u, skipped, err := in.applyAll(ctx, objs, ev)
 		applied += a
 		unchanged += u
+		notApplied += skipped
+		if err == nil && skipped > 0 {
+			err = fmt.Errorf("%s while applying %s", stopped(ctx), st.Name)
+		}
 		if err != nil {
-			return applied, unchanged, err
+			for _, later := range sts[i+1:] {
+				notApplied += len(later.Objects)
+			}
+			return applied, unchanged, notApplied, err
 		}
 		if !in.Opts.DryRun {
 			if err := in.wait(ctx, objs, live, ev); err != nil {
-				return applied, unchanged, err
+				for _, later := range sts[i+1:] {
+					notApplied += len(later.Objects)
+				}
+				return applied, unchanged, notApplied, err
 			}
 		}
 	}
-	return applied, unchanged, nil
+	return applied, unchanged, notApplied, nil
 }
 
 // applyAll applies objects concurrently, bounded by Options.Concurrency.
 // It returns the objects as the apply calls returned them (absent for those left alone).
-func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (live map[string]*unstructured.Unstructured, applied, unchanged int, err error) {
+// When ctx ends it starts no new apply but lets those in flight finish (each bounded by the
+// client's request timeout), so it never stops not knowing whether a write happened.
+func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (live map[string]*unstructured.Unstructured, applied, unchanged, skipped int, err error) {
 	live = map[string]*unstructured.Unstructured{}
 	sem := make(chan struct{}, in.Opts.Concurrency)
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
-	for _, o := range objs {
+	// Applies in flight when ctx ends get a grace period to finish.
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(applyGrace, cancel) })()
+	for i, o := range objs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			skipped = len(objs) - i
+			break
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func(o *unstructured.Unstructured) {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -346,11 +414,11 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			}
 			opts := kube.ApplyOptions{DryRun: in.Opts.DryRun}
 			if !in.Opts.DryRun {
-				before, err := in.before(ctx, o)
+				before, err := in.before(actx, o)
 				// Without the list (not allowed to list?), Apply reads the object itself.
 				opts.Before, opts.Known = before, err == nil
 			}
-			r, err := in.Client.Apply(ctx, o, opts)
+			r, err := in.Client.Apply(actx, o, opts)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -391,7 +459,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	wg.Wait()
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return live, applied, unchanged, errors.Join(errs...)
+	return live, applied, unchanged, skipped, errors.Join(errs...)
 }
 
 // NotReadyError lists what was not ready when the deadline passed.

@@ -98,7 +98,7 @@ func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (in
 	}
 	if !in.Opts.DryRun {
 		// Done means gone: an install right after must not find them half-deleted.
-		if err := in.waitGone(ctx, stale); err != nil {
+		if err := in.waitGone(ctx, stale, in.Owner.Selector()); err != nil {
 			return 0, err
 		}
 	}

@@ -96,25 +96,31 @@ func removalRank(o *unstructured.Unstructured) int {
 	return rank
 }
 
-// waitGone waits until every object in objs no longer exists.
-func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured) error {
-	for _, o := range objs {
-		for {
-			live, err := in.Client.Get(ctx, o)
+// waitGone waits until every object in objs no longer exists, watching them through
+// selector (which they match).
+func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
+	for {
+		changed := in.watch.Changed()
+		var left *unstructured.Unstructured
+		for _, o := range objs {
+			live, err := in.watch.Get(ctx, o, selector)
 			if err != nil {
 				return err
 			}
-			if live == nil {
+			if live != nil {
+				left = live
 				break
 			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(o), live.GetFinalizers(), ctx.Err())
-			case <-time.After(100 * time.Millisecond):
-			}
+		}
+		if left == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(left), left.GetFinalizers(), ctx.Err())
+		case <-changed:
 		}
 	}
-	return nil
 }
 
 // Uninstall removes the targets and waits until they are gone.
@@ -123,23 +129,33 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		in.Events = event.Discard{}
 	}
 	in.Events = stamped{in.Events}
+	in.watch = in.Client.NewWatcher()
+	defer in.watch.Stop()
+	selector := in.Owner.uninstallSelector(opts.Purge)
+	caller := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	var deleted []*unstructured.Unstructured
+	var deleted, removed []*unstructured.Unstructured
 	for _, o := range targets {
 		if o.GetKind() == "CustomResourceDefinition" && !opts.DryRun {
 			// Everything else first, gone; then the CRDs one at a time, each gone before the
 			// next: deleting CRDs of one group together can leave one stuck terminating
 			// ("storage is (re)initializing" while its instances are listed).
-			if err := in.waitGone(ctx, deleted); err != nil {
+			if err := in.waitGone(ctx, deleted, selector); err != nil {
 				return err
 			}
 			deleted = nil
 		}
-		if err := in.Client.Delete(ctx, o, opts.DryRun); err != nil {
+		if caller.Err() != nil {
+			err := stopError(fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", len(removed), len(targets)))
+			in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
+			return err
+		}
+		// A delete in flight finishes even when the run is stopped: we always know what went.
+		if err := in.Client.Delete(context.WithoutCancel(ctx), o, opts.DryRun); err != nil {
 			in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 			return err
 		}
@@ -149,9 +165,10 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		}
 		in.Events.Emit(e)
 		deleted = append(deleted, o)
+		removed = append(removed, o)
 	}
 	if !opts.DryRun {
-		if err := in.waitGone(ctx, deleted); err != nil {
+		if err := in.waitGone(ctx, deleted, selector); err != nil {
 			return err
 		}
 	}
@@ -162,3 +179,9 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	in.Events.Emit(end)
 	return nil
 }
+
+// stopError is the message of a run its caller stopped; it is a context.Canceled.
+type stopError string
+
+func (e stopError) Error() string { return string(e) }
+func (e stopError) Unwrap() error { return context.Canceled }

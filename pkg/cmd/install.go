@@ -92,7 +92,8 @@ func (a *InstallAction) Run(ctx context.Context) error {
 		Opts:   install.Options{DryRun: a.DryRun, Timeout: a.Timeout},
 	}
 	_, err = in.Install(ctx, manifests)
-	if errors.Is(err, context.Canceled) {
+	var interrupted *install.InterruptedError
+	if errors.Is(err, context.Canceled) && !errors.As(err, &interrupted) {
 		return fmt.Errorf("interrupted: %w; run the same install again to finish it", err)
 	}
 	return err

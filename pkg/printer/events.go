@@ -107,6 +107,10 @@ func (s *textSink) Emit(e event.Event) {
 			fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
 			return
 		}
+		if e.Status == "interrupted" {
+			fmt.Fprintf(s.w, "%s Interrupted\n", red("✘"))
+			return
+		}
 		if e.Error != "" {
 			fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
 			return

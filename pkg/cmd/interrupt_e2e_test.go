@@ -1,0 +1,173 @@
+package cmd_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// faultRuns is how many faults a fault test injects: 5, or ISTIOCTL_FAULT_RUNS.
+func faultRuns(t *testing.T) int {
+	if v := os.Getenv("ISTIOCTL_FAULT_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("ISTIOCTL_FAULT_RUNS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return 5
+}
+
+// buildIstioctl builds the real binary: a signal must reach a real process.
+func buildIstioctl(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "istioctl")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/istioctl-installer/istioctl/cmd/istioctl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestInterruptE2E sends SIGINT to install and uninstall at random points. Each stopped run
+// must exit 130 (or 0 when it finished first) without leaving a webhook with failurePolicy
+// Fail that calls a Service with no ready endpoint, and the next run must succeed without
+// --force.
+func TestInterruptE2E(t *testing.T) {
+	c := cluster.Get(t)
+	bin := buildIstioctl(t)
+	home := t.TempDir()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+
+	istioctl := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "NO_COLOR=1")
+		return cmd
+	}
+	// interrupted starts args, sends SIGINT after a random delay within window and returns
+	// the exit code and output.
+	interrupted := func(window time.Duration, args ...string) (int, string) {
+		t.Helper()
+		cmd := istioctl(args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.Int64N(int64(window)))
+		time.Sleep(delay)
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		start := time.Now()
+		err := cmd.Wait()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("istioctl %s: SIGINT after %v, exit %d %v later", strings.Join(args, " "), delay.Round(time.Millisecond), code, time.Since(start).Round(time.Millisecond))
+		return code, out.String()
+	}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		start := time.Now()
+		out, err := istioctl(args...).CombinedOutput()
+		t.Logf("istioctl %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+		if err != nil {
+			t.Fatalf("istioctl %s after an interrupted run: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+
+	for i := range faultRuns(t) {
+		code, out := interrupted(1500*time.Millisecond, "install", "-y", "--set", "profile=demo")
+		switch code {
+		case 0:
+		case 130:
+			if !strings.Contains(out, "interrupted") || !strings.Contains(out, "Run the same install again") {
+				t.Errorf("run %d: an interrupted install must say so and what to do:\n%s", i, out)
+			}
+		default:
+			t.Fatalf("run %d: install exit %d after SIGINT, want 130 or 0:\n%s", i, code, out)
+		}
+		noDanglingWebhooks(t, c)
+		if out := mustRun("install", "-y", "--set", "profile=demo"); !strings.Contains(out, "✔ Installation complete") {
+			t.Fatalf("run %d: the install after the interrupted one:\n%s", i, out)
+		}
+		mustRun("verify-install")
+
+		code, out = interrupted(1500*time.Millisecond, "uninstall", "--purge", "-y")
+		if code != 0 && code != 130 {
+			t.Fatalf("run %d: uninstall exit %d after SIGINT, want 130 or 0:\n%s", i, code, out)
+		}
+		noDanglingWebhooks(t, c)
+		mustRun("uninstall", "--purge", "-y")
+	}
+}
+
+var webhookGVRs = []schema.GroupVersionResource{
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
+}
+
+// noDanglingWebhooks fails when a webhook of ours with failurePolicy Fail calls a Service
+// that has no ready endpoint: every API request it intercepts would fail.
+func noDanglingWebhooks(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	for _, gvr := range webhookGVRs {
+		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: install.LabelComponent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wh := range list.Items {
+			hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
+			for _, h := range hooks {
+				m := h.(map[string]any)
+				if m["failurePolicy"] != "Fail" {
+					continue
+				}
+				svc, ok, _ := unstructured.NestedStringMap(m, "clientConfig", "service")
+				if !ok {
+					continue
+				}
+				slices, err := c.Kube.DiscoveryV1().EndpointSlices(svc["namespace"]).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc["name"]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ready := false
+				for _, s := range slices.Items {
+					for _, ep := range s.Endpoints {
+						if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+							ready = true
+						}
+					}
+				}
+				if !ready {
+					t.Errorf("%s %s: webhook %v has failurePolicy Fail and calls %s/%s, which has no ready endpoint",
+						gvr.Resource, wh.GetName(), m["name"], svc["namespace"], svc["name"])
+				}
+			}
+		}
+	}
+}
