@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -103,6 +104,10 @@ func (e *InterruptedError) Error() string {
 }
 
 func (e *InterruptedError) Unwrap() error { return context.Canceled }
+
+// serverAnnotations are annotations the apiserver and controllers keep, not changes a user
+// makes: a dry-run diff leaves them out.
+var serverAnnotations = []string{kube.HashAnnotation, "deprecated.daemonset.template.generation", "deployment.kubernetes.io/revision"}
 
 // applyGrace is how long applies in flight may go on after the run is stopped.
 const applyGrace = 10 * time.Second
@@ -430,12 +435,22 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			}
 			e := ev
 			e.Type, e.Object = event.Applied, kube.Describe(o)
+			var diff string
+			if in.Opts.DryRun && !r.Created && r.Before != nil {
+				// What the server says the object would become, against what it is.
+				if diff, err = objdiff.Diff(r.Before, r.Live, serverAnnotations...); err != nil {
+					errs = append(errs, fmt.Errorf("comparing %s: %w", kube.Describe(o), err))
+					return
+				}
+				r.Changed = diff != ""
+			}
 			switch {
 			case r.Created && in.Opts.DryRun:
 				e.Status = "would be created"
 				applied++
 			case r.Changed && in.Opts.DryRun:
 				e.Status = "would be configured"
+				e.Details = strings.Split(strings.TrimRight(diff, "\n"), "\n")
 				applied++
 			case r.Created:
 				e.Status = "created"

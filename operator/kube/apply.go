@@ -44,6 +44,8 @@ type ApplyOptions struct {
 type Applied struct {
 	// Live is the object as the apiserver returned it.
 	Live *unstructured.Unstructured
+	// Before is the object as it was, when Apply read it (not when ApplyOptions.Known).
+	Before *unstructured.Unstructured
 	// Created says the object did not exist; Changed that the apply changed it.
 	Created, Changed bool
 	// TakenOver lists the fields another field manager owned that we took over, as
@@ -114,6 +116,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 			break
 		}
 		beforeRV = before.GetResourceVersion()
+		res.Before = before
 		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj, before) {
 			res.Live = before
 			return res, nil

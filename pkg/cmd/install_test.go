@@ -84,6 +84,24 @@ func TestInstallCommand(t *testing.T) {
 		t.Errorf("re-install output:\n%s", out)
 	}
 
+	// A dry run of a change shows the changed fields as a diff, and writes nothing.
+	ds, err := c.Kube.AppsV1().DaemonSets(ns).Get(t.Context(), "istio-cni-node", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, append(installArgs(c.Kubeconfig, ns, "--dry-run"), "--set", "components.cni.k8s.resources.requests.cpu=123m")...)
+	if err != nil {
+		t.Fatalf("dry run of a change: %v\n%s", err, out)
+	}
+	for _, want := range []string{"DaemonSet/" + ns + "/istio-cni-node would be configured", "+++ after apply", "+            cpu: 123m", "-            cpu: 100m", "✔ Dry run complete, nothing was written (1 would be applied,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry-run output lacks %q:\n%s", want, out)
+		}
+	}
+	if after, err := c.Kube.AppsV1().DaemonSets(ns).Get(t.Context(), "istio-cni-node", metav1.GetOptions{}); err != nil || after.ResourceVersion != ds.ResourceVersion {
+		t.Errorf("the dry run changed the DaemonSet (%v)", err)
+	}
+
 	// Turning CNI off prunes it.
 	out, _, err = run(t, append(installArgs(c.Kubeconfig, ns, "-y"), "--set", "components.cni.enabled=false")...)
 	if err != nil {

@@ -74,6 +74,9 @@ func (s *textSink) Emit(e event.Event) {
 		if e.Status != "unchanged" {
 			fmt.Fprintf(s.w, "  %s %s\n", faint(e.Object), faint(e.Status))
 		}
+		for _, d := range e.Details {
+			fmt.Fprintf(s.w, "    %s\n", diffLine(d))
+		}
 	case event.Waiting:
 		fmt.Fprintf(s.w, "  %s waiting: %s\n", e.Object, e.Message)
 	case event.Ready:
@@ -122,4 +125,17 @@ func (s *textSink) Emit(e event.Event) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// diffLine colours one line of a unified diff.
+func diffLine(l string) string {
+	switch {
+	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		return l
+	case strings.HasPrefix(l, "+"):
+		return green(l)
+	case strings.HasPrefix(l, "-"):
+		return red(l)
+	}
+	return l
 }
