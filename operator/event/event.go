@@ -12,7 +12,8 @@ type Type string
 
 // The event types.
 const (
-	// Plan lists what will happen, before anything does (Message: a summary).
+	// Plan says what will happen, before anything does (Message: a summary; Total: the
+	// number of objects).
 	Plan Type = "plan"
 	// ComponentStarted: a component's parents are healthy and its objects are being applied.
 	ComponentStarted Type = "component-started"
@@ -44,12 +45,14 @@ type Event struct {
 	Component string `json:"component,omitempty"`
 	// Title and Icon name the component for people.
 	Title string `json:"title,omitempty"`
-	Icon  string `json:"-"`
+	Icon  string `json:"icon,omitempty"`
 	// Object is Kind/namespace/name, if the event is about one object.
 	Object  string `json:"object,omitempty"`
 	Status  string `json:"status,omitempty"`
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Total counts objects: all of a run's on Plan, a component's on ComponentStarted.
+	Total int `json:"total,omitempty"`
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
 	Details []string `json:"details,omitempty"`
 }

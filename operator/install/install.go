@@ -141,6 +141,15 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 	res := &Result{}
 	var mu sync.Mutex
 
+	total := 0
+	for _, m := range manifests {
+		total += len(m.Objects)
+	}
+	plan := event.Event{Type: event.Plan, Total: total, Message: fmt.Sprintf("%d objects in %d components", total, len(manifests))}
+	if in.Opts.DryRun {
+		plan.Status = "dry-run"
+	}
+	in.Events.Emit(plan)
 	if err := in.ensureNamespaces(ctx, manifests); err != nil {
 		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 		return res, err
@@ -214,7 +223,7 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 				}
 			}
 			e := ev
-			e.Type = event.ComponentStarted
+			e.Type, e.Total = event.ComponentStarted, len(m.Objects)
 			in.Events.Emit(e)
 			applied, unchanged, notApplied, err := in.installComponent(ctx, m, ev)
 			mu.Lock()
@@ -395,6 +404,9 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(applyGrace, cancel) })()
+	// Events wait for the stage and go out in the objects' order: concurrent applies
+	// finish in any order, and logs should read the same run after run.
+	out := make([][]event.Event, len(objs))
 	for i, o := range objs {
 		select {
 		case sem <- struct{}{}:
@@ -405,7 +417,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			break
 		}
 		wg.Add(1)
-		go func(o *unstructured.Unstructured) {
+		go func(i int, o *unstructured.Unstructured) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			if in.missingNS[o.GetNamespace()] {
@@ -413,7 +425,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 				defer mu.Unlock()
 				e := ev
 				e.Type, e.Object, e.Status = event.Applied, kube.Describe(o), "would be created (its namespace does not exist yet, so the server could not check it)"
-				in.Events.Emit(e)
+				out[i] = append(out[i], e)
 				applied++
 				return
 			}
@@ -462,17 +474,22 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 				e.Status = "unchanged"
 				unchanged++
 			}
-			in.Events.Emit(e)
+			out[i] = append(out[i], e)
 			if len(r.TakenOver) > 0 {
 				w := ev
 				w.Type, w.Object = event.Warning, kube.Describe(o)
 				w.Message = "took over fields another field manager had set (as upstream, " + kube.FieldManager + " wins)"
 				w.Details = r.TakenOver
-				in.Events.Emit(w)
+				out[i] = append(out[i], w)
 			}
-		}(o)
+		}(i, o)
 	}
 	wg.Wait()
+	for _, es := range out {
+		for _, e := range es {
+			in.Events.Emit(e)
+		}
+	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return live, applied, unchanged, skipped, errors.Join(errs...)
 }

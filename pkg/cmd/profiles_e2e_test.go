@@ -1,17 +1,24 @@
 package cmd_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
 
 // TestInstallProfilesE2E installs the default, demo, minimal and ambient profiles one after
@@ -20,6 +27,7 @@ import (
 // changes nothing, and moving to minimal prunes the gateways and nothing else.
 func TestInstallProfilesE2E(t *testing.T) {
 	c := cluster.Get(t)
+	t.Chdir("../..")
 	t.Setenv("HOME", t.TempDir())
 	client, err := kube.NewClientForConfig(c.Config)
 	if err != nil {
@@ -35,6 +43,8 @@ func TestInstallProfilesE2E(t *testing.T) {
 		return out
 	}
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
+	// The golden outputs start from a cluster without Istio: earlier tests may have left Base.
+	istioctl("uninstall", "--purge", "-y")
 
 	versions := func() map[string]string {
 		out := map[string]string{}
@@ -65,7 +75,17 @@ func TestInstallProfilesE2E(t *testing.T) {
 	}
 
 	for _, profile := range []string{"default", "demo", "minimal", "ambient"} {
-		out := istioctl("install", "-y", "--set", "profile="+profile)
+		// The JSON stream, normalised, is a golden file; so is the text the same events print.
+		events := normalizeEvents(t, istioctl("install", "-y", "-o", "json", "--set", "profile="+profile))
+		var js, text bytes.Buffer
+		jsonSink, textSink := printer.NewEvents(&js, printer.JSON), printer.NewEvents(&text, printer.Text)
+		for _, e := range events {
+			jsonSink.Emit(e)
+			textSink.Emit(e)
+		}
+		golden.Check(t, "testdata/install/"+profile+".json", js.Bytes())
+		golden.Check(t, "testdata/install/"+profile+".txt", text.Bytes())
+		out := text.String()
 		if !strings.Contains(out, "✔ Installation complete") {
 			t.Fatalf("%s: %s", profile, out)
 		}
@@ -108,6 +128,55 @@ func TestInstallProfilesE2E(t *testing.T) {
 			t.Errorf("%s re-install changed something:\n%s", profile, again)
 		}
 	}
+}
+
+// normalizeEvents reads a JSON event stream and makes it the same run after run: times
+// zeroed, waiting and ready events (they depend on how fast kwok reports pods) dropped, and
+// components that ran at the same time put in dependency order (each keeps its own order).
+func normalizeEvents(t *testing.T, stream string) []event.Event {
+	t.Helper()
+	var out []event.Event
+	for _, line := range strings.Split(strings.TrimSpace(stream), "\n") {
+		var e event.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("not a JSON event: %q: %v", line, err)
+		}
+		if e.Type == event.Waiting || e.Type == event.Ready {
+			continue
+		}
+		e.Time = time.Time{}
+		out = append(out, e)
+	}
+	rank := func(e event.Event) (int, int) {
+		switch e.Type {
+		case event.Pruned:
+			return 1, 0
+		case event.Done:
+			return 2, 0
+		}
+		if e.Component == "" {
+			return 0, -1
+		}
+		name, _, _ := strings.Cut(e.Component, "/")
+		for i, c := range component.All {
+			if string(c.Name) == name {
+				return 0, i
+			}
+		}
+		return 0, len(component.All)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, ci := rank(out[i])
+		pj, cj := rank(out[j])
+		if pi != pj {
+			return pi < pj
+		}
+		if pi != 0 {
+			return false
+		}
+		return ci < cj || (ci == cj && out[i].Component < out[j].Component)
+	})
+	return out
 }
 
 func equalMaps(a, b map[string]string) bool {

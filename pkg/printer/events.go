@@ -33,6 +33,16 @@ func NewEvents(w io.Writer, f Format) event.Sink {
 	return &textSink{w: w}
 }
 
+// NewTerminalEvents is NewEvents for a person at a terminal: the text lines, with a progress
+// bar kept below them while a run is going. Use it only when w is a terminal; logs get no
+// bar, so CI output has no spinner lines.
+func NewTerminalEvents(w io.Writer, f Format) event.Sink {
+	if f == JSON {
+		return NewEvents(w, f)
+	}
+	return &barSink{text: &textSink{w: w}, w: w}
+}
+
 type jsonSink struct {
 	mu  sync.Mutex
 	enc *json.Encoder
@@ -67,7 +77,7 @@ func (s *textSink) Emit(e event.Event) {
 	}
 	switch e.Type {
 	case event.Plan:
-		fmt.Fprintln(s.w, e.Message)
+		// The plan's size drives the terminal's progress bar; a line would only repeat it.
 	case event.ComponentStarted:
 		fmt.Fprintf(s.w, "- Applying %s\n", title)
 	case event.Applied:
