@@ -1,0 +1,221 @@
+package history
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Outcome says how the run a record describes ended.
+type Outcome string
+
+// The outcomes.
+const (
+	// Succeeded: everything was applied, became ready, and what was no longer rendered was pruned.
+	Succeeded Outcome = "succeeded"
+	// Failed: the run did not finish; the cluster may hold part of it.
+	Failed Outcome = "failed"
+	// RolledBack: the run failed, and install --atomic restored the previous successful record.
+	RolledBack Outcome = "rolled-back"
+	// Removed: the run failed, there was nothing to restore, and install --atomic removed
+	// the revision's components again.
+	Removed Outcome = "removed"
+)
+
+// The actions a record describes.
+const (
+	ActionInstall  = "install"
+	ActionRollback = "rollback"
+)
+
+// Limits that keep a record well under the 1 MiB a Secret may hold.
+const (
+	// MaxObjects is how many object identities a record lists; beyond it the list is cut
+	// and ObjectsOmitted counts the rest.
+	MaxObjects = 2000
+	// MaxPayload bounds the encoded (compressed) record; a larger one is not written
+	// (Encode fails with ErrTooLarge).
+	MaxPayload = 512 << 10
+	// maxDescription bounds the description (an error's first line can be long).
+	maxDescription = 300
+)
+
+// ErrTooLarge is returned by Encode for a record over MaxPayload.
+var ErrTooLarge = errors.New("install record too large")
+
+// ObjectRef is the identity of one rendered object: never its body.
+type ObjectRef struct {
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (r ObjectRef) String() string {
+	gk := r.Kind
+	if r.Group != "" {
+		gk += "." + r.Group
+	}
+	if r.Namespace != "" {
+		return gk + "/" + r.Namespace + "/" + r.Name
+	}
+	return gk + "/" + r.Name
+}
+
+// Record is one install, upgrade or rollback of a revision.
+type Record struct {
+	// Number counts the revision's records from 1; each new record takes the next one.
+	Number int `json:"number"`
+	// Revision is the control plane revision ("default" for none).
+	Revision string    `json:"revision"`
+	Time     time.Time `json:"time"`
+	// ToolVersion is the istioctl version that ran.
+	ToolVersion string  `json:"toolVersion"`
+	Action      string  `json:"action"`
+	Outcome     Outcome `json:"outcome"`
+	// RollbackOf is the record a rollback re-installed.
+	RollbackOf int `json:"rollbackOf,omitempty"`
+	// Description says what happened, for people (an error's first line, the rollback).
+	Description string `json:"description,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+	// Spec is the resolved IstioOperator, as YAML (what profile dump prints).
+	Spec string `json:"spec"`
+	// Objects are the identities of the rendered objects, in install order.
+	Objects []ObjectRef `json:"objects,omitempty"`
+	// ObjectsOmitted counts identities cut beyond MaxObjects.
+	ObjectsOmitted int `json:"objectsOmitted,omitempty"`
+}
+
+// Identities lists the identities of objs, at most MaxObjects, and how many were cut.
+func Identities(objs []*unstructured.Unstructured) ([]ObjectRef, int) {
+	out := make([]ObjectRef, 0, min(len(objs), MaxObjects))
+	for _, o := range objs {
+		if len(out) == MaxObjects {
+			return out, len(objs) - MaxObjects
+		}
+		gvk := o.GroupVersionKind()
+		out = append(out, ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+	}
+	return out, 0
+}
+
+// SetDescription sets the description, cut to its first line and a bounded length.
+func (r *Record) SetDescription(s string) {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > maxDescription {
+		s = s[:maxDescription-3] + "..."
+	}
+	r.Description = s
+}
+
+// Encode returns the record as gzip-compressed JSON; ErrTooLarge when that exceeds MaxPayload.
+func Encode(r *Record) ([]byte, error) {
+	if len(r.Objects) > MaxObjects {
+		c := *r
+		c.ObjectsOmitted += len(c.Objects) - MaxObjects
+		c.Objects = c.Objects[:MaxObjects]
+		r = &c
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err := json.NewEncoder(zw).Encode(r); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if buf.Len() > MaxPayload {
+		return nil, fmt.Errorf("%w: record %d of revision %s is %d KiB compressed, over the %d KiB limit (the spec is %d KiB)",
+			ErrTooLarge, r.Number, r.Revision, buf.Len()>>10, MaxPayload>>10, len(r.Spec)>>10)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads a record Encode wrote.
+func Decode(b []byte) (*Record, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("decoding install record: %w", err)
+	}
+	// Bounded: a record is at most MaxPayload compressed; refuse absurd expansions.
+	data, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("decoding install record: %w", err)
+	}
+	r := &Record{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("decoding install record: %w", err)
+	}
+	return r, nil
+}
+
+// Sort orders records by revision, then number.
+func Sort(rs []*Record) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Revision != rs[j].Revision {
+			return rs[i].Revision < rs[j].Revision
+		}
+		return rs[i].Number < rs[j].Number
+	})
+}
+
+// Target picks the record a rollback re-installs from one revision's records (sorted by
+// number): record n when n > 0; else the previous successful one, that is the last
+// succeeded record before the latest one when the latest succeeded (it is what is
+// installed now), or the last succeeded record when the latest did not.
+func Target(rs []*Record, n int) (*Record, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("no install records: nothing to roll back to")
+	}
+	if n > 0 {
+		for _, r := range rs {
+			if r.Number == n {
+				return r, nil
+			}
+		}
+		nums := make([]string, len(rs))
+		for i, r := range rs {
+			nums[i] = fmt.Sprint(r.Number)
+		}
+		return nil, fmt.Errorf("no install record %d of revision %s (it has %s)", n, rs[0].Revision, strings.Join(nums, ", "))
+	}
+	last := len(rs) - 1
+	if rs[last].Outcome == Succeeded {
+		last--
+	}
+	for i := last; i >= 0; i-- {
+		if rs[i].Outcome == Succeeded {
+			return rs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no earlier successful install record of revision %s to roll back to", rs[0].Revision)
+}
+
+// LastSucceeded is the newest succeeded record among rs (sorted by number), or nil.
+func LastSucceeded(rs []*Record) *Record {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].Outcome == Succeeded {
+			return rs[i]
+		}
+	}
+	return nil
+}
+
+// ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps all).
+func ToTrim(numbers []int, keep int) []int {
+	if keep <= 0 || len(numbers) <= keep {
+		return nil
+	}
+	s := append([]int(nil), numbers...)
+	sort.Ints(s)
+	return s[:len(s)-keep]
+}

@@ -1,0 +1,272 @@
+package history
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+func obj(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	j, err := sigsyaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(j); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func gunzip(t *testing.T, b []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func TestEncodeDecode(t *testing.T) {
+	many := make([]ObjectRef, MaxObjects+5)
+	for i := range many {
+		many[i] = ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"}
+	}
+	when := time.Date(2026, 11, 29, 19, 15, 27, 0, time.UTC)
+	for _, tc := range []struct {
+		name        string
+		in          Record
+		wantObjects int
+		wantOmitted int
+		wantErr     error
+	}{
+		{name: "empty", in: Record{}},
+		{name: "full", in: Record{Number: 3, Revision: "canary", Time: when, ToolVersion: "1.30.0", Action: ActionRollback,
+			Outcome: Succeeded, RollbackOf: 1, Description: "rollback to 1", Profile: "demo", Spec: "spec:\n  profile: demo\n",
+			Objects: []ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "istio-system", Name: "istiod"}}},
+			wantObjects: 1},
+		{name: "identities cut beyond the limit", in: Record{Objects: many}, wantObjects: MaxObjects, wantOmitted: 5},
+		{name: "a spec that does not fit", in: Record{Spec: randomText(MaxPayload * 2)}, wantErr: ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Encode(&tc.in)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), "KiB limit") {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > MaxPayload {
+				t.Errorf("payload %d bytes", len(b))
+			}
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Objects) != tc.wantObjects || got.ObjectsOmitted != tc.wantOmitted {
+				t.Errorf("objects %d omitted %d, want %d and %d", len(got.Objects), got.ObjectsOmitted, tc.wantObjects, tc.wantOmitted)
+			}
+			if tc.wantOmitted == 0 {
+				want := tc.in
+				if len(want.Objects) == 0 {
+					want.Objects = nil
+				}
+				if !reflect.DeepEqual(*got, want) {
+					t.Errorf("round trip:\n got %+v\nwant %+v", *got, want)
+				}
+			}
+			if tc.wantOmitted > 0 && len(tc.in.Objects) != len(many) {
+				t.Error("Encode changed its argument")
+			}
+		})
+	}
+	for _, bad := range [][]byte{nil, []byte("not gzip"), gzipped("{not json")} {
+		if _, err := Decode(bad); err == nil || !strings.Contains(err.Error(), "decoding install record") {
+			t.Errorf("Decode(%q): %v", bad, err)
+		}
+	}
+}
+
+func gzipped(s string) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// randomText does not compress, unlike a repeated string.
+func randomText(n int) string {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return string(b)
+}
+
+// TestNoSecretData: a record lists a rendered Secret by its identity only; neither its
+// data nor its stringData, plain or base64, reaches the encoded record.
+func TestNoSecretData(t *testing.T) {
+	secret := obj(t, `
+apiVersion: v1
+kind: Secret
+metadata: {name: cacerts, namespace: istio-system, annotations: {note: annotation-value-xyz}}
+type: Opaque
+data: {ca-key.pem: `+base64.StdEncoding.EncodeToString([]byte("PRIVATE-KEY-MATERIAL-123"))+`}
+stringData: {token: plain-token-value-456}
+`)
+	cm := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: istio, namespace: istio-system}, data: {mesh: config-body-789}}`)
+	objs, omitted := Identities([]*unstructured.Unstructured{secret, cm})
+	if omitted != 0 || len(objs) != 2 || objs[0].String() != "Secret/istio-system/cacerts" || objs[1].Kind != "ConfigMap" {
+		t.Fatalf("identities: %v (%d omitted)", objs, omitted)
+	}
+	b, err := Encode(&Record{Number: 1, Objects: objs, Spec: "spec: {}\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := gunzip(t, b)
+	for _, leak := range []string{"PRIVATE-KEY-MATERIAL-123", base64.StdEncoding.EncodeToString([]byte("PRIVATE-KEY-MATERIAL-123")),
+		"plain-token-value-456", "config-body-789", "annotation-value-xyz", "ca-key.pem", "Opaque"} {
+		if strings.Contains(plain, leak) || strings.Contains(string(b), leak) {
+			t.Errorf("the record holds %q:\n%s", leak, plain)
+		}
+	}
+	if !strings.Contains(plain, `"name":"cacerts"`) {
+		t.Errorf("the record lacks the Secret's identity:\n%s", plain)
+	}
+}
+
+func TestIdentitiesLimit(t *testing.T) {
+	cm := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}`)
+	objs := make([]*unstructured.Unstructured, MaxObjects+3)
+	for i := range objs {
+		objs[i] = cm
+	}
+	ids, omitted := Identities(objs)
+	if len(ids) != MaxObjects || omitted != 3 {
+		t.Errorf("%d identities, %d omitted", len(ids), omitted)
+	}
+}
+
+func TestSetDescription(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"install complete", "install complete"},
+		{"  Istiod: not ready before the deadline:\n  Deployment/istio-system/istiod (unschedulable)", "Istiod: not ready before the deadline:"},
+		{strings.Repeat("x", 400), strings.Repeat("x", maxDescription-3) + "..."},
+	} {
+		var r Record
+		r.SetDescription(tc.in)
+		if r.Description != tc.want {
+			t.Errorf("SetDescription(%q) = %q, want %q", tc.in, r.Description, tc.want)
+		}
+	}
+}
+
+func records(outcomes ...Outcome) []*Record {
+	var out []*Record
+	for i, o := range outcomes {
+		out = append(out, &Record{Number: i + 1, Revision: "default", Outcome: o})
+	}
+	return out
+}
+
+func TestTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      []*Record
+		n       int
+		want    int
+		wantErr string
+	}{
+		{name: "none", in: nil, wantErr: "no install records"},
+		{name: "only the current one", in: records(Succeeded), wantErr: "no earlier successful"},
+		{name: "the one before the current", in: records(Succeeded, Succeeded), want: 1},
+		{name: "failed ones are skipped", in: records(Succeeded, Failed, RolledBack, Succeeded), want: 1},
+		{name: "after a failure, the last good one", in: records(Succeeded, Succeeded, Failed), want: 2},
+		{name: "a rollback toggles back", in: records(Succeeded, Succeeded, Succeeded), want: 2},
+		{name: "nothing good", in: records(Failed, Removed), wantErr: "no earlier successful"},
+		{name: "by number", in: records(Succeeded, Failed, Succeeded), n: 2, want: 2},
+		{name: "a missing number", in: records(Succeeded, Succeeded), n: 7, wantErr: "no install record 7 of revision default (it has 1, 2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Target(tc.in, tc.n)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Number != tc.want {
+				t.Errorf("target %d, want %d", got.Number, tc.want)
+			}
+		})
+	}
+}
+
+func TestLastSucceeded(t *testing.T) {
+	if r := LastSucceeded(records(Succeeded, Succeeded, Failed)); r == nil || r.Number != 2 {
+		t.Errorf("got %+v", r)
+	}
+	if r := LastSucceeded(records(Failed)); r != nil {
+		t.Errorf("got %+v", r)
+	}
+}
+
+func TestToTrim(t *testing.T) {
+	for _, tc := range []struct {
+		numbers []int
+		keep    int
+		want    []int
+	}{
+		{nil, 10, nil},
+		{[]int{1, 2, 3}, 10, nil},
+		{[]int{1, 2, 3}, 3, nil},
+		{[]int{3, 1, 4, 2}, 2, []int{1, 2}},
+		{[]int{5, 6, 7}, 1, []int{5, 6}},
+		{[]int{1, 2, 3}, 0, nil},
+		{[]int{1, 2, 3}, -1, nil},
+	} {
+		if got := ToTrim(tc.numbers, tc.keep); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ToTrim(%v, %d) = %v, want %v", tc.numbers, tc.keep, got, tc.want)
+		}
+	}
+}
+
+func TestNamesAndSelectors(t *testing.T) {
+	if got := SecretName("", 3); got != "istioctl-install-default-v3" {
+		t.Error(got)
+	}
+	if got := SecretName("canary", 12); got != "istioctl-install-canary-v12" {
+		t.Error(got)
+	}
+	if got := Selector("canary"); got != "install.istio.io/record=true,app.kubernetes.io/managed-by=istioctl,istio.io/rev=canary" {
+		t.Error(got)
+	}
+	if got := Selector(""); strings.Contains(got, "istio.io/rev") {
+		t.Error(got)
+	}
+}

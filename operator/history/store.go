@@ -1,0 +1,228 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+)
+
+// How records are stored: a Secret per record (a Secret rather than a ConfigMap because
+// the spec may hold sensitive values), of this type, with these labels and this data key.
+const (
+	SecretType     = "istio.io/install-record"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "istioctl"
+	LabelRecord    = "install.istio.io/record"
+	LabelNumber    = "install.istio.io/record-number"
+	// LabelRevision is the revision, as on every installed object ("default" for none).
+	LabelRevision = "istio.io/rev"
+	DataKey       = "record.json.gz"
+)
+
+// DefaultMax is how many records of a revision are kept unless told otherwise.
+const DefaultMax = 10
+
+var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+
+// Store reads and writes the records in one namespace.
+type Store struct {
+	Client    *kube.Client
+	Namespace string
+}
+
+// Rev is the revision label value of a spec revision ("default" for none).
+func Rev(revision string) string {
+	if revision == "" {
+		return "default"
+	}
+	return revision
+}
+
+// SecretName names record n of a revision.
+func SecretName(rev string, n int) string {
+	return fmt.Sprintf("istioctl-install-%s-v%d", Rev(rev), n)
+}
+
+// Selector selects the records of a revision, or of every revision when rev is "".
+func Selector(rev string) string {
+	s := LabelRecord + "=true," + LabelManagedBy + "=" + ManagedBy
+	if rev != "" {
+		s += "," + LabelRevision + "=" + rev
+	}
+	return s
+}
+
+func (s *Store) resource() (dynamic.ResourceInterface, error) {
+	ri, _, err := s.Client.Resource(secretGVK, s.Namespace)
+	return ri, err
+}
+
+// Secrets lists the record Secrets of a revision (every revision when rev is ""), without
+// decoding them: what an uninstall removes.
+func (s *Store) Secrets(ctx context.Context, rev string) ([]*unstructured.Unstructured, error) {
+	ri, err := s.resource()
+	if err != nil {
+		return nil, err
+	}
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: Selector(rev)})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.Client.ExplainError(fmt.Errorf("listing install records in %s: %w", s.Namespace, err))
+	}
+	var out []*unstructured.Unstructured
+	for i := range list.Items {
+		o := &list.Items[i]
+		if t, _, _ := unstructured.NestedString(o.Object, "type"); t == SecretType {
+			o.SetGroupVersionKind(secretGVK)
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// List returns the records of a revision (every revision when rev is ""), sorted by
+// revision and number. A record that does not decode is an error naming its Secret.
+func (s *Store) List(ctx context.Context, rev string) ([]*Record, error) {
+	secrets, err := s.Secrets(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Record, 0, len(secrets))
+	for _, u := range secrets {
+		var sec corev1.Secret
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &sec); err != nil {
+			return nil, fmt.Errorf("reading Secret %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+		r, err := Decode(sec.Data[DataKey])
+		if err != nil {
+			return nil, fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, err)
+		}
+		out = append(out, r)
+	}
+	Sort(out)
+	return out, nil
+}
+
+func (s *Store) secret(r *Record) (*unstructured.Unstructured, error) {
+	payload, err := Encode(r)
+	if err != nil {
+		return nil, err
+	}
+	sec := &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      SecretName(r.Revision, r.Number),
+			Namespace: s.Namespace,
+			Labels: map[string]string{
+				LabelManagedBy: ManagedBy,
+				LabelRecord:    "true",
+				LabelRevision:  Rev(r.Revision),
+				LabelNumber:    strconv.Itoa(r.Number),
+			},
+		},
+		Type: SecretType,
+		Data: map[string][]byte{DataKey: payload},
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sec)
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: obj}, nil
+}
+
+// Create writes r as the revision's next record (setting r.Number), then deletes the
+// oldest records so that at most keep remain (keep <= 0 keeps all). Two installs recording
+// at once both succeed: the second takes the number after the first's.
+func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
+	r.Revision = Rev(r.Revision)
+	ri, err := s.resource()
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		existing, err := s.numbers(ctx, r.Revision)
+		if err != nil {
+			return err
+		}
+		r.Number = 1
+		for _, n := range existing {
+			r.Number = max(r.Number, n+1)
+		}
+		obj, err := s.secret(r)
+		if err != nil {
+			return err
+		}
+		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: kube.FieldManager})
+		if apierrors.IsAlreadyExists(err) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return s.Client.ExplainError(fmt.Errorf("writing install record %s/%s: %w", s.Namespace, obj.GetName(), err))
+		}
+		return s.trim(ctx, r.Revision, append(existing, r.Number), keep)
+	}
+}
+
+// Update rewrites an existing record (its outcome and description after --atomic).
+func (s *Store) Update(ctx context.Context, r *Record) error {
+	ri, err := s.resource()
+	if err != nil {
+		return err
+	}
+	obj, err := s.secret(r)
+	if err != nil {
+		return err
+	}
+	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return s.Client.ExplainError(fmt.Errorf("reading install record %s/%s: %w", s.Namespace, obj.GetName(), err))
+	}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: kube.FieldManager}); err != nil {
+		return s.Client.ExplainError(fmt.Errorf("updating install record %s/%s: %w", s.Namespace, obj.GetName(), err))
+	}
+	return nil
+}
+
+// numbers lists the record numbers of a revision, from their labels.
+func (s *Store) numbers(ctx context.Context, rev string) ([]int, error) {
+	secrets, err := s.Secrets(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, o := range secrets {
+		if n, err := strconv.Atoi(o.GetLabels()[LabelNumber]); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) trim(ctx context.Context, rev string, numbers []int, keep int) error {
+	ri, err := s.resource()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range ToTrim(numbers, keep) {
+		err := ri.Delete(ctx, SecretName(rev, n), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting old install record %s: %w", SecretName(rev, n), err))
+		}
+	}
+	return s.Client.ExplainError(errors.Join(errs...))
+}
