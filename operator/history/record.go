@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -45,7 +46,7 @@ const (
 	// (Encode fails with ErrTooLarge).
 	MaxPayload = 512 << 10
 	// maxDescription bounds the description (an error's first line can be long).
-	maxDescription = 300
+	maxDescription = 200
 )
 
 // ErrTooLarge is returned by Encode for a record over MaxPayload.
@@ -108,11 +109,16 @@ func Identities(objs []*unstructured.Unstructured) ([]ObjectRef, int) {
 	return out, 0
 }
 
-// SetDescription sets the description, cut to its first line and a bounded length.
+// SetDescription sets the description: one line (a multi-line error's lines joined), of
+// bounded length.
 func (r *Record) SetDescription(s string) {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxDescription {
-		s = s[:maxDescription-3] + "..."
+		cut := maxDescription - 3
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	r.Description = s
 }
