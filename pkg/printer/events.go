@@ -107,13 +107,25 @@ func (s *textSink) Emit(e event.Event) {
 		}
 		fmt.Fprintf(s.w, "  %s %s\n", e.Object, status)
 	case event.Warning:
-		fmt.Fprintf(s.w, "%s %s: %s\n", yellow("!"), e.Object, e.Message)
+		if e.Object == "" {
+			fmt.Fprintf(s.w, "%s %s\n", yellow("!"), e.Message)
+		} else {
+			fmt.Fprintf(s.w, "%s %s: %s\n", yellow("!"), e.Object, e.Message)
+		}
 		for _, d := range e.Details {
 			fmt.Fprintf(s.w, "    %s\n", d)
 		}
 	case event.Done:
 		if e.Status == "dry-run" {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
+			return
+		}
+		if e.Status == "rollback" {
+			if e.Error != "" {
+				fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
+				return
+			}
+			fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
 			return
 		}
 		if e.Status == "uninstall" {
