@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -20,15 +19,14 @@ import (
 
 // InstallAction resolves, renders and applies a spec.
 type InstallAction struct {
-	Spec             SpecFlags
-	Revision         string
-	SkipConfirmation bool
-	DryRun           bool
-	Timeout          time.Duration
-	Output           string
-	Globals          *Globals
-	In               io.Reader
-	Out, ErrOut      io.Writer
+	applyFlags
+	Spec     SpecFlags
+	Revision string
+	// Atomic restores the previous successful install when this one fails.
+	Atomic      bool
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
 	// IsTerminal reports whether In is a terminal (prompts need one).
 	IsTerminal func() bool
 }
@@ -48,7 +46,10 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
   istioctl install -f my-spec.yaml --dry-run
 
   # machine-readable progress for CI
-  istioctl install -f my-spec.yaml -y -o json`,
+  istioctl install -f my-spec.yaml -y -o json
+
+  # on failure, put back what was installed before
+  istioctl upgrade -f my-spec.yaml -y --atomic`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -57,10 +58,8 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	}
 	a.Spec.add(cmd.Flags())
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
-	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
-	cmd.Flags().BoolVar(&a.DryRun, "dry-run", false, "Server-side dry run: the cluster validates everything, nothing is written")
-	cmd.Flags().DurationVar(&a.Timeout, "readiness-timeout", 5*time.Minute, "How long the whole install may wait for its components to become ready")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
+	a.applyFlags.add(cmd.Flags())
+	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
 	return cmd
 }
 
@@ -85,13 +84,8 @@ func (a *InstallAction) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	in := &install.Installer{
-		Client: client,
-		Owner:  ownerOf(res),
-		Events: printer.NewEvents(a.Out, printer.Format(a.Output)),
-		Opts:   install.Options{DryRun: a.DryRun, Timeout: a.Timeout},
-	}
-	_, err = in.Install(ctx, manifests)
+	ap := &applier{flags: a.applyFlags, client: client, events: printer.NewEvents(a.Out, printer.Format(a.Output)), errOut: a.ErrOut}
+	err = ap.install(ctx, res, manifests, a.Atomic)
 	var interrupted *install.InterruptedError
 	if errors.Is(err, context.Canceled) && !errors.As(err, &interrupted) {
 		return fmt.Errorf("interrupted: %w; run the same install again to finish it", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
@@ -88,6 +89,17 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The revision's install records go with it (every record with --purge), last: a later
+	// rollback or install --atomic must not bring back what was removed on purpose.
+	recordsOf := in.Owner.Rev()
+	if a.Purge {
+		recordsOf = ""
+	}
+	records, err := (&history.Store{Client: client, Namespace: recordNamespace(res)}).Secrets(ctx, recordsOf)
+	if err != nil {
+		return err
+	}
+	targets = append(targets, records...)
 	if len(targets) == 0 {
 		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries the labels of that install. Check -r, -f and -i.")
 		return nil

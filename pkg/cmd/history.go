@@ -1,0 +1,71 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+)
+
+// HistoryAction lists the install records in the istio namespace.
+type HistoryAction struct {
+	// Revision limits the listing to one revision ("default" for the default one).
+	Revision    string
+	Output      string
+	Globals     *Globals
+	Out, ErrOut io.Writer
+}
+
+func newHistoryCommand(g *Globals) *cobra.Command {
+	a := &HistoryAction{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "List the install records: each install, upgrade and rollback of each revision, with its outcome",
+		Long: `Lists the install records kept in the istio namespace (-i): one per install, upgrade or rollback
+of a revision, numbered per revision, with the time, the outcome, the profile and the istioctl
+version. -o json prints the whole records, the resolved spec and the objects' identities included.
+'istioctl rollback N' re-installs record N.`,
+		Example: `  # every revision's records
+  istioctl history
+
+  # one revision, as JSON
+  istioctl history -r canary -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.Out, a.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Only this revision's records (\"default\" for the default revision)")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output: table or json")
+	return cmd
+}
+
+// Run prints the records.
+func (a *HistoryAction) Run(ctx context.Context) error {
+	if err := checkOutput(a.Output, "table", "json"); err != nil {
+		return err
+	}
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	store := &history.Store{Client: client, Namespace: a.Globals.IstioNamespace}
+	records, err := store.List(ctx, a.Revision)
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 && a.Output == "table" {
+		what := "any revision"
+		if a.Revision != "" {
+			what = "revision " + a.Revision
+		}
+		fmt.Fprintf(a.ErrOut, "No install records of %s in namespace %s.\n", what, a.Globals.IstioNamespace)
+		return nil
+	}
+	return printer.History(a.Out, records, printer.Format(a.Output))
+}
