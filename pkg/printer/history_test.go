@@ -1,0 +1,56 @@
+package printer
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/history"
+)
+
+func TestHistory(t *testing.T) {
+	when := time.Date(2026, 11, 29, 19, 15, 27, 0, time.Local)
+	rs := []*history.Record{
+		{Number: 1, Revision: "default", Time: when, Outcome: history.Succeeded, Profile: "default", ToolVersion: "1.30.0", Description: "install complete"},
+		{Number: 2, Revision: "default", Time: when, Outcome: history.RolledBack, Profile: "demo", ToolVersion: "1.30.0"},
+	}
+	var buf bytes.Buffer
+	if err := History(&buf, rs, Table); err != nil {
+		t.Fatal(err)
+	}
+	want := `REVISION  RECORD  UPDATED              STATUS       PROFILE  ISTIOCTL VERSION  DESCRIPTION
+default   1       2026-11-29 19:15:27  succeeded    default  1.30.0            install complete
+default   2       2026-11-29 19:15:27  rolled-back  demo     1.30.0            -
+`
+	if buf.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	if err := History(&buf, nil, JSON); err != nil || strings.TrimSpace(buf.String()) != "[]" {
+		t.Errorf("empty JSON: %q %v", buf.String(), err)
+	}
+	buf.Reset()
+	if err := History(&buf, rs, JSON); err != nil {
+		t.Fatal(err)
+	}
+	var back []history.Record
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back) != 2 || back[1].Outcome != history.RolledBack {
+		t.Errorf("JSON: %v %+v", err, back)
+	}
+}
+
+func TestTextEvents(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewEvents(&buf, Text)
+	s.Emit(event.Event{Type: event.Warning, Message: "install failed; --atomic: restoring"})
+	s.Emit(event.Event{Type: event.Warning, Object: "Deployment/ns/x", Message: "took over"})
+	s.Emit(event.Event{Type: event.Done, Status: "rollback", Message: "record 1: 1 applied"})
+	s.Emit(event.Event{Type: event.Done, Status: "rollback", Message: "record 1", Error: "boom"})
+	want := "! install failed; --atomic: restoring\n! Deployment/ns/x: took over\n✔ Rollback to record 1: 1 applied\n✘ Rollback to record 1 failed\n"
+	if buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
