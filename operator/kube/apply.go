@@ -138,7 +138,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 }
 
 // liveForApply reads obj's live version (nil when missing). An object being deleted (a
-// prune a moment ago, foreground deletion still running) cannot be applied back to life:
+// prune a moment ago, finalizers still running) cannot be applied back to life:
 // it waits until it is gone.
 func (c *Client) liveForApply(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	for {
@@ -341,14 +341,17 @@ func conflicts(err error) []string {
 	return out
 }
 
-// Delete removes obj with foreground propagation; a missing object is not an error.
+// Delete removes obj; a missing object is not an error. Propagation is background, as
+// kubectl's: the object is gone at once and the garbage collector removes what it owned
+// (a Deployment's ReplicaSets and pods), so waiting for it to be gone does not wait for
+// every pod to terminate.
 func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
 	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {
 		return err
 	}
-	fg := metav1.DeletePropagationForeground
-	opts := metav1.DeleteOptions{PropagationPolicy: &fg}
+	bg := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}

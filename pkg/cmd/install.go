@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
@@ -64,7 +65,15 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 }
 
 // Run installs.
-func (a *InstallAction) Run(ctx context.Context) error {
+func (a *InstallAction) Run(ctx context.Context) (err error) {
+	defer func() {
+		// Stopped before the engine's safe points could report (while resolving, rendering
+		// or connecting): nothing was applied.
+		var interrupted *install.InterruptedError
+		if ctx.Err() != nil && err != nil && !errors.As(err, &interrupted) {
+			err = fmt.Errorf("interrupted before any component was applied: %w; run the same install again", context.Canceled)
+		}
+	}()
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
@@ -84,13 +93,8 @@ func (a *InstallAction) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	ap := &applier{flags: a.applyFlags, client: client, events: printer.NewEvents(a.Out, printer.Format(a.Output)), errOut: a.ErrOut}
-	err = ap.install(ctx, res, manifests, a.Atomic)
-	var interrupted *install.InterruptedError
-	if errors.Is(err, context.Canceled) && !errors.As(err, &interrupted) {
-		return fmt.Errorf("interrupted: %w; run the same install again to finish it", err)
-	}
-	return err
+	ap := &applier{flags: a.applyFlags, client: client, events: eventSink(a.Out, a.Output), errOut: a.ErrOut}
+	return ap.install(ctx, res, manifests, a.Atomic)
 }
 
 func (a *InstallAction) confirm(profile string) error {
@@ -98,13 +102,25 @@ func (a *InstallAction) confirm(profile string) error {
 		fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, profile))
 }
 
+// isTerminal says whether w is a terminal.
+func isTerminalFile(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// eventSink prints a run's events in format to out: with a progress bar when out is a
+// terminal, plain lines otherwise.
+func eventSink(out io.Writer, format string) event.Sink {
+	if isTerminalFile(out) {
+		return printer.NewTerminalEvents(out, printer.Format(format))
+	}
+	return printer.NewEvents(out, printer.Format(format))
+}
+
 // confirm asks question on a terminal; without one it is a usage error asking for -y.
 func confirm(in io.Reader, out io.Writer, isTerminal func() bool, question string) error {
 	if isTerminal == nil {
-		isTerminal = func() bool {
-			f, ok := in.(*os.File)
-			return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-		}
+		isTerminal = func() bool { return isTerminalFile(in) }
 	}
 	if !isTerminal() {
 		return Usagef("standard input is not a terminal, so istioctl cannot ask for confirmation: pass -y (--skip-confirmation)")

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 // RollbackAction re-installs an install record of a revision.
@@ -88,7 +87,7 @@ func (a *RollbackAction) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	ap := &applier{flags: a.applyFlags, client: client, events: printer.NewEvents(a.Out, printer.Format(a.Output)), errOut: a.ErrOut}
+	ap := &applier{flags: a.applyFlags, client: client, events: eventSink(a.Out, a.Output), errOut: a.ErrOut}
 	err = ap.rollback(ctx, target, "")
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted: %w; run the same rollback again to finish it", err)

@@ -11,7 +11,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 // UninstallAction removes a revision's control plane, or with Purge everything installed.
@@ -82,7 +81,7 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	in := &install.Installer{
 		Client: client,
 		Owner:  ownerOf(res),
-		Events: printer.NewEvents(a.Out, printer.Format(a.Output)),
+		Events: eventSink(a.Out, a.Output),
 	}
 	uopts := install.UninstallOptions{Purge: a.Purge, DryRun: a.DryRun, Timeout: a.Timeout}
 	targets, err := in.Targets(ctx, uopts)
