@@ -103,7 +103,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1fx", a 
 	echo "Each run starts a new local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok;"
 	echo "see docs/development.md), installs, installs the same spec again, and uninstalls with --purge."
 	echo "Request counts are the apiserver's \`apiserver_request_total\` over the run, so they include the"
-	echo "controllers reacting to the objects; writes are POST, PUT, PATCH and DELETE."
+	echo "controllers reacting to the objects; writes are POST, PUT, PATCH and DELETE. Uninstall: ours waits
+until every removed object is gone (the apiextensions finalizer removes the 15 CRDs one by one, most of
+its time); upstream sends the deletes and returns."
 	echo
 	echo "| | ours | upstream | upstream / ours |"
 	echo "|---|---|---|---|"

@@ -216,6 +216,17 @@ func LastSucceeded(rs []*Record) *Record {
 	return nil
 }
 
+// Repeats says r only repeats the newest of rs (sorted by number): that one succeeded with
+// the same spec and tool version, as r did. A run that changed nothing and repeats the
+// newest record is not recorded, so an install of an unchanged spec makes no write at all.
+func Repeats(rs []*Record, r *Record) bool {
+	if r.Outcome != Succeeded || len(rs) == 0 {
+		return false
+	}
+	last := rs[len(rs)-1]
+	return last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion
+}
+
 // ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps all).
 func ToTrim(numbers []int, keep int) []int {
 	if keep <= 0 || len(numbers) <= keep {

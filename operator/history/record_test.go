@@ -270,3 +270,26 @@ func TestNamesAndSelectors(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+func TestRepeats(t *testing.T) {
+	newest := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}
+	older := &Record{Number: 1, Outcome: Succeeded, Spec: "b", ToolVersion: "1.30.0"}
+	cases := []struct {
+		name string
+		rs   []*Record
+		r    Record
+		want bool
+	}{
+		{"same spec and version", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, true},
+		{"no records", nil, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, false},
+		{"other spec", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "b", ToolVersion: "1.30.0"}, false},
+		{"other version", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.31.0"}, false},
+		{"this run failed", []*Record{older, newest}, Record{Outcome: Failed, Spec: "a", ToolVersion: "1.30.0"}, false},
+		{"newest failed", []*Record{older, {Number: 3, Outcome: Failed, Spec: "a", ToolVersion: "1.30.0"}}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, false},
+	}
+	for _, tc := range cases {
+		if got := Repeats(tc.rs, &tc.r); got != tc.want {
+			t.Errorf("%s: Repeats = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

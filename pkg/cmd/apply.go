@@ -95,6 +95,12 @@ func (p *applier) run(ctx context.Context, res *spec.Resolved, manifests []rende
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	store := &history.Store{Client: p.client, Namespace: recordNamespace(res)}
+	if err == nil && result.Applied == 0 && result.Pruned == 0 {
+		if records, lerr := store.List(wctx, history.Rev(rec.Revision)); lerr == nil && history.Repeats(records, rec) {
+			rec.Number = records[len(records)-1].Number
+			return nil
+		}
+	}
 	if werr := store.Create(wctx, rec, p.flags.HistoryMax); werr != nil {
 		rec.Number = 0
 		p.events.Emit(event.Event{Type: event.Warning, Message: "this run is not in the install history: " + werr.Error()})

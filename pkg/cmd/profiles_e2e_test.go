@@ -106,26 +106,37 @@ func TestInstallProfilesE2E(t *testing.T) {
 				t.Errorf("demo → minimal pruned %d objects, want the gateways' 10: %v", len(pruned), pruned)
 			}
 		}
-		// Every rendered object is there and ready.
 		manifest := istioctl("manifest", "generate", "--set", "profile="+profile)
 		objs, err := render.ParseObjects([]byte(manifest))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range objs {
-			live, err := client.Get(ctx, o)
-			if err != nil || live == nil {
-				t.Errorf("%s: %s missing (%v)", profile, kube.Describe(o), err)
-				continue
+		rendered := func() map[string]string {
+			out := map[string]string{}
+			for _, o := range objs {
+				live, err := client.Get(ctx, o)
+				if err != nil || live == nil {
+					t.Errorf("%s: %s missing (%v)", profile, kube.Describe(o), err)
+					continue
+				}
+				if r := readiness.Check(live); r.Status != readiness.Ready {
+					t.Errorf("%s: %s not ready: %s", profile, kube.Describe(o), r.Message)
+				}
+				out[kube.Describe(o)] = live.GetResourceVersion()
 			}
-			if r := readiness.Check(live); r.Status != readiness.Ready {
-				t.Errorf("%s: %s not ready: %s", profile, kube.Describe(o), r.Message)
-			}
+			return out
 		}
-		// The same install again changes nothing.
+		// Every rendered object is there and ready.
+		before, beforeNS := rendered(), versions()
+		// The same install again changes nothing and writes nothing: not an object, not an
+		// install record (the resourceVersions of every rendered object and of everything in
+		// istio-system stay).
 		again := istioctl("install", "-y", "--set", "profile="+profile)
 		if !strings.Contains(again, "(0 applied,") {
 			t.Errorf("%s re-install changed something:\n%s", profile, again)
+		}
+		if after, afterNS := rendered(), versions(); !equalMaps(before, after) || !equalMaps(beforeNS, afterNS) {
+			t.Errorf("%s re-install wrote:\nbefore %v %v\nafter  %v %v", profile, before, beforeNS, after, afterNS)
 		}
 	}
 }
