@@ -33,6 +33,10 @@ const (
 	Pruned Type = "pruned"
 	// Warning: something worth saying that does not stop the run.
 	Warning Type = "warning"
+	// RevisionTag: after a successful install, the default revision tag points at the
+	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
+	// notice when the default moved back to the default revision).
+	RevisionTag Type = "revision-tag"
 	// Done: the run ended (Error when it failed).
 	Done Type = "done"
 )

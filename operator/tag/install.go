@@ -1,0 +1,128 @@
+package tag
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// MovedMessage is upstream's notice when an install of the default revision takes the
+// default tag back from a revision.
+const MovedMessage = "This installation will make default injection and validation pointing to the default revision, and originally it was pointing to the revisioned one."
+
+// InstallDefault is what an install does about the default revision tag, as upstream:
+// unless values.global.operatorManageWebhooks is set, an install of the default revision
+// (always) or of a revision (when no default tag exists yet) points the default tag at its
+// revision once it is installed.
+type InstallDefault struct {
+	// Needed says the install sets the default tag.
+	Needed bool
+	// Revision is the install's revision ("default" for the default one).
+	Revision       string
+	IstioNamespace string
+	ManifestsDir   string
+	AutoInject     bool
+	// Labels are the install's ownership labels; the tag's objects carry them and the
+	// not-pruned opt-out, so the install never prunes them and an uninstall of the revision
+	// (or a purge) removes them.
+	Labels map[string]string
+}
+
+// ForInstall decides, before an install applies manifests, whether it sets the default
+// tag. When it does and the install is of the default revision, the revision's own
+// injector is in the manifests; it goes out deactivated (upstream deactivates it right
+// after the install) whenever that stops no injection: a default tag already serves the
+// default namespaces, or the live injector is missing or already deactivated. A re-install
+// then writes it exactly as the last one did. Otherwise it goes out active, and Run
+// deactivates it once the tag exists.
+func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifests []render.Manifest, labels map[string]string) (*InstallDefault, error) {
+	d := &InstallDefault{Revision: revName(res.IOP.Spec.Revision), IstioNamespace: "istio-system",
+		ManifestsDir: res.IOP.Spec.InstallPackagePath, Labels: labels}
+	if ns := res.IOP.Metadata.Namespace; ns != "" {
+		d.IstioNamespace = ns
+	}
+	if v, _ := spec.Lookup(res.Tree, "spec", "values", "global", "operatorManageWebhooks"); v == true {
+		return d, nil
+	}
+	if v, _ := spec.Lookup(res.Tree, "spec", "values", "sidecarInjectorWebhook", "enableNamespacesByDefault"); v == true {
+		d.AutoInject = true
+	}
+	// Only an install that renders its revision's injector can be tagged.
+	var injectors []*unstructured.Unstructured
+	for _, m := range manifests {
+		for _, o := range m.Objects {
+			if o.GetKind() == "MutatingWebhookConfiguration" && o.GetLabels()[LabelRev] == d.Revision {
+				if _, tagged := o.GetLabels()[LabelTag]; !tagged {
+					injectors = append(injectors, o)
+				}
+			}
+		}
+	}
+	if len(injectors) == 0 {
+		return d, nil
+	}
+	tags, err := c.List(ctx, mwcGVK, "app=sidecar-injector,"+LabelTag+"="+Default)
+	if err != nil {
+		return nil, err
+	}
+	exists := len(tags) > 0
+	d.Needed = !exists || d.Revision == Default
+	if !d.Needed || d.Revision != Default {
+		return d, nil
+	}
+	for _, o := range injectors {
+		live, err := c.Get(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if exists || live == nil || Deactivated(live) {
+			Deactivate(o)
+		}
+	}
+	return d, nil
+}
+
+// Run points the default tag at the installed revision, emitting an applied event per
+// object written and a revision-tag event that says where the tag points.
+func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.Sink) error {
+	p, err := Generate(ctx, c, Options{
+		Tag: Default, Revision: d.Revision, IstioNamespace: d.IstioNamespace, ManifestsDir: d.ManifestsDir,
+		AutoInjectNamespaces: d.AutoInject, Overwrite: true, Labels: d.Labels,
+	})
+	if err != nil {
+		return fmt.Errorf("setting the default revision tag: %w", err)
+	}
+	changes, err := p.Apply(ctx, c, false)
+	for _, ch := range changes {
+		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status})
+	}
+	if err != nil {
+		return fmt.Errorf("setting the default revision tag: %w", err)
+	}
+	e := event.Event{Type: event.RevisionTag, Object: kube.Describe(p.Objects[0]), Status: "unchanged",
+		Message: fmt.Sprintf("Default revision tag points at revision %q", d.Revision)}
+	switch {
+	case p.Previous == "":
+		e.Status = "created"
+	case p.Previous != d.Revision:
+		e.Status = "moved"
+		e.Message = fmt.Sprintf("Default revision tag moved from revision %q to %q", p.Previous, d.Revision)
+		if d.Revision == Default {
+			e.Details = []string{MovedMessage}
+		}
+	default:
+		for _, ch := range changes {
+			if ch.Status != "unchanged" {
+				e.Status = "configured"
+			}
+		}
+	}
+	events.Emit(e)
+	return nil
+}

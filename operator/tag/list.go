@@ -1,0 +1,152 @@
+package tag
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+)
+
+// Description is one tag, as `tag list` shows it.
+type Description struct {
+	Tag      string `json:"tag"`
+	Revision string `json:"revision"`
+	// Namespaces are those labelled istio.io/rev=<tag>.
+	Namespaces []string `json:"namespaces"`
+}
+
+// List finds the tags: the MutatingWebhookConfigurations labelled istio.io/tag and the
+// tag Services in the istio namespace, sorted by revision, then tag.
+func List(ctx context.Context, c *kube.Client, ns string) ([]Description, error) {
+	hooks, err := c.List(ctx, mwcGVK, LabelTag)
+	if err != nil {
+		return nil, err
+	}
+	svcs, err := listIn(ctx, c, svcGVK, ns, LabelTag)
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ tag, rev string }
+	seen := map[key]bool{}
+	var out []Description
+	for _, o := range append(hooks, svcs...) {
+		if o.GetDeletionTimestamp() != nil {
+			continue // removed a moment ago
+		}
+		l := o.GetLabels()
+		rev, ok := l[LabelRev]
+		if !ok {
+			continue // not a tag of any revision we can tell
+		}
+		k := key{l[LabelTag], rev}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		nss, err := NamespacesUsing(ctx, c, k.tag)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Description{Tag: k.tag, Revision: k.rev, Namespaces: nss})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Revision != out[j].Revision {
+			return out[i].Revision < out[j].Revision
+		}
+		return out[i].Tag < out[j].Tag
+	})
+	return out, nil
+}
+
+// NamespacesUsing lists the namespaces labelled istio.io/rev=<tag>, sorted.
+func NamespacesUsing(ctx context.Context, c *kube.Client, tag string) ([]string, error) {
+	items, err := c.List(ctx, nsGVK, LabelRev+"="+tag)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, it := range items {
+		out = append(out, it.GetName())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Objects lists a tag's objects: its MutatingWebhookConfigurations, its
+// ValidatingWebhookConfigurations (the default tag's) and its Services in the istio
+// namespace, in removal order.
+func Objects(ctx context.Context, c *kube.Client, ns, tag string) ([]*unstructured.Unstructured, error) {
+	return find(ctx, c, ns, LabelTag+"="+tag, func(*unstructured.Unstructured) bool { return true })
+}
+
+// Remove deletes objects (from Objects) and waits for nothing: webhook configurations
+// have no dependents, and a Service's endpoints go with it.
+func Remove(ctx context.Context, c *kube.Client, objs []*unstructured.Unstructured, dryRun bool) error {
+	for _, o := range objs {
+		if err := c.Delete(ctx, o, dryRun); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UninstallTargets lists the tags an uninstall removes with the revision it removes: the
+// tags pointing at revision rev that are served from namespace ns, or with purge every
+// tag in the cluster. Tags `tag set` made carry none of the installer's labels, so the
+// uninstall's label selector alone would leave them calling a control plane that is gone.
+func UninstallTargets(ctx context.Context, c *kube.Client, ns, rev string, purge bool) ([]*unstructured.Unstructured, error) {
+	if purge {
+		return find(ctx, c, "", LabelTag, func(*unstructured.Unstructured) bool { return true })
+	}
+	return find(ctx, c, ns, fmt.Sprintf("%s,%s=%s", LabelTag, LabelRev, revName(rev)), func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "Service" || servedFrom(o, ns)
+	})
+}
+
+// find lists the tag objects matching selector: webhook configurations cluster-wide (those
+// keep returns true for), Services in ns (every namespace when ns is empty). Services
+// must also be istiod's (app=istiod).
+func find(ctx context.Context, c *kube.Client, ns, selector string, keep func(*unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, gvk := range []schema.GroupVersionKind{mwcGVK, vwcGVK} {
+		items, err := c.List(ctx, gvk, selector)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			o := &items[i]
+			o.SetGroupVersionKind(gvk)
+			if keep(o) {
+				out = append(out, o)
+			}
+		}
+	}
+	items, err := c.List(ctx, svcGVK, selector+",app=istiod")
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		o := &items[i]
+		o.SetGroupVersionKind(svcGVK)
+		if (ns == "" || o.GetNamespace() == ns) && keep(o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// servedFrom says a webhook configuration calls services in ns (or calls a URL).
+func servedFrom(o *unstructured.Unstructured, ns string) bool {
+	hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+	for _, h := range hooks {
+		m, _ := h.(map[string]any)
+		if svcNS, ok, _ := unstructured.NestedString(m, "clientConfig", "service", "namespace"); ok && svcNS != ns {
+			return false
+		}
+	}
+	return true
+}
