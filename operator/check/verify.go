@@ -146,9 +146,30 @@ func webhookCABundle(ctx context.Context, env *Env) []Result {
 	return out
 }
 
-// driftIgnored are fields istiod itself manages after install.
+// driftIgnored are fields istiod itself manages after install, and the selectors of an
+// injector a revision tag deactivated (upstream's never-match selectors: the default tag
+// serves its namespaces instead).
 var driftIgnored = map[string]bool{
 	"ValidatingWebhookConfiguration:webhooks[].failurePolicy": true,
+	deactivatedInjector + ":webhooks[].namespaceSelector":     true,
+	deactivatedInjector + ":webhooks[].objectSelector":        true,
+}
+
+// deactivatedInjector is the kind drift compares a deactivated injector as.
+const deactivatedInjector = "MutatingWebhookConfiguration(deactivated)"
+
+// deactivated says every webhook of a live injector has the never-match selectors.
+func deactivated(live *unstructured.Unstructured) bool {
+	hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
+	for _, h := range hooks {
+		m, _ := h.(map[string]any)
+		for _, sel := range []string{"namespaceSelector", "objectSelector"} {
+			if v, _, _ := unstructured.NestedString(m, sel, "matchLabels", "istio.io/deactivated"); v != "never-match" {
+				return false
+			}
+		}
+	}
+	return len(hooks) > 0
 }
 
 func drift(ctx context.Context, env *Env) []Result {
@@ -162,7 +183,11 @@ func drift(ctx context.Context, env *Env) []Result {
 			continue
 		}
 		var diffs []string
-		diffInto(o.GetKind(), "", o.Object, live.Object, &diffs)
+		kind := o.GetKind()
+		if kind == "MutatingWebhookConfiguration" && deactivated(live) {
+			kind = deactivatedInjector
+		}
+		diffInto(kind, "", o.Object, live.Object, &diffs)
 		r := Result{Object: kube.Describe(o), rank: objectRank(o), Passed: len(diffs) == 0, Message: "as rendered"}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("%d field(s) differ from the spec", len(diffs))

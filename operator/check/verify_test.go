@@ -29,6 +29,12 @@ func TestDiffInto(t *testing.T) {
 		{"istiod's failure policy is not drift", "ValidatingWebhookConfiguration",
 			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Ignore"}}},
 			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Fail"}}}, nil},
+		{"a deactivated injector's selectors are not drift", deactivatedInjector,
+			map[string]any{"webhooks": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"istio-injection": "enabled"}}}}},
+			map[string]any{"webhooks": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"istio.io/deactivated": "never-match"}}}}}, nil},
+		{"an active injector's selectors are", "MutatingWebhookConfiguration",
+			map[string]any{"webhooks": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"istio-injection": "enabled"}}}}},
+			map[string]any{"webhooks": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"istio-injection": "disabled"}}}}}, []string{"namespaceSelector"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

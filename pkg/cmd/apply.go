@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/operator/tag"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -66,13 +67,26 @@ func (p *applier) run(ctx context.Context, res *spec.Resolved, manifests []rende
 	if rec.Action == history.ActionRollback {
 		events = relabelDone{Sink: p.events, status: "rollback", what: fmt.Sprintf("record %d", rec.RollbackOf)}
 	}
+	owner := ownerOf(res)
+	// The default revision tag (upstream's install step): decided before the install, which
+	// may then apply the default revision's injector deactivated; set once it succeeded,
+	// before its done event.
+	defaultTag, err := tag.ForInstall(ctx, p.client, res, manifests, tagLabels(owner))
+	if err != nil {
+		return err
+	}
+	hold := &holdDone{Sink: events}
 	in := &install.Installer{
 		Client: p.client,
-		Owner:  ownerOf(res),
-		Events: events,
+		Owner:  owner,
+		Events: hold,
 		Opts:   install.Options{DryRun: p.flags.DryRun, Timeout: p.flags.Timeout},
 	}
 	result, err := in.Install(ctx, manifests)
+	if err == nil && !p.flags.DryRun && defaultTag.Needed {
+		err = defaultTag.Run(ctx, p.client, in.Events)
+	}
+	hold.release(err)
 	if p.flags.DryRun {
 		return err
 	}

@@ -158,12 +158,30 @@ func normalizeEvents(t *testing.T, stream string) []event.Event {
 		e.Time = time.Time{}
 		out = append(out, e)
 	}
-	rank := func(e event.Event) (int, int) {
-		switch e.Type {
-		case event.Pruned:
-			return 1, 0
-		case event.Done:
+	// Events without a component that come after the components (the default revision tag's)
+	// stay with the prune, in their order.
+	late := map[*event.Event]bool{}
+	seen := false
+	for i := range out {
+		if out[i].Component != "" {
+			seen = true
+		} else if seen {
+			late[&out[i]] = true
+		}
+	}
+	items := make([]struct {
+		e    event.Event
+		late bool
+	}, len(out))
+	for i := range out {
+		items[i].e, items[i].late = out[i], late[&out[i]]
+	}
+	rank := func(e event.Event, late bool) (int, int) {
+		switch {
+		case e.Type == event.Done:
 			return 2, 0
+		case e.Type == event.Pruned, late:
+			return 1, 0
 		}
 		if e.Component == "" {
 			return 0, -1
@@ -176,17 +194,20 @@ func normalizeEvents(t *testing.T, stream string) []event.Event {
 		}
 		return 0, len(component.All)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		pi, ci := rank(out[i])
-		pj, cj := rank(out[j])
+	sort.SliceStable(items, func(i, j int) bool {
+		pi, ci := rank(items[i].e, items[i].late)
+		pj, cj := rank(items[j].e, items[j].late)
 		if pi != pj {
 			return pi < pj
 		}
 		if pi != 0 {
 			return false
 		}
-		return ci < cj || (ci == cj && out[i].Component < out[j].Component)
+		return ci < cj || (ci == cj && items[i].e.Component < items[j].e.Component)
 	})
+	for i := range items {
+		out[i] = items[i].e
+	}
 	return out
 }
 

@@ -115,6 +115,15 @@ func (s *textSink) Emit(e event.Event) {
 		for _, d := range e.Details {
 			fmt.Fprintf(s.w, "    %s\n", d)
 		}
+	case event.RevisionTag:
+		mark := green("✔")
+		if e.Status == "moved" {
+			mark = yellow("!")
+		}
+		fmt.Fprintf(s.w, "%s %s\n", mark, e.Message)
+		for _, d := range e.Details {
+			fmt.Fprintf(s.w, "  %s\n", d)
+		}
 	case event.Done:
 		if e.Status == "dry-run" {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
