@@ -82,7 +82,7 @@ func NewRootCommand(streams Streams) *cobra.Command {
 	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
 		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
 		newHistoryCommand(g), newRollbackCommand(g),
-		newVerifyInstallCommand(g), newExperimentalCommand(g))
+		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g))
 	return root
 }
 

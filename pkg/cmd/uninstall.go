@@ -7,10 +7,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/tag"
 )
 
 // UninstallAction removes a revision's control plane, or with Purge everything installed.
@@ -88,6 +91,13 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The revision tags pointing at the revision (every tag, with --purge) go first: an
+	// injector left calling a removed control plane would fail every pod it selects.
+	tags, err := tag.UninstallTargets(ctx, client, in.Owner.Namespace, in.Owner.Rev(), a.Purge)
+	if err != nil {
+		return err
+	}
+	targets = withTags(tags, targets)
 	// The revision's install records go with it (every record with --purge), last: a later
 	// rollback or install --atomic must not bring back what was removed on purpose.
 	recordsOf := in.Owner.Rev()
@@ -115,5 +125,26 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	for _, t := range tags {
+		if !a.Purge && t.GetKind() == "MutatingWebhookConfiguration" && t.GetLabels()[tag.LabelTag] == tag.Default {
+			in.Events.Emit(event.Event{Type: event.Warning, Time: time.Now(), Object: kube.Describe(t),
+				Message: fmt.Sprintf("the default revision tag points at revision %q and goes with it: namespaces labelled istio-injection=enabled are not injected until 'istioctl tag set default --revision <revision>'", in.Owner.Rev())})
+		}
+	}
 	return in.Uninstall(ctx, targets, uopts)
+}
+
+// withTags puts the tag objects first, then the other targets that are not among them.
+func withTags(tags, targets []*unstructured.Unstructured) []*unstructured.Unstructured {
+	seen := map[string]bool{}
+	out := append([]*unstructured.Unstructured{}, tags...)
+	for _, t := range tags {
+		seen[t.GroupVersionKind().GroupKind().String()+"/"+kube.Describe(t)] = true
+	}
+	for _, t := range targets {
+		if !seen[t.GroupVersionKind().GroupKind().String()+"/"+kube.Describe(t)] {
+			out = append(out, t)
+		}
+	}
+	return out
 }

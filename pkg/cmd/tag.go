@@ -1,0 +1,304 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/tag"
+)
+
+// tagCreated is upstream's message, line break included.
+const tagCreated = `Revision tag %q created, referencing control plane revision %q. To enable injection using this
+revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=%s'
+`
+
+func newTagCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tag",
+		Short: "Create, list and remove revision tags: stable names for control plane revisions",
+		Long: `A revision tag is an alias of a control plane revision for sidecar injection. Namespaces labelled
+istio.io/rev=<tag> are injected by the revision the tag points at, so moving a set of namespaces to
+a new revision is one 'istioctl tag set <tag> --revision <new> --overwrite' instead of relabelling
+each of them. The tag "default" also serves namespaces labelled istio-injection=enabled and
+validates Istio configuration cluster-wide.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return Usagef("unknown subcommand %q for \"istioctl tag\"; run 'istioctl tag --help' for the list", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newTagSetCommand(g, false), newTagSetCommand(g, true), newTagListCommand(g), newTagRemoveCommand(g))
+	return cmd
+}
+
+// oneTag takes exactly one tag argument.
+func oneTag(what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return Usagef("must provide a tag for %s", what)
+		case len(args) > 1:
+			return Usagef("must provide a single tag for %s", what)
+		}
+		return nil
+	}
+}
+
+// TagSetAction creates or moves a revision tag (tag set), or prints it (tag generate).
+type TagSetAction struct {
+	Tag, Revision, WebhookName, Manifests                     string
+	Overwrite, AutoInject, SkipConfirmation, DryRun, Generate bool
+	Globals                                                   *Globals
+	In                                                        io.Reader
+	Out, ErrOut                                               io.Writer
+	IsTerminal                                                func() bool
+}
+
+func newTagSetCommand(g *Globals, generate bool) *cobra.Command {
+	a := &TagSetAction{Globals: g, Generate: generate}
+	cmd := &cobra.Command{
+		Use:   "set <revision-tag>",
+		Short: "Create or move a revision tag",
+		Example: `  # namespaces labelled istio.io/rev=prod are injected by revision 1-30-0
+  istioctl tag set prod --revision 1-30-0
+  kubectl label namespace my-app istio.io/rev=prod
+
+  # move them to 1-31-0 (restart their workloads afterwards)
+  istioctl tag set prod --revision 1-31-0 --overwrite
+
+  # make canary the default revision: istio-injection=enabled namespaces and validation
+  istioctl tag set default --revision canary --overwrite`,
+		Args: oneTag("creation"),
+	}
+	if generate {
+		cmd.Use = "generate <revision-tag>"
+		cmd.Short = "Print the objects of a revision tag instead of applying them"
+		cmd.Example = `  istioctl tag generate prod --revision 1-30-0 > prod.yaml
+  kubectl apply -f prod.yaml`
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		a.Tag = args[0]
+		a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+		if !cmd.Flags().Changed("revision") || a.Revision == "" {
+			return Usagef("--revision is required: the control plane revision the tag points at")
+		}
+		return a.Run(cmd.Context())
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&a.Revision, "revision", "r", "", "Control plane revision to reference from the tag (\"default\" for the default revision)")
+	fs.BoolVar(&a.Overwrite, "overwrite", false, "Allow changing a tag that exists (without it, an existing tag is refused)")
+	fs.StringVar(&a.WebhookName, "webhook-name", "", "Name of the tag's MutatingWebhookConfiguration (default istio-revision-tag-<tag>)")
+	fs.BoolVar(&a.AutoInject, "auto-inject-namespaces", false, "The default tag injects every namespace without an injection label")
+	fs.StringVarP(&a.Manifests, "manifests", "d", "", "Directory with charts/ to render with instead of the built-in ones")
+	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation when the tag would overlap another injector (required when standard input is not a terminal)")
+	if !generate {
+		fs.BoolVar(&a.DryRun, "dry-run", false, "Check everything with the cluster (server-side dry run), write nothing")
+	}
+	return cmd
+}
+
+// Run generates the tag and applies or prints it.
+func (a *TagSetAction) Run(ctx context.Context) error {
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	if _, err := client.ServerVersion(ctx); err != nil {
+		return err
+	}
+	p, err := tag.Generate(ctx, client, tag.Options{
+		Tag: a.Tag, Revision: a.Revision, IstioNamespace: a.Globals.IstioNamespace, WebhookName: a.WebhookName,
+		ManifestsDir: a.Manifests, AutoInjectNamespaces: a.AutoInject, Overwrite: a.Overwrite, Generate: a.Generate,
+		UserManaged: true,
+	})
+	if err != nil {
+		return err
+	}
+	if len(p.Overlaps) > 0 {
+		fmt.Fprint(a.ErrOut, overlapMessage(p.Overlaps))
+		if !a.Generate && !a.SkipConfirmation && !a.DryRun {
+			if err := confirm(a.In, a.Out, a.IsTerminal, "Apply anyways? [y/N] "); err != nil {
+				return err
+			}
+		}
+	}
+	if a.Generate {
+		out, err := render.YAML(p.Objects)
+		if err != nil {
+			return err
+		}
+		_, err = a.Out.Write(out)
+		return err
+	}
+	changes, err := p.Apply(ctx, client, a.DryRun)
+	if a.DryRun || err != nil {
+		for _, c := range changes {
+			fmt.Fprintf(a.Out, "  %s %s\n", c.Object, c.Status)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("failed to apply revision tag %q: %w", a.Tag, err)
+	}
+	if a.DryRun {
+		fmt.Fprintf(a.Out, "Dry run: revision tag %q would reference control plane revision %q; nothing was written\n", a.Tag, a.Revision)
+		return nil
+	}
+	fmt.Fprintf(a.Out, tagCreated, a.Tag, a.Revision, a.Tag)
+	return nil
+}
+
+// overlapMessage is upstream's conflict notice, one line per overlapping webhook.
+func overlapMessage(results []check.Result) string {
+	var b strings.Builder
+	b.WriteString("creating tag would conflict, pass --skip-confirmation to proceed:\n")
+	for _, r := range results {
+		kind, name, _ := strings.Cut(r.Object, "/")
+		fmt.Fprintf(&b, "Error [%s] (%s %s) %s\n", r.Code, kind, name, r.Message)
+	}
+	return b.String()
+}
+
+// TagListAction lists the revision tags.
+type TagListAction struct {
+	Output  string
+	Globals *Globals
+	Out     io.Writer
+}
+
+func newTagListCommand(g *Globals) *cobra.Command {
+	a := &TagListAction{Globals: g}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"show"},
+		Short:   "List the revision tags: where each points and which namespaces use it",
+		Example: "  istioctl tag list\n  istioctl tag list -o json",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return Usagef("tag list command does not accept arguments")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.Out = cmd.OutOrStdout()
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json or yaml")
+	return cmd
+}
+
+// Run prints the tags.
+func (a *TagListAction) Run(ctx context.Context) error {
+	if err := checkOutput(a.Output, "table", "json", "yaml"); err != nil {
+		return err
+	}
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	tags, err := tag.List(ctx, client, a.Globals.IstioNamespace)
+	if err != nil {
+		return fmt.Errorf("failed to retrieve revision tags: %w", err)
+	}
+	if len(tags) == 0 {
+		fmt.Fprintln(a.Out, "No Istio revision tags found.")
+		return nil
+	}
+	switch a.Output {
+	case "json", "yaml":
+		out, err := json.MarshalIndent(tags, "", "\t")
+		if err != nil {
+			return err
+		}
+		if a.Output == "yaml" {
+			if out, err = yaml.JSONToYAML(out); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintln(a.Out, string(out))
+		return nil
+	}
+	w := tabwriter.NewWriter(a.Out, 0, 8, 1, ' ', 0)
+	fmt.Fprintln(w, "TAG\tREVISION\tNAMESPACES")
+	for _, t := range tags {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", t.Tag, t.Revision, strings.Join(t.Namespaces, ","))
+	}
+	return w.Flush()
+}
+
+// TagRemoveAction removes a revision tag.
+type TagRemoveAction struct {
+	Tag              string
+	SkipConfirmation bool
+	Globals          *Globals
+	In               io.Reader
+	Out              io.Writer
+	IsTerminal       func() bool
+}
+
+func newTagRemoveCommand(g *Globals) *cobra.Command {
+	a := &TagRemoveAction{Globals: g}
+	cmd := &cobra.Command{
+		Use:     "remove <revision-tag>",
+		Aliases: []string{"delete"},
+		Short:   "Remove a revision tag (namespaces labelled with it are no longer injected)",
+		Long: `Removes the tag's MutatingWebhookConfiguration, ValidatingWebhookConfiguration (the default tag's)
+and Service. Namespaces labelled istio.io/rev=<tag> are no longer injected, so istioctl asks for
+confirmation when some are: check with 'istioctl tag list' first.`,
+		Example: "  istioctl tag remove prod",
+		Args:    oneTag("removal"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.Tag = args[0]
+			a.In, a.Out = cmd.InOrStdin(), cmd.OutOrStdout()
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation when namespaces still use the tag (required when standard input is not a terminal)")
+	return cmd
+}
+
+// Run removes the tag.
+func (a *TagRemoveAction) Run(ctx context.Context) error {
+	client, err := a.Globals.Client()
+	if err != nil {
+		return err
+	}
+	objs, err := tag.Objects(ctx, client, a.Globals.IstioNamespace, a.Tag)
+	if err != nil {
+		return err
+	}
+	if len(objs) == 0 {
+		return fmt.Errorf("cannot remove tag %q: cannot find MutatingWebhookConfiguration or Service for tag", a.Tag)
+	}
+	nss, err := tag.NamespacesUsing(ctx, client, a.Tag)
+	if err != nil {
+		return fmt.Errorf("failed to retrieve namespaces dependent on tag %q: %w", a.Tag, err)
+	}
+	if len(nss) > 0 && !a.SkipConfirmation {
+		q := fmt.Sprintf("Caution, found %d namespace(s) still injected by tag %q: %s\nProceed with operation? [y/N] ",
+			len(nss), a.Tag, strings.Join(nss, " "))
+		if err := confirm(a.In, a.Out, a.IsTerminal, q); err != nil {
+			return err
+		}
+	}
+	if err := tag.Remove(ctx, client, objs, false); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		fmt.Fprintf(a.Out, "  %s removed\n", kube.Describe(o))
+	}
+	fmt.Fprintf(a.Out, "Revision tag %s removed\n", a.Tag)
+	return nil
+}
