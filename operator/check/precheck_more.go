@@ -50,6 +50,12 @@ func injectorOverlap(ctx context.Context, env *Env) []Result {
 		ours := l["install.operator.istio.io/owning-resource-namespace"] == env.IstioNamespace && l["istio.io/rev"] == rev
 		r := Result{Object: "MutatingWebhookConfiguration/" + w.GetName(), Passed: true,
 			Message: fmt.Sprintf("injector of revision %q", l["istio.io/rev"])}
+		if rev == "default" && l["istio.io/tag"] == "default" {
+			// An install of the default revision points the default tag at itself.
+			r.Message = fmt.Sprintf("the default revision tag (now revision %q): this install takes it over", l["istio.io/rev"])
+			out = append(out, r)
+			continue
+		}
 		if !ours && rev == "default" && injectsDefaultNamespaces(w) && !strings.Contains(w.GetName(), "deactivated") {
 			r.Passed = false
 			r.Message = fmt.Sprintf("already injects namespaces labelled istio-injection=enabled (revision %q): creating default injection would conflict", l["istio.io/rev"])

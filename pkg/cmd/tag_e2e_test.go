@@ -149,6 +149,10 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 	if !deactivated(mwc(t, c, "istio-sidecar-injector")) {
 		t.Error("the old default injector is active")
 	}
+	// An install of the default revision would take the tag back: no conflict for precheck.
+	if out, _, err := run(t, append(k, "x", "precheck")...); err != nil {
+		t.Errorf("precheck of the default revision with the default tag on the canary: %v\n%s", err, out)
+	}
 
 	// A tag of its own, used by a namespace.
 	ist("tag", "set", "prod", "--revision", "canary")
