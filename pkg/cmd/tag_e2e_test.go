@@ -112,7 +112,7 @@ func TestTagE2E(t *testing.T) {
 	}
 
 	// What tag set would apply, as YAML.
-	golden.Check(t, "testdata/tag/generate-default-canary.yaml", []byte(ist("tag", "generate", "default", "--revision", "canary", "--overwrite")))
+	golden.Check(t, "../../testdata/tag/generate-default-canary.yaml", []byte(ist("tag", "generate", "default", "--revision", "canary", "--overwrite")))
 
 	// Move the default to the canary.
 	out = ist("tag", "set", "default", "--revision", "canary", "--overwrite")
@@ -159,7 +159,7 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: app, Labels: map[string]string{"istio.io/rev": "prod"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "testdata/tag/list.txt", []byte(ist("tag", "list")))
+	golden.Check(t, "../../testdata/tag/list.txt", []byte(ist("tag", "list")))
 	if out := ist("tag", "show", "-o", "json"); !strings.Contains(out, `"namespaces": [`+"\n\t\t\t\""+app+`"`) {
 		t.Errorf("tag show -o json:\n%s", out)
 	}
