@@ -138,7 +138,15 @@ func Resolve(opts Options) (*Resolved, error) {
 		spec["profile"] = profileName
 	}
 
-	for _, p := range Validate(tree) {
+	// spec.external becomes upstream's values before validation, so what it stands for is
+	// checked like the rest; a value a user file or --set gave that says otherwise is a
+	// conflict, one a profile gave is replaced.
+	userSet := func(path string) bool {
+		o, ok := origins[path]
+		return ok && !strings.HasPrefix(o.Source, "profile ")
+	}
+	translated := TranslateExternal(tree, userSet)
+	for _, p := range append(translated, Validate(tree)...) {
 		if o, ok := originOf(origins, p.Path); ok {
 			p.Source, p.Line = o.Source, o.Line
 		}

@@ -164,6 +164,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 			ps = append(ps, checkPortList("spec.values.global.proxy."+key, v)...)
 		}
 	}
+	validateExternal(spec, bad, warn)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
 	return ps
 }

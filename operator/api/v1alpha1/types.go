@@ -51,6 +51,9 @@ type IstioOperatorSpec struct {
 	Values map[string]any `json:"values,omitempty" schema:"values"`
 	// UnvalidatedValues are merged into the values without any check.
 	UnvalidatedValues map[string]any `json:"unvalidatedValues,omitempty"`
+	// External is what the install relies on but does not install (this tool's extension:
+	// see ExternalSpec).
+	External *ExternalSpec `json:"external,omitempty"`
 }
 
 // ComponentsSpec selects and configures the components.
