@@ -1,0 +1,216 @@
+// Package existing finds, in a cluster, the pieces an install relies on but does not
+// install (an istiod, the Base CRDs, the CNI node agent) and says who manages an object:
+// istioctl (its ownership labels), a Helm release (Helm's annotations), or some other field
+// manager. It reads only; checks and the install decide what to make of it.
+package existing
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
+)
+
+// The labels and annotations that say who manages an object.
+const (
+	// LabelManaged is set by istioctl (this tool and upstream) on everything it applies.
+	LabelManaged   = "operator.istio.io/managed"
+	labelOwner     = "install.operator.istio.io/owning-resource"
+	labelOwnerNS   = "install.operator.istio.io/owning-resource-namespace"
+	labelRevision  = "istio.io/rev"
+	labelVersion   = "operator.istio.io/version"
+	helmRelease    = "meta.helm.sh/release-name"
+	helmReleaseNS  = "meta.helm.sh/release-namespace"
+	labelManagedBy = "app.kubernetes.io/managed-by"
+)
+
+// Ours says istioctl applied the object: it carries the ownership label, or istioctl's
+// field manager applied it.
+func Ours(labels map[string]string, managed []metav1.ManagedFieldsEntry) bool {
+	if labels[LabelManaged] == "Reconcile" {
+		return true
+	}
+	for _, mf := range managed {
+		if mf.Manager == kube.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
+}
+
+// Manager names who manages an object, for messages: "istioctl (install spec "cp",
+// revision default)", "Helm release istio-system/istiod", "field manager kubectl-create".
+func Manager(labels, annotations map[string]string, managed []metav1.ManagedFieldsEntry) string {
+	if Ours(labels, managed) {
+		owner := "an unnamed install spec"
+		if n := labels[labelOwner]; n != "" && n != "unknown" {
+			owner = fmt.Sprintf("install spec %q", n)
+		}
+		rev := labels[labelRevision]
+		if rev == "" {
+			rev = "default"
+		}
+		return fmt.Sprintf("istioctl (%s, revision %s)", owner, rev)
+	}
+	if name := annotations[helmRelease]; name != "" {
+		return fmt.Sprintf("Helm release %s/%s", annotations[helmReleaseNS], name)
+	}
+	seen := map[string]bool{}
+	var managers []string
+	for _, mf := range managed {
+		if mf.Subresource == "" && !seen[mf.Manager] {
+			seen[mf.Manager] = true
+			managers = append(managers, mf.Manager)
+		}
+	}
+	sort.Strings(managers)
+	switch {
+	case len(managers) == 1:
+		return "field manager " + managers[0]
+	case len(managers) > 1:
+		return "field managers " + strings.Join(managers, ", ")
+	case labels[labelManagedBy] != "":
+		return labels[labelManagedBy]
+	}
+	return "an unknown manager (no field manager recorded)"
+}
+
+// ManagerOf is Manager for a live object.
+func ManagerOf(o metav1.Object) string {
+	return Manager(o.GetLabels(), o.GetAnnotations(), o.GetManagedFields())
+}
+
+// SameOwner says an object istioctl applied belongs to the install identified by the owner
+// namespace and revision and carries no owner name: an install spec without metadata.name
+// and the same namespace and revision selects it for pruning.
+func SameOwner(labels map[string]string, ownerNamespace, revision string) bool {
+	if revision == "" {
+		revision = "default"
+	}
+	rev := labels[labelRevision]
+	if rev == "" {
+		rev = "default"
+	}
+	n := labels[labelOwner]
+	return labels[LabelManaged] == "Reconcile" && labels[labelOwnerNS] == ownerNamespace && rev == revision && (n == "" || n == "unknown")
+}
+
+// Piece is an installed object an install relies on.
+type Piece struct {
+	// Object is Kind/namespace/name.
+	Object string
+	// Live is nil when the object does not exist.
+	Live     *unstructured.Unstructured
+	Revision string
+	Version  string
+	// Ready, with the readiness verdict's message.
+	Ready   bool
+	Status  string
+	Manager string
+}
+
+var (
+	deployGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	dsGVK     = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
+	crdGVK    = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+)
+
+// ControlPlane finds the istiod of a revision in namespace ("default" or "" for the default
+// revision). When there is none, the Piece has no Live object and others lists the control
+// planes that run in the namespace instead (Deployment name and revision).
+func ControlPlane(ctx context.Context, c *kube.Client, namespace, revision string) (p *Piece, others []string, err error) {
+	if revision == "" {
+		revision = "default"
+	}
+	cps, err := c.ControlPlanes(ctx, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := "istiod"
+	if revision != "default" {
+		name += "-" + revision
+	}
+	p = &Piece{Object: fmt.Sprintf("Deployment/%s/%s", namespace, name), Revision: revision}
+	for _, cp := range cps {
+		if cp.Revision != revision {
+			others = append(others, fmt.Sprintf("%s (revision %s)", cp.Name, cp.Revision))
+			continue
+		}
+		p.Object, p.Version = fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), cp.Version
+		if err := p.read(ctx, c, deployGVK, cp.Namespace, cp.Name); err != nil {
+			return nil, nil, err
+		}
+		return p, nil, nil
+	}
+	return p, others, nil
+}
+
+// DaemonSet finds a node agent (the CNI's istio-cni-node).
+func DaemonSet(ctx context.Context, c *kube.Client, namespace, name string) (*Piece, error) {
+	p := &Piece{Object: fmt.Sprintf("DaemonSet/%s/%s", namespace, name)}
+	if err := p.read(ctx, c, dsGVK, namespace, name); err != nil {
+		return nil, err
+	}
+	if p.Live != nil {
+		p.Revision = p.Live.GetLabels()[labelRevision]
+		p.Version = p.Live.GetLabels()[labelVersion]
+	}
+	return p, nil
+}
+
+// CRDs finds the CustomResourceDefinitions of the given names, in that order.
+func CRDs(ctx context.Context, c *kube.Client, names []string) ([]*Piece, error) {
+	out := make([]*Piece, 0, len(names))
+	for _, n := range names {
+		p := &Piece{Object: "CustomResourceDefinition/" + n}
+		if err := p.read(ctx, c, crdGVK, "", n); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (p *Piece) read(ctx context.Context, c *kube.Client, gvk schema.GroupVersionKind, namespace, name string) error {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(gvk)
+	o.SetNamespace(namespace)
+	o.SetName(name)
+	live, err := c.Get(ctx, o)
+	if err != nil || live == nil {
+		return err
+	}
+	p.Live = live
+	v := readiness.Check(live)
+	p.Ready, p.Status = v.Status == readiness.Ready, v.Message
+	p.Manager = ManagerOf(live)
+	return nil
+}
+
+// Compatible says whether proxies of version dataPlane may run against an istiod of version
+// controlPlane: Istio supports an istiod at most one minor version newer than its proxies,
+// never older. known is false when either version does not parse (a dev build, a digest).
+func Compatible(controlPlane, dataPlane string) (ok, known bool, why string) {
+	cp, err1 := utilversion.ParseGeneric(controlPlane)
+	dp, err2 := utilversion.ParseGeneric(dataPlane)
+	if err1 != nil || err2 != nil {
+		return true, false, fmt.Sprintf("cannot compare versions %q and %q", controlPlane, dataPlane)
+	}
+	switch {
+	case cp.Major() != dp.Major():
+		return false, true, fmt.Sprintf("istiod %s and proxies %s differ in major version", controlPlane, dataPlane)
+	case dp.Minor() > cp.Minor():
+		return false, true, fmt.Sprintf("proxies %s would be newer than istiod %s: upgrade the control plane first", dataPlane, controlPlane)
+	case cp.Minor()-dp.Minor() > 1:
+		return false, true, fmt.Sprintf("proxies %s are more than one minor version behind istiod %s", dataPlane, controlPlane)
+	}
+	return true, true, fmt.Sprintf("istiod %s serves proxies %s", controlPlane, dataPlane)
+}
