@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -67,6 +68,10 @@ type Env struct {
 	Version string
 	// FromVersion is precheck's --from-version: the release being upgraded from.
 	FromVersion string
+	// External is what the spec relies on but does not install (nil: nothing).
+	External *external.Declaration
+	// BaseCRDs names the CRDs Base installs, checked when the spec relies on Base.
+	BaseCRDs []string
 }
 
 // Expected returns every expected object.

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,7 +42,7 @@ func Precheck() []Check {
 			Hint: "CNI and ztunnel pods are privileged: install them into a namespace whose pod-security.kubernetes.io/enforce is privileged (e.g. kube-system)", Run: podSecurity},
 		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
 			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
-	}, morePrechecks...)
+	}, append(slices.Clone(morePrechecks), External()...)...)
 }
 
 func kubernetesVersion(ctx context.Context, env *Env) []Result {

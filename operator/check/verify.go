@@ -27,7 +27,7 @@ const (
 
 // Verify is verify-install's selection of checks.
 func Verify() []Check {
-	return []Check{
+	return append([]Check{
 		{ID: "object-health", Title: "Every expected object exists and is healthy", Section: SectionObjects, Severity: Error,
 			Hint: "reinstall with istioctl install, and see docs/verify.md#object-health", Run: objectHealth},
 		{ID: "webhook-endpoints", Title: "Webhooks reach a ready service", Section: SectionWebhooks, Severity: Error,
@@ -38,7 +38,7 @@ func Verify() []Check {
 			Hint: "someone edited an installed object; istioctl install puts it back (docs/verify.md#drift)", Run: drift},
 		{ID: "control-plane-version", Title: "istiod runs the expected version", Section: SectionVersion, Severity: Warning,
 			Hint: "upgrade with istioctl install, or verify with the spec that was installed", Run: controlPlaneVersion},
-	}
+	}, External()...)
 }
 
 func objectHealth(ctx context.Context, env *Env) []Result {

@@ -115,6 +115,9 @@ func (a *CheckAction) Run(ctx context.Context) error {
 		if ns := res.IOP.Metadata.Namespace; ns != "" {
 			env.IstioNamespace = ns
 		}
+		if err := withExternal(env, res); err != nil {
+			return err
+		}
 	}
 	var rep *check.Report
 	if withSpec {
