@@ -2,6 +2,7 @@ package install
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,6 +25,22 @@ const (
 // version installing it.
 type Owner struct {
 	Name, Namespace, Revision, Version string
+	// Leave lists the components the install relies on and does not install (an existing
+	// control plane): whatever of them carries its labels is never pruned or uninstalled.
+	Leave []component.Name
+}
+
+// removable lists, sorted, the components whose objects the install may delete: all but
+// those it leaves and those in except.
+func (o Owner) removable(except ...component.Name) []string {
+	var names []string
+	for _, c := range component.All {
+		if !slices.Contains(o.Leave, c.Name) && !slices.Contains(except, c.Name) {
+			names = append(names, string(c.Name))
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Rev is the revision label value ("default" without a revision).
@@ -52,16 +69,11 @@ func (o Owner) Labels(c component.Name) map[string]string {
 // Selector selects what this install owns, across istioctl versions (upstream also matches
 // the version label, so objects left by another version were never pruned).
 func (o Owner) Selector() string {
-	var names []string
-	for _, c := range component.All {
-		names = append(names, string(c.Name))
-	}
-	sort.Strings(names)
 	parts := []string{
 		LabelManaged + "=Reconcile",
 		LabelOwnerNamespace + "=" + o.Namespace,
 		LabelRevision + "=" + o.Rev(),
-		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(names, ",")),
+		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(o.removable(), ",")),
 		"!" + LabelNotPruned,
 	}
 	if o.Name != "" {

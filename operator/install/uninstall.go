@@ -34,17 +34,10 @@ func (o Owner) uninstallSelector(purge bool) string {
 	if purge {
 		return LabelComponent
 	}
-	var names []string
-	for _, c := range component.All {
-		if c.Name != component.Base {
-			names = append(names, string(c.Name))
-		}
-	}
-	sort.Strings(names)
 	parts := []string{
 		LabelOwnerNamespace + "=" + o.Namespace,
 		LabelRevision + "=" + o.Rev(),
-		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(names, ",")),
+		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(o.removable(component.Base), ",")),
 	}
 	if o.Name != "" {
 		parts = append(parts, LabelOwner+"="+o.Name)

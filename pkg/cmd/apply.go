@@ -28,6 +28,8 @@ type applyFlags struct {
 	Output           string
 	// HistoryMax is how many install records of the revision to keep (0: all).
 	HistoryMax int
+	// TakeOwnership adopts rendered objects that exist without istioctl's ownership.
+	TakeOwnership bool
 }
 
 func (f *applyFlags) add(fs *pflag.FlagSet) {
@@ -36,6 +38,7 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Timeout, "readiness-timeout", 5*time.Minute, "How long the whole install may wait for its components to become ready")
 	fs.StringVarP(&f.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
 	fs.IntVar(&f.HistoryMax, "history-max", history.DefaultMax, "How many install records of the revision to keep in the cluster (0: no limit)")
+	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
 }
 
 // applier installs rendered specs through the Installer and records each run in the
@@ -81,6 +84,9 @@ func (p *applier) run(ctx context.Context, res *spec.Resolved, manifests []rende
 		Owner:  owner,
 		Events: hold,
 		Opts:   install.Options{DryRun: p.flags.DryRun, Timeout: p.flags.Timeout},
+	}
+	if err := p.checkOwnership(ctx, in, manifests); err != nil {
+		return err // nothing written, nothing to record
 	}
 	result, err := in.Install(ctx, manifests)
 	if err == nil && !p.flags.DryRun && defaultTag.Needed {

@@ -88,12 +88,16 @@ func (a *InstallAction) Run(ctx context.Context) (err error) {
 	if _, err := client.ServerVersion(ctx); err != nil {
 		return err
 	}
+	events := eventSink(a.Out, a.Output)
+	if err := a.checkRelied(ctx, client, res, manifests, events); err != nil {
+		return err
+	}
 	if !a.DryRun && !a.SkipConfirmation {
 		if err := a.confirm(res.Profile); err != nil {
 			return err
 		}
 	}
-	ap := &applier{flags: a.applyFlags, client: client, events: eventSink(a.Out, a.Output), errOut: a.ErrOut}
+	ap := &applier{flags: a.applyFlags, client: client, events: events, errOut: a.ErrOut}
 	return ap.install(ctx, res, manifests, a.Atomic)
 }
 

@@ -99,16 +99,22 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	}
 	targets = withTags(tags, targets)
 	// The revision's install records go with it (every record with --purge), last: a later
-	// rollback or install --atomic must not bring back what was removed on purpose.
+	// rollback or install --atomic must not bring back what was removed on purpose. A spec
+	// that relies on components it does not install (gateways next to an existing istiod)
+	// removes only its own objects: the records are the revision's, the control plane's too.
 	recordsOf := in.Owner.Rev()
 	if a.Purge {
 		recordsOf = ""
 	}
-	records, err := (&history.Store{Client: client, Namespace: recordNamespace(res)}).Secrets(ctx, recordsOf)
-	if err != nil {
-		return err
+	if a.Purge || len(in.Owner.Leave) == 0 {
+		records, err := (&history.Store{Client: client, Namespace: recordNamespace(res)}).Secrets(ctx, recordsOf)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, records...)
+	} else if a.Output == "text" {
+		printRelied(a.ErrOut, in.Owner)
 	}
-	targets = append(targets, records...)
 	if len(targets) == 0 {
 		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries the labels of that install. Check -r, -f and -i.")
 		return nil
