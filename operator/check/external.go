@@ -204,7 +204,11 @@ func remoteControlPlane(ctx context.Context, env *Env) []Result {
 			m := w.(map[string]any)
 			r := Result{Object: kube.Describe(o), rank: 2}
 			gotURL, _, _ := unstructured.NestedString(m, "clientConfig", "url")
-			svc, hasSvc, _ := unstructured.NestedStringMap(m, "clientConfig", "service")
+			svcMap, hasSvc, _ := unstructured.NestedMap(m, "clientConfig", "service")
+			svc := map[string]string{}
+			for k, v := range svcMap {
+				svc[k] = fmt.Sprint(v)
+			}
 			switch {
 			case url != "" && gotURL != url:
 				r.Message = fmt.Sprintf("webhook %v calls %s, not spec.external.remote.injectionURL %s", m["name"], describeCall(gotURL, svc), url)
@@ -241,7 +245,7 @@ func describeCall(url string, svc map[string]string) string {
 	if url != "" {
 		return url
 	}
-	if svc != nil {
+	if len(svc) > 0 {
 		return "Service " + svc["namespace"] + "/" + svc["name"]
 	}
 	return "nothing"
