@@ -138,7 +138,7 @@ func existingControlPlane(ctx context.Context, env *Env) []Result {
 	for _, cp := range cps {
 		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: true, Severity: Info,
 			Message: fmt.Sprintf("revision %s, version %s, %s ready", cp.Revision, cp.Version, cp.Ready)}
-		if cp.Revision == rev && env.Version != "" && cp.Version != env.Version {
+		if cp.Revision == rev && env.Version != "" && cp.Version != env.Version && !env.External.Relies(component.Pilot) {
 			r.Passed, r.Severity = false, Warning
 			r.Message = fmt.Sprintf("revision %s runs %s: this install changes it to %s in place", rev, cp.Version, env.Version)
 		}

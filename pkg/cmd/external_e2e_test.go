@@ -282,7 +282,8 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 		}
 		inst := action.NewInstall(cfg)
 		inst.ReleaseName, inst.Namespace, inst.Timeout = rel.name, "istio-system", time.Minute
-		if _, err := inst.Run(ch, map[string]any{}); err != nil {
+		// istiod one patch release of the previous minor version: the gateways must follow.
+		if _, err := inst.Run(ch, map[string]any{"global": map[string]any{"tag": "1.29.5"}}); err != nil {
 			t.Fatalf("helm install %s: %v", rel.name, err)
 		}
 	}
@@ -308,10 +309,19 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 	before := controlPlaneVersions(t, c)
 	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
 
-	out := x.ok("x", "precheck", "-f", gw)
-	mustContain(t, "precheck", out, "Deployment/istio-system/istiod: revision default, version 1.30.0, ready, managed by Helm release istio-system/istiod",
+	// The version comes from istiod's image; proxies newer than istiod are refused.
+	out, err := x.run("x", "precheck", "-f", gw)
+	if exitCode(err) != 1 {
+		t.Fatalf("precheck with proxies newer than istiod: %v\n%s", err, out)
+	}
+	mustContain(t, "precheck with newer proxies", out, "✘ Deployment/istio-system/istiod: incompatible: proxies 1.30.0 would be newer than istiod 1.29.5")
+	out = x.ok("x", "precheck", "-f", gw, "--set", "tag=1.29.0")
+	mustContain(t, "precheck", out, "Deployment/istio-system/istiod: revision default, version 1.29.5, ready, managed by Helm release istio-system/istiod; istiod 1.29.5 serves proxies 1.29.0",
 		"15 CRDs established, managed by field manager helm")
-	out = x.ok("install", "-f", gw, "-y")
+	if strings.Contains(out, "in place") {
+		t.Errorf("precheck says a gateways-only install changes istiod:\n%s", out)
+	}
+	out = x.ok("install", "-f", gw, "-y", "--set", "tag=1.29.0")
 	mustContain(t, "gateways install", out, "✔ Installation complete")
 	gatewayReady(t, c, "istio-gateways")
 	sameVersions(t, "after the gateways install", before, controlPlaneVersions(t, c))
@@ -327,6 +337,10 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 		"Nothing was written", "--take-ownership")
 	sameVersions(t, "after the refused install", before, controlPlaneVersions(t, c))
 
+	out = x.ok("verify-install", "-f", gw, "--set", "tag=1.29.0")
+	if strings.Contains(out, "the spec installs") {
+		t.Errorf("verify-install compares istiod's version with a spec that does not install it:\n%s", out)
+	}
 	out = x.ok("uninstall", "-f", gw, "-y")
 	gone(t, c, "istio-gateways", "istio-ingressgateway")
 	if strings.Contains(out, "istio-system/istiod") {
