@@ -112,5 +112,5 @@ func printRelied(w io.Writer, owner install.Owner) {
 	for i, c := range owner.Leave {
 		names[i] = string(c)
 	}
-	fmt.Fprintf(w, "Leaving %s alone, and the revision's install records: this spec relies on them and does not install them.\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "Leaving %s alone, and the revision's tags and install records: this spec relies on them and does not install them.\n", strings.Join(names, ", "))
 }

@@ -97,6 +97,10 @@ func controlPlaneVersions(t *testing.T, c *cluster.Cluster) map[string]string {
 	if len(out) != 6 {
 		t.Fatalf("the control plane is incomplete: %v", out)
 	}
+	// The default revision tag, when an install set it (Helm does not).
+	if w, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "istio-revision-tag-default", metav1.GetOptions{}); err == nil {
+		out["MutatingWebhookConfiguration/istio-revision-tag-default"] = w.ResourceVersion
+	}
 	return out
 }
 
@@ -186,6 +190,9 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 
 	x.ok("install", "-f", cp, "-y")
 	before := controlPlaneVersions(t, c)
+	if before["MutatingWebhookConfiguration/istio-revision-tag-default"] == "" {
+		t.Error("the control plane's install set no default revision tag")
+	}
 
 	out = x.ok("x", "precheck", "-f", gw)
 	mustContain(t, "precheck", out, `Deployment/istio-system/istiod: revision default, version 1.30.0, ready, managed by istioctl (install spec "control-plane", revision default); istiod 1.30.0 serves proxies 1.30.0`,

@@ -91,22 +91,24 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The revision tags pointing at the revision (every tag, with --purge) go first: an
-	// injector left calling a removed control plane would fail every pod it selects.
-	tags, err := tag.UninstallTargets(ctx, client, in.Owner.Namespace, in.Owner.Rev(), a.Purge)
-	if err != nil {
-		return err
-	}
-	targets = withTags(tags, targets)
-	// The revision's install records go with it (every record with --purge), last: a later
-	// rollback or install --atomic must not bring back what was removed on purpose. A spec
-	// that relies on components it does not install (gateways next to an existing istiod)
-	// removes only its own objects: the records are the revision's, the control plane's too.
-	recordsOf := in.Owner.Rev()
-	if a.Purge {
-		recordsOf = ""
-	}
-	if a.Purge || len(in.Owner.Leave) == 0 {
+	// A spec that relies on components it does not install (gateways next to an existing
+	// istiod) removes only its own objects: the revision's tags and install records belong
+	// to the control plane it leaves alone.
+	relying := !a.Purge && len(in.Owner.Leave) > 0
+	var tags []*unstructured.Unstructured
+	if !relying {
+		// The revision tags pointing at the revision (every tag, with --purge) go first: an
+		// injector left calling a removed control plane would fail every pod it selects.
+		if tags, err = tag.UninstallTargets(ctx, client, in.Owner.Namespace, in.Owner.Rev(), a.Purge); err != nil {
+			return err
+		}
+		targets = withTags(tags, targets)
+		// The revision's install records go with it (every record with --purge), last: a
+		// later rollback or install --atomic must not bring back what was removed on purpose.
+		recordsOf := in.Owner.Rev()
+		if a.Purge {
+			recordsOf = ""
+		}
 		records, err := (&history.Store{Client: client, Namespace: recordNamespace(res)}).Secrets(ctx, recordsOf)
 		if err != nil {
 			return err
