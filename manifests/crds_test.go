@@ -76,6 +76,23 @@ func TestCRDsOnCluster(t *testing.T) {
 		t.Fatalf("%d CRDs, want 15", len(crds))
 	}
 	plural := map[schema.GroupKind]string{}
+	// The CRDs go again at the end: they carry no install's labels, and an istioctl install
+	// in a later test refuses to take over objects it did not create.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, crd := range crds {
+			_ = c.Dynamic.Resource(crdGVR).Delete(ctx, crd.GetName(), metav1.DeleteOptions{})
+		}
+		for _, crd := range crds {
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+				_, err := c.Dynamic.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			})
+			if err != nil {
+				t.Errorf("CRD %s not gone: %v", crd.GetName(), err)
+			}
+		}
+	})
 	for _, crd := range crds {
 		b, err := crd.MarshalJSON()
 		if err != nil {
