@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -44,13 +45,7 @@ func identity(o *unstructured.Unstructured) string {
 // Stale lists the objects this install owns in the cluster that the new render does not
 // contain.
 func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
-	want := map[string]bool{}
-	for _, m := range manifests {
-		for _, o := range m.Objects {
-			want[identity(o)] = true
-		}
-	}
-	var stale []*unstructured.Unstructured
+	var live []*unstructured.Unstructured
 	for _, gvk := range PruneKinds {
 		items, err := in.Client.List(ctx, gvk, in.Owner.Selector())
 		if err != nil {
@@ -59,12 +54,47 @@ func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]
 		for i := range items {
 			o := &items[i]
 			o.SetGroupVersionKind(gvk)
-			if !want[identity(o)] && appliedByUs(o) {
-				stale = append(stale, o)
-			}
+			live = append(live, o)
+		}
+	}
+	return SelectStale(in.Owner, manifests, live)
+}
+
+// SelectStale is the prune decision, without the cluster: of the live objects (any kinds,
+// any labels, in any order), those owner owns that manifests no longer render. An object
+// is owner's when it is of a PruneKinds kind (never a CRD), carries owner's labels
+// (Owner.Selector: the managed label, owner's namespace, revision and name, a known
+// component, no opt-out), has no owner reference and was server-side applied by us (not a
+// controller's or another tool's copy of our labels). Stale lists only the prune kinds with
+// the selector, so the checks are repeated here to make the decision whole.
+func SelectStale(owner Owner, manifests []render.Manifest, live []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	sel, err := labels.Parse(owner.Selector())
+	if err != nil {
+		return nil, fmt.Errorf("the ownership selector %q: %w", owner.Selector(), err)
+	}
+	want := map[string]bool{}
+	for _, m := range manifests {
+		for _, o := range m.Objects {
+			want[identity(o)] = true
+		}
+	}
+	var stale []*unstructured.Unstructured
+	for _, o := range live {
+		if pruneKind(o.GroupVersionKind().GroupKind()) && sel.Matches(labels.Set(o.GetLabels())) &&
+			!want[identity(o)] && appliedByUs(o) {
+			stale = append(stale, o)
 		}
 	}
 	return stale, nil
+}
+
+func pruneKind(gk schema.GroupKind) bool {
+	for _, k := range PruneKinds {
+		if k.GroupKind() == gk {
+			return true
+		}
+	}
+	return false
 }
 
 // appliedByUs says we created o: it carries our labels because we applied it, not because

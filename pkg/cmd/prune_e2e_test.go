@@ -1,0 +1,222 @@
+package cmd_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/version"
+)
+
+// TestPruneOnlyStaleE2E is the prune property on a real cluster: after an install of Base
+// and CNI, decoys of every kind the property test generates are created by hand (another
+// revision's, another owner namespace's, another named install's, a lookalike component,
+// unlabelled, Helm's, a CRD with our labels, a controller's copy, opted out, never applied
+// by us); then CNI is turned off. Exactly CNI's objects are pruned, and every decoy and
+// every other object keeps its resourceVersion.
+func TestPruneOnlyStaleE2E(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	t.Setenv("HOME", t.TempDir())
+	ctx := context.Background()
+	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+
+	const name = "prune-e2e"
+	spec := func(cni bool) string {
+		return specFile(t, "spec.yaml", `
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec:
+  profile: minimal
+  namespace: `+ns+`
+  components:
+    pilot: {enabled: false}
+    cni: {enabled: `+map[bool]string{true: "true", false: "false"}[cni]+`}
+  values:
+    global: {istioNamespace: `+ns+`}
+`)
+	}
+	ist := func(args ...string) string {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+		if err != nil {
+			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return out
+	}
+	ist("install", "-y", "-f", spec(true))
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What the second install must prune: CNI's objects, listed by their labels before any
+	// decoy carries them.
+	var stale []string
+	for _, gvk := range install.PruneKinds {
+		items, err := client.List(ctx, gvk, install.LabelComponent+"=Cni,"+install.LabelOwner+"="+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range items {
+			stale = append(stale, gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	sort.Strings(stale)
+	if len(stale) < 4 || !contains(stale, "DaemonSet/"+ns+"/istio-cni-node") {
+		t.Fatalf("CNI's objects: %v", stale)
+	}
+
+	owner := install.Owner{Name: name, Namespace: ns, Version: version.Version}
+	ours := func() map[string]string { return owner.Labels(component.Cni) }
+	with := func(l map[string]string, kv ...string) map[string]string {
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "-" {
+				delete(l, kv[i])
+			} else {
+				l[kv[i]] = kv[i+1]
+			}
+		}
+		return l
+	}
+	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	// decoy creates an object by server-side apply as manager (istio-operator: as if we had
+	// applied it) or, with create, by a plain create (an Update in managedFields).
+	type decoy struct {
+		gvk     schema.GroupVersionKind
+		ns      string
+		name    string
+		labels  map[string]string
+		manager string
+		create  bool
+		extra   func(*unstructured.Unstructured)
+	}
+	decoys := []decoy{
+		{gvk: cm, ns: ns, name: "unlabelled", manager: "kubectl-create", create: true},
+		{gvk: cm, ns: ns, name: "other-revision", labels: with(ours(), install.LabelRevision, "canary"), manager: kube.FieldManager},
+		{gvk: cm, ns: ns, name: "other-owner-namespace", labels: with(ours(), install.LabelOwnerNamespace, "elsewhere"), manager: kube.FieldManager},
+		{gvk: cm, ns: ns, name: "other-owner-name", labels: with(ours(), install.LabelOwner, "someone-else"), manager: kube.FieldManager},
+		{gvk: schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, name: "lookalike-" + ns,
+			labels: with(ours(), install.LabelComponent, "Kiali"), manager: kube.FieldManager},
+		{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, ns: ns, name: "helm-owned", manager: "helm", create: true,
+			// Istio's own Helm charts set the component and revision labels too.
+			labels: with(ours(), "app.kubernetes.io/managed-by", "Helm", install.LabelManaged, "-"),
+			extra: func(o *unstructured.Unstructured) {
+				o.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "istio-cni", "meta.helm.sh/release-namespace": ns})
+			}},
+		{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, ns: ns, name: "helm-with-all-our-labels", manager: "helm", create: true,
+			labels: with(ours(), "app.kubernetes.io/managed-by", "Helm")},
+		{gvk: schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
+			name: "decoys." + ns + ".example.com", labels: ours(), manager: kube.FieldManager,
+			extra: func(o *unstructured.Unstructured) {
+				o.Object["spec"] = map[string]any{"group": ns + ".example.com", "scope": "Namespaced",
+					"names": map[string]any{"plural": "decoys", "kind": "Decoy"},
+					"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+						"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object"}}}}}
+			}},
+		{gvk: cm, ns: ns, name: "controller-copy", labels: ours(), manager: kube.FieldManager,
+			extra: func(o *unstructured.Unstructured) {
+				live, err := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "unlabelled", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: live.Name, UID: live.UID}})
+			}},
+		{gvk: cm, ns: ns, name: "opted-out", labels: with(ours(), install.LabelNotPruned, "true"), manager: kube.FieldManager},
+		{gvk: cm, ns: ns, name: "never-applied", labels: ours(), manager: "kubectl-create", create: true},
+	}
+	var decoyIDs []string
+	for _, d := range decoys {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(d.gvk)
+		o.SetNamespace(d.ns)
+		o.SetName(d.name)
+		o.SetLabels(d.labels)
+		if d.extra != nil {
+			d.extra(o)
+		}
+		ri, _, err := client.Resource(d.gvk, d.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.create {
+			_, err = ri.Create(ctx, o, metav1.CreateOptions{FieldManager: d.manager})
+		} else {
+			data, _ := json.Marshal(o.Object)
+			_, err = ri.Patch(ctx, d.name, types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: d.manager})
+		}
+		if err != nil {
+			t.Fatalf("decoy %s: %v", kube.Describe(o), err)
+		}
+		if d.ns == "" {
+			t.Cleanup(func() { _ = ri.Delete(context.Background(), d.name, metav1.DeleteOptions{}) })
+		}
+		decoyIDs = append(decoyIDs, d.gvk.Kind+"/"+d.ns+"/"+d.name)
+	}
+
+	before := objectVersions(t, c)
+	for _, id := range decoyIDs {
+		if _, ok := before[id]; !ok {
+			t.Fatalf("decoy %s is not in the snapshot", id)
+		}
+	}
+	out := ist("install", "-y", "-f", spec(false))
+	after := objectVersions(t, c)
+
+	var removed []string
+	for _, line := range strings.Split(out, "\n") {
+		if obj, ok := strings.CutSuffix(strings.TrimSpace(line), " removed"); ok {
+			removed = append(removed, kindNsName(obj))
+		}
+	}
+	sort.Strings(removed)
+	if strings.Join(removed, "\n") != strings.Join(stale, "\n") {
+		t.Errorf("pruned:\n  %s\nwant exactly CNI's objects:\n  %s", strings.Join(removed, "\n  "), strings.Join(stale, "\n  "))
+	}
+	// The only differences: the stale objects are gone.
+	var want []string
+	for _, s := range stale {
+		want = append(want, "deleted "+s)
+	}
+	if diffs := versionsDiff(before, after); strings.Join(diffs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("cluster changes:\n  %s\nwant only:\n  %s", strings.Join(diffs, "\n  "), strings.Join(want, "\n  "))
+	}
+	for _, id := range decoyIDs {
+		if after[id] != before[id] {
+			t.Errorf("decoy %s: resourceVersion %s → %q", id, before[id], after[id])
+		}
+	}
+	if !t.Failed() {
+		t.Logf("pruned exactly the %d stale objects; %d decoys and %d other objects untouched", len(stale), len(decoyIDs), len(before)-len(stale)-len(decoyIDs))
+	}
+}
+
+// kindNsName turns Kind/ns/name or Kind/name (as events print objects) into Kind/ns/name.
+func kindNsName(obj string) string {
+	if strings.Count(obj, "/") == 1 {
+		kind, name, _ := strings.Cut(obj, "/")
+		return kind + "//" + name
+	}
+	return obj
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
