@@ -109,6 +109,9 @@ func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance
 		}
 	}
 	for i, o := range k.Overlays {
+		if o.Kind == "" || o.Name == "" {
+			return fmt.Errorf("k8s.overlays[%d]: an overlay needs the kind and name of the object it patches (got kind %q, name %q)", i, o.Kind, o.Name)
+		}
 		obj := find(objs, o.Kind, o.Name)
 		if obj == nil {
 			return fmt.Errorf("k8s.overlays[%d]: no %s %q among the objects %s renders", i, o.Kind, o.Name, inst.Key())

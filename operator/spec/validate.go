@@ -94,7 +94,13 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 			warn(path, "is accepted for compatibility and installs nothing; use profile remote")
 		}
 	}
+	checkReplicas := func(path string, c map[string]any) {
+		if v, ok := Lookup(c, "k8s", "replicaCount"); ok && toInt(v) < 0 {
+			bad(path+".k8s.replicaCount", "%v is negative: use 0 or more", v)
+		}
+	}
 	if pilot, _ := components["pilot"].(map[string]any); pilot != nil {
+		checkReplicas("spec.components.pilot", pilot)
 		if replicaSet(pilot) && autoscaleOn(values, "pilot") {
 			warn("spec.components.pilot.k8s.replicaCount", "is set while autoscaling is on (values.pilot.autoscaleEnabled); the autoscaler will override it")
 		}
@@ -116,12 +122,17 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 				bad(path+".name", "a gateway needs a name")
 			case !gatewayNameRE().MatchString(name):
 				bad(path+".name", "%q is not a valid gateway name: use lowercase letters, digits, '.' and '-'", name)
+			case len(validation.IsDNS1035Label(name)) > 0:
+				// The name is the gateway's Service's and its pods' app label: the apiserver
+				// would reject them half-way through an install.
+				bad(path+".name", "%q cannot name the gateway's Service: use at most 63 lowercase letters, digits and '-', starting with a letter", name)
 			}
 			if j, dup := seen[name]; dup && name != "" {
 				bad(path+".name", "%q is already the name of item %d", name, j)
 			}
 			seen[name] = i
 			checkImage(path, gw)
+			checkReplicas(path, gw)
 			if ns := str(gw, "namespace"); ns != "" {
 				if !isLabel(ns) {
 					bad(path+".namespace", "%q is not a valid namespace: %s", ns, labelRule)
@@ -197,12 +208,21 @@ func checkPorts(path string, ports any, runAsRoot bool, valuesKey string) v1alph
 	var ps v1alpha1.Problems
 	for i, item := range list {
 		p, _ := item.(map[string]any)
-		if p == nil || runAsRoot {
+		if p == nil {
 			continue
 		}
 		port := toInt(p["port"])
 		target, hasTarget := p["targetPort"]
 		tp := toInt(target)
+		// The apiserver would reject the Service half-way through an install.
+		if _, named := target.(string); port < 1 || port > 65535 || (hasTarget && !named && (tp < 0 || tp > 65535)) {
+			ps = append(ps, v1alpha1.Problem{Path: fmt.Sprintf("%s[%d]", path, i), Msg: fmt.Sprintf(
+				"port %v, targetPort %v: a port is a number from 1 to 65535", p["port"], printable(target, hasTarget))})
+			continue
+		}
+		if runAsRoot {
+			continue
+		}
 		if (hasTarget && tp > 0 && tp < 1024) || (!hasTarget && port > 0 && port <= 1024) {
 			ps = append(ps, v1alpha1.Problem{Path: fmt.Sprintf("%s[%d]", path, i), Msg: fmt.Sprintf(
 				"port %d maps to target port %d, which needs root to bind: set targetPort above 1024, or set values.gateways.%s.runAsRoot=true",
@@ -210,6 +230,13 @@ func checkPorts(path string, ports any, runAsRoot bool, valuesKey string) v1alph
 		}
 	}
 	return ps
+}
+
+func printable(v any, ok bool) any {
+	if !ok {
+		return "(none)"
+	}
+	return v
 }
 
 func boolInt(b bool) int {
