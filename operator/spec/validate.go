@@ -60,6 +60,17 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 	}
 	checkImage("spec", spec)
 
+	// The name and namespace become every installed object's ownership label values: a
+	// value the apiserver rejects would fail the install at its first object.
+	if md, _ := tree["metadata"].(map[string]any); md != nil {
+		if name := str(md, "name"); name != "" && (len(validation.IsDNS1123Subdomain(name)) > 0 || len(validation.IsValidLabelValue(name)) > 0) {
+			bad("metadata.name", "%q is not a valid name: use at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", name)
+		}
+		if ns := str(md, "namespace"); ns != "" && !isLabel(ns) {
+			bad("metadata.namespace", "%q is not a valid namespace: %s", ns, labelRule)
+		}
+	}
+
 	if rev := str(spec, "revision"); rev != "" {
 		if !isLabel(rev) {
 			bad("spec.revision", "%q is not a valid revision: %s", rev, labelRule)
@@ -148,6 +159,9 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 			if enabled, ok := gw["enabled"].(bool); ok && !enabled {
 				continue
 			}
+			if t, ok := Lookup(gw, "k8s", "service", "type"); ok && !contains(serviceTypes, fmt.Sprint(t)) {
+				bad(path+".k8s.service.type", "%q is not one of %s", t, strings.Join(serviceTypes, ", "))
+			}
 			runAsRoot, _ := lookupBool(values, "gateways", valuesKey, "runAsRoot")
 			ports, _ := Lookup(gw, "k8s", "service", "ports")
 			ps = append(ps, checkPorts(path+".k8s.service.ports", ports, runAsRoot, valuesKey)...)
@@ -179,6 +193,8 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
 	return ps
 }
+
+var serviceTypes = []string{"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"}
 
 const labelRule = "use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
 

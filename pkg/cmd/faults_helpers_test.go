@@ -3,13 +3,19 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
@@ -78,4 +84,74 @@ func specFile(t *testing.T, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// requestLog records the requests that passed through a recording proxy.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *requestLog) add(r string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, r)
+}
+
+// take returns the requests so far and forgets them.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.reqs
+	l.reqs = nil
+	return out
+}
+
+// writes are the requests that could change the cluster (anything but GET, HEAD, OPTIONS;
+// a server-side dry run is a write request too, but tests never send one through here).
+func writes(reqs []string) []string {
+	var out []string
+	for _, r := range reqs {
+		method, _, _ := strings.Cut(r, " ")
+		if method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// recordingProxy serves the cluster's API on a plain loopback address, forwarding with the
+// admin credentials and recording every request as "METHOD path?query". It returns a
+// kubeconfig for istioctl that goes through it: what istioctl sent is then known exactly,
+// not inferred from what changed.
+func recordingProxy(t *testing.T, c *cluster.Cluster) (string, *requestLog) {
+	t.Helper()
+	rt, err := rest.TransportFor(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(c.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &requestLog{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = rt
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r.Method + " " + r.URL.RequestURI())
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := filepath.Join(t.TempDir(), "proxy-kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: proxy, cluster: {server: %q}}]
+users: [{name: proxy, user: {}}]
+contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
+current-context: proxy
+`, srv.URL)
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, log
 }

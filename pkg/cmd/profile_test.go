@@ -114,7 +114,7 @@ func isUsage(err error) bool {
 func TestBadSpecFiles(t *testing.T) {
 	toRepoRoot(t)
 	files := badSpecFiles(t)
-	if len(files) < 25 {
+	if len(files) < 60 {
 		t.Errorf("only %d bad inputs", len(files))
 	}
 	for _, f := range files {
@@ -170,13 +170,38 @@ var badSets = []string{
 	"components.ingressGateways[x].name=y",
 	"meshConfig.defaultConfig.drainDuration=5x",
 	"compatibilityVersion=9.9",
+	"=x",
+	"a[=1",
+	"spec.profile=demo",
+	"installPackagePath=/nonexistent",
+	"namespace=Istio_System",
+	"tag=-x",
+	"components.cni.namespace=Kube_System",
+	"components.pilot.k8s.replicaCount=-1",
+	"components.pilot.k8s.resources.requests.cpu=lots",
+	"components.pilot.k8s.imagePullPolicy=Sometimes",
+	"components.pilot.k8s.nodeSelector=disk",
+	"components.pilot.k8s.overlays[0].kind=Deployment",
+	"components.ingressGateways[0].name=Bad_Name",
+	"components.egressGateways[0].name=2fast",
+	"components.ingressGateways[0].k8s.service.type=Internal",
+	"components.ingressGateways[name:istio-ingressgateway].k8s.service.ports[0].port=70000",
+	"values.pilot.unknownKnob=1",
+	"values.global.proxy.includeIPRanges=10.0.0.0/99",
+	"values.global.proxy.excludeOutboundPorts=99999",
+	"meshConfig.outboundTrafficPolicy.mode=SOMETIMES",
 }
 
+// Every malformed --set fails manifest generate (so also install: the same resolve and
+// render) with an error naming the flag or the field.
 func TestBadSetFlags(t *testing.T) {
 	toRepoRoot(t)
+	if n := len(badSets) + len(badSpecFiles(t)); n < 100 {
+		t.Errorf("only %d bad inputs", n)
+	}
 	var all strings.Builder
 	for _, set := range badSets {
-		_, _, err := run(t, "profile", "dump", "--set", set)
+		_, _, err := run(t, "manifest", "generate", "--set", set)
 		if err == nil {
 			t.Errorf("--set %s: want an error", set)
 			continue

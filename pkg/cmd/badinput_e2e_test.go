@@ -1,0 +1,84 @@
+package cmd_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// TestBadInputNoWriteE2E runs `install -y` with every malformed spec file and --set flag of
+// the corpus (testdata/spec/bad, badSets) against a cluster holding a good install. Each
+// must fail with the corpus's error (a data error: exit 1, not a usage error), send no
+// write request (istioctl talks through a recording proxy), and leave every object of the
+// kinds an install writes, in every namespace, at the same resourceVersion.
+func TestBadInputNoWriteE2E(t *testing.T) {
+	c := cluster.Get(t)
+	toRepoRoot(t)
+	kubeconfig, log := recordingProxy(t, c)
+	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	if out, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "install", "-y"); err != nil {
+		t.Fatalf("the good install: %v\n%s\n%s", err, out, stderr)
+	}
+
+	type input struct {
+		name string
+		args []string // the spec flags
+		want string   // the error manifest generate gives, pinned by a golden file
+	}
+	var inputs []input
+	for _, f := range badSpecFiles(t) {
+		want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".err")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, input{f, []string{"-f", f}, strings.TrimSuffix(string(want), "\n")})
+	}
+	for _, s := range badSets {
+		_, _, err := run(t, "manifest", "generate", "--set", s)
+		if err == nil {
+			t.Fatalf("--set %s: manifest generate accepts it", s)
+		}
+		inputs = append(inputs, input{"--set " + s, []string{"--set", s}, err.Error()})
+	}
+
+	requests := 0
+	for _, in := range inputs {
+		before := objectVersions(t, c)
+		log.take()
+		out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, in.args...)...)
+		reqs := log.take()
+		requests += len(reqs)
+		if w := writes(reqs); len(w) > 0 {
+			t.Errorf("%s: istioctl sent %d write request(s): %v", in.name, len(w), w)
+		}
+		if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+			t.Errorf("%s: the cluster changed:\n  %s", in.name, strings.Join(diffs, "\n  "))
+		}
+		switch {
+		case err == nil:
+			t.Errorf("%s: install succeeded\n%s", in.name, out)
+		case isUsage(err) || exitCode(err) == 0:
+			t.Errorf("%s: want a data error (exit 1), got %v", in.name, err)
+		case err.Error() != in.want:
+			t.Errorf("%s: install says\n  %s\nmanifest generate says\n  %s", in.name, err, in.want)
+		}
+		if strings.Contains(stderr, "panic") || strings.Contains(out, "panic") {
+			t.Errorf("%s: panic in the output:\n%s\n%s", in.name, out, stderr)
+		}
+	}
+	// The proxy does see istioctl's traffic: a good command's requests show up.
+	if _, _, err := run(t, "--kubeconfig", kubeconfig, "version"); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.take()) == 0 {
+		t.Fatal("the recording proxy saw no request from istioctl version")
+	}
+	if len(inputs) < 100 {
+		t.Errorf("only %d bad inputs", len(inputs))
+	}
+	if !t.Failed() {
+		t.Logf("%d bad inputs: each failed with its corpus error; %d requests reached the apiserver, none a write; no object changed", len(inputs), requests)
+	}
+}
