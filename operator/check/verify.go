@@ -188,13 +188,58 @@ func drift(ctx context.Context, env *Env) []Result {
 		if kind == "MutatingWebhookConfiguration" && deactivated(live) {
 			kind = deactivatedInjector
 		}
-		diffInto(kind, "", o.Object, live.Object, &diffs)
+		want, have := o.Object, live.Object
+		if kind == "Secret" {
+			want, have = maskSecret(want, have)
+		}
+		diffInto(kind, "", want, have, &diffs)
 		r := Result{Object: kube.Describe(o), rank: objectRank(o), Passed: len(diffs) == 0, Message: "as rendered"}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("%d field(s) differ from the spec", len(diffs))
 			r.Diff = strings.Join(diffs, "\n")
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// Masked stands for a Secret's value in a report: which keys differ is said, never what
+// they hold (the data of an installed Secret, or of one edited in the cluster).
+const Masked = "***"
+
+// maskSecret returns copies of a Secret as rendered and as live with every data and
+// stringData value replaced: by Masked, or by Masked+" (changed)" on the live side where the
+// value differs, so drift still shows which keys changed.
+func maskSecret(want, live map[string]any) (map[string]any, map[string]any) {
+	w, l := copyTop(want), copyTop(live)
+	for _, field := range []string{"data", "stringData"} {
+		wm, _ := want[field].(map[string]any)
+		lm, _ := live[field].(map[string]any)
+		if wm != nil {
+			masked := map[string]any{}
+			for k := range wm {
+				masked[k] = Masked
+			}
+			w[field] = masked
+		}
+		if lm != nil {
+			masked := map[string]any{}
+			for k, v := range lm {
+				masked[k] = Masked
+				if wv, ok := wm[k]; ok && !sameScalar(wv, v) {
+					masked[k] = Masked + " (changed)"
+				}
+			}
+			l[field] = masked
+		}
+	}
+	return w, l
+}
+
+func copyTop(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

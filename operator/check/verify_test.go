@@ -92,3 +92,31 @@ func TestReportOrderAndSummary(t *testing.T) {
 		t.Error("a warning fails only with --fail-on warning")
 	}
 }
+
+// A Secret's drift names the keys that differ, never their values (rendered or live).
+func TestSecretDriftIsMasked(t *testing.T) {
+	want := map[string]any{"kind": "Secret", "type": "Opaque",
+		"data": map[string]any{"same": "c2FtZQ==", "changed": "b2xk", "gone": "Z29uZQ=="}}
+	live := map[string]any{"kind": "Secret", "type": "kubernetes.io/tls",
+		"data": map[string]any{"same": "c2FtZQ==", "changed": "bmV3", "extra": "ZXh0cmE="}}
+	w, l := maskSecret(want, live)
+	var got []string
+	diffInto("Secret", "", w, l, &got)
+	all := strings.Join(got, "\n")
+	for _, value := range []string{"c2FtZQ==", "b2xk", "bmV3", "Z29uZQ==", "ZXh0cmE="} {
+		if strings.Contains(all, value) {
+			t.Errorf("drift shows the value %s:\n%s", value, all)
+		}
+	}
+	for _, d := range []string{`- data.changed: "***"`, `+ data.changed: "*** (changed)"`, `- data.gone: "***"`, `- type: "Opaque"`} {
+		if !strings.Contains(all, d) {
+			t.Errorf("drift lacks %q:\n%s", d, all)
+		}
+	}
+	if strings.Contains(all, "data.same") {
+		t.Errorf("an unchanged key is drift:\n%s", all)
+	}
+	if want["data"].(map[string]any)["changed"] != "b2xk" || live["data"].(map[string]any)["changed"] != "bmV3" {
+		t.Error("masking changed its input")
+	}
+}
