@@ -102,6 +102,11 @@ func ExplainConfigError(err error) error {
 		return errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
 	case strings.Contains(msg, "context") && strings.Contains(msg, "does not exist"):
 		return fmt.Errorf("%w: list the contexts with 'kubectl config get-contexts' and pass one with --context", err)
+	case errors.Is(err, os.ErrNotExist) && !clientcmd.IsConfigurationInvalid(err):
+		return fmt.Errorf("loading the kubeconfig: %w: check --kubeconfig and the KUBECONFIG environment variable", err)
+	case clientcmd.IsConfigurationInvalid(err):
+		// A user's certificate or key file that is gone, a cluster without a server, ...
+		return fmt.Errorf("loading the kubeconfig: %w: fix that context's entries, or pick another with --context", err)
 	}
 	return fmt.Errorf("loading the kubeconfig: %w", err)
 }
@@ -115,6 +120,9 @@ func (c *Client) ExplainError(err error) error {
 	var urlErr *url.Error
 	var netErr net.Error
 	switch {
+	case strings.Contains(err.Error(), "getting credentials: "):
+		// The kubeconfig's exec credential plugin failed: the cluster was never asked.
+		return fmt.Errorf("could not get credentials for the cluster at %s from the kubeconfig's credential plugin: %w; install or log in to that plugin, or pick another --context", c.Host, err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the cluster at %s rejected our credentials (expired or missing?): %w; refresh them or pick another --context", c.Host, err)
 	case apierrors.IsForbidden(err):
