@@ -9,6 +9,7 @@ targets=(
 	"./operator/spec FuzzSetFlag"
 	"./operator/spec FuzzResolveFile"
 	"./operator/api/v1alpha1 FuzzDecodeFile"
+	"./operator/render FuzzOverlayPatch"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -197,6 +197,8 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 		return err
 	}
 	var parent any = obj
+	// replace puts a new value where parent is (lists cannot shrink in place).
+	replace := func(any) {}
 	for i, seg := range path {
 		last := i == len(path)-1
 		switch seg.Kind() {
@@ -221,7 +223,8 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 				}
 				m[seg.Key] = next
 			}
-			parent = next
+			key := seg.Key
+			parent, replace = next, func(v any) { m[key] = v }
 		default:
 			list, ok := parent.([]any)
 			if !ok {
@@ -239,39 +242,16 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 			}
 			if last {
 				if p.Value == nil {
-					removeAt(obj, path[:i], idx)
+					replace(append(list[:idx:idx], list[idx+1:]...))
 				} else {
 					list[idx] = normalize(p.Value)
 				}
 				return nil
 			}
-			parent = list[idx]
+			parent, replace = list[idx], func(v any) { list[idx] = v }
 		}
 	}
 	return nil
-}
-
-// removeAt deletes item idx of the list at path (lists cannot shrink in place).
-func removeAt(obj map[string]any, path spec.Path, idx int) {
-	var cur any = obj
-	for i, seg := range path {
-		switch c := cur.(type) {
-		case map[string]any:
-			if i == len(path)-1 {
-				list := c[seg.Key].([]any)
-				c[seg.Key] = append(list[:idx:idx], list[idx+1:]...)
-				return
-			}
-			cur = c[seg.Key]
-		case []any:
-			for j, item := range c {
-				if seg.Matches(item, j) {
-					cur = item
-					break
-				}
-			}
-		}
-	}
 }
 
 // normalize makes numbers JSON-like (int64/float64), as decoded objects hold them.

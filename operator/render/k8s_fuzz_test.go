@@ -1,0 +1,127 @@
+package render
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// FuzzOverlayPatch feeds arbitrary k8s overlay patches (a path, and a JSON value or none
+// for a delete) to the path patcher on a rendered-like Deployment: a patch may be
+// rejected, never crash; the object stays JSON; and an accepted patch did what it says:
+// a set path reads back the value, a deleted key or list item is gone. A rejected patch
+// may leave fields it created on the way (the render fails as a whole).
+func FuzzOverlayPatch(f *testing.F) {
+	for _, seed := range []struct{ path, value string }{
+		{"spec.replicas", "3"},
+		{"spec.template.spec.containers.[name:discovery].args.[1]", `"--monitoringAddr=:9999"`},
+		{"spec.template.spec.containers.[name:discovery].args.[:discovery]", ""},
+		{"spec.template.spec.containers.[0].env.[name:A].value", `"x"`},
+		{"spec.template.spec.containers.[1]", ""},
+		{"spec.strategy", ""},
+		{"spec.template.metadata.annotations.a\\.b", `{"c":[1,2]}`},
+		{"spec.template.spec.tolerations.[0]", `{"key":"k"}`},
+		{"metadata.labels.[x]", "1"},
+		{"spec.matrix.[0].[1]", ""},
+		{"spec.matrix.[1].[0]", "7"},
+		{"spec..x", "1"},
+		{"[0]", "1"},
+		{"spec.replicas.x", "1"},
+	} {
+		f.Add(seed.path, seed.value)
+	}
+	base, err := ParseObjects([]byte(pilotObjects))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, path, value string) {
+		obj := base[0].DeepCopy().Object
+		// A list of lists too, which no chart renders but a path can address.
+		obj["spec"].(map[string]any)["matrix"] = []any{[]any{int64(1), int64(2)}, []any{"a"}}
+		p := v1alpha1.Patch{Path: path}
+		if value != "" {
+			var v any
+			if err := json.Unmarshal([]byte(value), &v); err != nil {
+				v = value // not JSON: a string, as YAML would read most of them
+			}
+			p.Value = v
+		}
+		parsed, perr := spec.ParsePath(path)
+		before := deepCopyMap(obj)
+		err := applyPathPatch(obj, p)
+		if _, jerr := json.Marshal(obj); jerr != nil {
+			t.Fatalf("patch %q left an object that is not JSON: %v", path, jerr)
+		}
+		if perr != nil && err == nil {
+			t.Fatalf("path %q does not parse (%v) but the patch was applied", path, perr)
+		}
+		if err != nil {
+			return
+		}
+		last := parsed[len(parsed)-1]
+		parent, ok := lookupPath(obj, parsed[:len(parsed)-1])
+		if !ok {
+			t.Fatalf("patch %q applied, but its parent path is not there: %v", path, obj)
+		}
+		if p.Value != nil {
+			if last.Kind() == spec.SegmentSelector {
+				return // the new item need not match the selector any more
+			}
+			got, ok := lookupPath(obj, parsed)
+			if !ok || !reflect.DeepEqual(got, normalize(p.Value)) {
+				t.Fatalf("patch %q = %s applied, but the path reads %v (found %v)", path, value, got, ok)
+			}
+			return
+		}
+		switch last.Kind() {
+		case spec.SegmentKey:
+			if m, _ := parent.(map[string]any); m != nil {
+				if _, still := m[last.Key]; still {
+					t.Fatalf("delete %q applied, but the key is still there", path)
+				}
+			}
+		default:
+			list, _ := parent.([]any)
+			old, _ := lookupPath(before, parsed[:len(parsed)-1])
+			if oldList, _ := old.([]any); len(list) != len(oldList)-1 {
+				t.Fatalf("delete %q applied, but the list went from %d to %d items: %v", path, len(oldList), len(list), list)
+			}
+		}
+	})
+}
+
+// lookupPath walks path the way applyPathPatch does, without creating anything.
+func lookupPath(obj any, path spec.Path) (any, bool) {
+	cur := obj
+	for _, seg := range path {
+		switch seg.Kind() {
+		case spec.SegmentKey:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[seg.Key]; !ok {
+				return nil, false
+			}
+		default:
+			list, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for j, item := range list {
+				if seg.Matches(item, j) {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		}
+	}
+	return cur, true
+}
