@@ -108,10 +108,18 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 		if left == nil {
 			return nil
 		}
+		ping := time.NewTimer(kube.PingEvery)
 		select {
 		case <-ctx.Done():
+			ping.Stop()
 			return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(left), left.GetFinalizers(), ctx.Err())
+		case <-ping.C:
+			// Nothing changed for a while: make sure the cluster still answers.
+			if err := in.watch.Ping(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
 		case <-changed:
+			ping.Stop()
 		}
 	}
 }

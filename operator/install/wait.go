@@ -84,7 +84,13 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 			// announced even when nothing about it changes for a while.
 			settle = time.After(time.Second)
 		}
+		ping := time.NewTimer(kube.PingEvery)
 		select {
+		case <-ping.C:
+			// Nothing changed for a while: make sure the cluster still answers.
+			if err := in.watch.Ping(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
 		case <-ctx.Done():
 			var details []string
 			// A fresh context: the run's deadline has passed, but the reasons are worth one look.
@@ -102,6 +108,7 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 		case <-changed:
 		case <-settle:
 		}
+		ping.Stop()
 	}
 }
 

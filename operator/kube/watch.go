@@ -53,6 +53,19 @@ func (c *Client) NewWatcher() *Watcher {
 // Stop ends every watch.
 func (w *Watcher) Stop() { w.stop() }
 
+// PingEvery is how often a wait with nothing changing asks whether the apiserver still
+// answers (Watcher.Ping).
+const PingEvery = time.Second
+
+// Ping asks the apiserver for its version and returns the explained error if it does not
+// answer. A wait fed by watches needs it: while the apiserver is down, client-go's
+// reflectors retry a refused watch with backoff and report nothing, so the caches just
+// stop changing and the wait would last until its deadline.
+func (w *Watcher) Ping(ctx context.Context) error {
+	_, err := w.client.ServerVersion(ctx)
+	return err
+}
+
 // Changed returns a channel closed at the next change of any watched object. Take it before
 // judging the caches, so a change made while judging is not missed.
 func (w *Watcher) Changed() <-chan struct{} {
@@ -155,6 +168,7 @@ func (w *Watcher) start(key watchKey) *watched {
 
 // synced waits for the cache's initial list; an error retrying cannot fix ends the wait.
 func (w *Watcher) synced(ctx context.Context, wd *watched, key watchKey) error {
+	pinged := time.Now()
 	for {
 		changed := w.Changed()
 		if wd.informer.HasSynced() {
@@ -165,6 +179,14 @@ func (w *Watcher) synced(ctx context.Context, wd *watched, key watchKey) error {
 		wd.mu.Unlock()
 		if failed != nil {
 			return w.client.ExplainError(fmt.Errorf("watching %s: %w", key.gvr.Resource, failed))
+		}
+		if time.Since(pinged) >= PingEvery {
+			// The initial list is slow or failing (a refused list is retried quietly): a
+			// cluster that no longer answers ends the wait.
+			pinged = time.Now()
+			if err := w.Ping(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
 		}
 		select {
 		case <-ctx.Done():
