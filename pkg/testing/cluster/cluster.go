@@ -39,6 +39,10 @@ type Cluster struct {
 	// state is the up.sh state directory when this binary started the cluster.
 	state string
 	root  string
+	// killedArgs are the command lines of the components KillComponent killed; started the
+	// processes RestartComponent started.
+	killedArgs map[string][]string
+	started    map[string]proc
 }
 
 var (
@@ -88,19 +92,25 @@ func open() (*Cluster, error) {
 		}
 		c.Kubeconfig = filepath.Join(c.state, "kubeconfig")
 	}
+	if err := c.connect(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// connect builds the clients from c.Kubeconfig.
+func (c *Cluster) connect() error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("loading %s: %w", c.Kubeconfig, err)
+		return fmt.Errorf("loading %s: %w", c.Kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	c.Config = cfg
 	if c.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
+		return err
 	}
-	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c.Dynamic, err = dynamic.NewForConfig(cfg)
+	return err
 }
 
 func (c *Cluster) start() error {

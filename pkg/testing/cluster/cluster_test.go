@@ -176,3 +176,30 @@ func poll(ctx context.Context, t *testing.T, what string, cond func() (bool, str
 		t.Fatalf("waiting for %s: %v (last seen: %s)", what, err, last)
 	}
 }
+
+// TestPrivateClusterAPIServerRestart: a private cluster's kube-apiserver can be killed
+// (requests are refused at once) and restarted with the same flags (what was written is
+// still there: etcd kept running).
+func TestPrivateClusterAPIServerRestart(t *testing.T) {
+	c := cluster.StartPrivate(t)
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "survives", Namespace: "default"}, Data: map[string]string{"a": "1"}}
+	if _, err := c.Kube.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.KillAPIServer(t)
+	if _, err := c.Kube.CoreV1().ConfigMaps("default").Get(ctx, "survives", metav1.GetOptions{}); err == nil {
+		t.Fatal("the apiserver answered after SIGKILL")
+	}
+	c.RestartAPIServer(t)
+	got, err := c.Kube.CoreV1().ConfigMaps("default").Get(ctx, "survives", metav1.GetOptions{})
+	if err != nil || got.Data["a"] != "1" {
+		t.Fatalf("after the restart: %v %v", got, err)
+	}
+	// Twice: the restarted process is recorded like the first one.
+	c.KillAPIServer(t)
+	c.RestartAPIServer(t)
+	if _, err := c.Kube.CoreV1().ConfigMaps("default").Get(ctx, "survives", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
