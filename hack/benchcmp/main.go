@@ -6,6 +6,9 @@
 //	benchcmp -n 10 ours bin/istioctl profile dump demo \
 //	    ::: upstream bin/upstream/istioctl manifest generate --set profile=empty
 //
+// With -setup, a shell command runs before every run, unmeasured, with BENCHCMP_NAME set to
+// the subject's name: e.g. an uninstall that gives every install a fresh cluster.
+//
 // It is written here rather than taken from hyperfine because hyperfine reports no max
 // RSS or CPU time per command and is not in the Go toolchain this project installs.
 package main
@@ -37,6 +40,7 @@ type subject struct {
 func main() {
 	n := flag.Int("n", 10, "runs per command")
 	warmup := flag.Int("warmup", 1, "unmeasured runs per command first")
+	flag.StringVar(&setup, "setup", "", "shell command run, unmeasured, before every run (BENCHCMP_NAME is the subject's name)")
 	flag.Parse()
 	subjects, err := parseSubjects(flag.Args())
 	if err != nil || len(subjects) < 1 {
@@ -45,7 +49,7 @@ func main() {
 	}
 	for i := 0; i < *warmup; i++ {
 		for _, s := range subjects {
-			if _, err := runOnce(s.argv); err != nil {
+			if _, err := runOnce(s.name, s.argv); err != nil {
 				fmt.Fprintf(os.Stderr, "%s: %v\n", s.name, err)
 				os.Exit(1)
 			}
@@ -53,7 +57,7 @@ func main() {
 	}
 	for i := 0; i < *n; i++ {
 		for _, s := range subjects {
-			smp, err := runOnce(s.argv)
+			smp, err := runOnce(s.name, s.argv)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s: %v\n", s.name, err)
 				os.Exit(1)
@@ -86,7 +90,18 @@ func parseSubjects(args []string) ([]*subject, error) {
 	return out, nil
 }
 
-func runOnce(argv []string) (sample, error) {
+// setup is -setup.
+var setup string
+
+func runOnce(name string, argv []string) (sample, error) {
+	if setup != "" {
+		sc := exec.Command("bash", "-c", setup)
+		sc.Env = append(os.Environ(), "BENCHCMP_NAME="+name)
+		sc.Stdout, sc.Stderr = os.Stderr, os.Stderr
+		if err := sc.Run(); err != nil {
+			return sample{}, fmt.Errorf("-setup: %v", err)
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = io.Discard
 	var stderr strings.Builder
