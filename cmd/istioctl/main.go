@@ -29,8 +29,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "\nStopping at a safe point (press Ctrl-C again to quit at once)...")
 		cancel()
 	}()
-	root := cmd.NewRootCommand(cmd.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
-	err := root.ExecuteContext(ctx)
+	err := cmd.Execute(ctx, cmd.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err == nil {
 		return 0
 	}

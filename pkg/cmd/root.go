@@ -45,6 +45,7 @@ type Globals struct {
 	Kube           kube.Flags
 	IstioNamespace string
 	Streams        Streams
+	profiling      profiling
 }
 
 // Client builds the cluster client from the global flags.
@@ -54,7 +55,11 @@ func (g *Globals) Client() (*kube.Client, error) {
 
 // NewRootCommand builds the istioctl command tree.
 func NewRootCommand(streams Streams) *cobra.Command {
-	g := &Globals{Streams: streams}
+	return newRootCommand(&Globals{Streams: streams})
+}
+
+func newRootCommand(g *Globals) *cobra.Command {
+	streams := g.Streams
 	root := &cobra.Command{
 		Use:           "istioctl",
 		Short:         "Install, upgrade, verify and remove the Istio service mesh",
@@ -70,7 +75,10 @@ func NewRootCommand(streams Streams) *cobra.Command {
 			return cmd.Help()
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return applyConfig(cmd)
+			if err := applyConfig(cmd); err != nil {
+				return err
+			}
+			return g.profiling.start()
 		},
 	}
 	root.SetIn(streams.In)
@@ -89,6 +97,7 @@ func NewRootCommand(streams Streams) *cobra.Command {
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", "istio-system", "Istio system namespace")
+	g.profiling.addFlags(fs)
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the
