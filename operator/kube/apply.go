@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -378,6 +379,12 @@ func (c *Client) Get(ctx context.Context, obj *unstructured.Unstructured) (*unst
 	return live, nil
 }
 
+// ListPage is how many objects one list request asks for: a kind with many objects (the
+// pods of a large cluster) comes page by page, each page within the request timeout and
+// each decoded page garbage once read, rather than in one response held whole. A variable
+// so that tests can page through a few objects.
+var ListPage int64 = 500
+
 // List returns the objects of a kind matching selector, in every namespace for namespaced
 // kinds; a kind the cluster does not serve yields nothing.
 func (c *Client) List(ctx context.Context, gvk schema.GroupVersionKind, selector string) ([]unstructured.Unstructured, error) {
@@ -388,11 +395,77 @@ func (c *Client) List(ctx context.Context, gvk schema.GroupVersionKind, selector
 	if err != nil {
 		return nil, c.ExplainError(err)
 	}
-	list, err := c.Dynamic.Resource(mapping.Resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
+	var out []unstructured.Unstructured
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: ListPage}
+	for {
+		list, err := c.Dynamic.Resource(mapping.Resource).List(ctx, opts)
+		if err != nil {
+			return nil, c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
+		}
+		if out == nil {
+			out = list.Items
+		} else {
+			out = append(out, list.Items...)
+		}
+		if list.GetContinue() == "" {
+			return out, nil
+		}
+		opts.Continue = list.GetContinue()
 	}
-	return list.Items, nil
+}
+
+// ListKinds lists the objects of each of kinds matching selector, the kinds at once (one
+// after the other, their round trips added up), and returns them in the order of kinds,
+// each object with its kind set.
+func (c *Client) ListKinds(ctx context.Context, kinds []schema.GroupVersionKind, selector string) ([][]unstructured.Unstructured, error) {
+	out := make([][]unstructured.Unstructured, len(kinds))
+	errs := make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, gvk := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = c.List(ctx, gvk, selector)
+			for j := range out[i] {
+				out[i][j].SetGroupVersionKind(gvk)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// EachMeta calls fn with the metadata (names, labels, annotations) of every object of a kind
+// matching selector, in every namespace for namespaced kinds, a page at a time: only
+// metadata crosses the wire and at most a page of it is in memory, however large the
+// cluster. A kind the cluster does not serve yields nothing.
+func (c *Client) EachMeta(ctx context.Context, gvk schema.GroupVersionKind, selector string, fn func(*metav1.PartialObjectMetadata)) error {
+	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return c.ExplainError(err)
+	}
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: ListPage}
+	for {
+		list, err := c.Metadata.Resource(mapping.Resource).List(ctx, opts)
+		if err != nil {
+			return c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
 }
 
 // Describe names an object as Kind/namespace/name (Kind/name when cluster-scoped).
