@@ -54,25 +54,25 @@ func Check(obj *unstructured.Unstructured) Result {
 		return progress("phase %q", phase)
 	case "Deployment.apps":
 		var d appsv1.Deployment
-		if err := convert(obj, &d); err != nil {
+		if err := convert(withoutTemplate(obj), &d); err != nil {
 			return failed("%v", err)
 		}
 		return deployment(&d)
 	case "DaemonSet.apps":
 		var d appsv1.DaemonSet
-		if err := convert(obj, &d); err != nil {
+		if err := convert(withoutTemplate(obj), &d); err != nil {
 			return failed("%v", err)
 		}
 		return daemonSet(&d)
 	case "StatefulSet.apps":
 		var s appsv1.StatefulSet
-		if err := convert(obj, &s); err != nil {
+		if err := convert(withoutTemplate(obj), &s); err != nil {
 			return failed("%v", err)
 		}
 		return statefulSet(&s)
 	case "Job.batch":
 		var j batchv1.Job
-		if err := convert(obj, &j); err != nil {
+		if err := convert(withoutTemplate(obj), &j); err != nil {
 			return failed("%v", err)
 		}
 		return job(&j)
@@ -92,6 +92,34 @@ func Check(obj *unstructured.Unstructured) Result {
 		return service(obj)
 	}
 	return ready("exists")
+}
+
+// withoutTemplate is a workload with only what its verdict reads: name, generation, the
+// spec without its pod (and claim) templates, and the status. The templates are most of
+// the object and most of the cost of converting it, and a wait judges a workload at every
+// change of its status.
+func withoutTemplate(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	md, _ := obj.Object["metadata"].(map[string]any)
+	slimMD := map[string]any{}
+	for _, k := range []string{"name", "namespace", "generation"} {
+		if v, ok := md[k]; ok {
+			slimMD[k] = v
+		}
+	}
+	out := map[string]any{"apiVersion": obj.Object["apiVersion"], "kind": obj.Object["kind"], "metadata": slimMD}
+	if spec, ok := obj.Object["spec"].(map[string]any); ok {
+		slimSpec := make(map[string]any, len(spec))
+		for k, v := range spec {
+			if k != "template" && k != "volumeClaimTemplates" {
+				slimSpec[k] = v
+			}
+		}
+		out["spec"] = slimSpec
+	}
+	if status, ok := obj.Object["status"]; ok {
+		out["status"] = status
+	}
+	return &unstructured.Unstructured{Object: out}
 }
 
 func convert(obj *unstructured.Unstructured, into any) error {
