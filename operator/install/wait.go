@@ -42,11 +42,15 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 	for _, o := range objs {
 		pending[kube.Describe(o)] = o
 	}
+	// The verdict of each watched object's last look, by resourceVersion: every wait of the
+	// run wakes at any watched change, and judging converts the whole object, so re-judging
+	// unchanged objects made an install with many gateways quadratic in their number.
+	judged := map[string]verdict{}
 	for first := true; ; first = false {
 		changed := in.watch.Changed()
 		for _, key := range sortedKeys(pending) {
 			o := pending[key]
-			r, err := in.judge(ctx, o, applied[key])
+			r, err := in.judge(ctx, o, applied[key], judged, key)
 			if err != nil {
 				if ctx.Err() != nil {
 					break
@@ -112,8 +116,15 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 	}
 }
 
-// judge gives the verdict on one applied object.
-func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstructured) (readiness.Result, error) {
+// verdict is a watched object's verdict at a resourceVersion.
+type verdict struct {
+	rv string
+	r  readiness.Result
+}
+
+// judge gives the verdict on one applied object; a watched object seen at the same
+// resourceVersion as last time (in judged, under key) keeps its verdict without a look.
+func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstructured, judged map[string]verdict, key string) (readiness.Result, error) {
 	switch kind := o.GroupVersionKind().GroupKind().String(); {
 	case kind == "MutatingWebhookConfiguration.admissionregistration.k8s.io" || kind == "ValidatingWebhookConfiguration.admissionregistration.k8s.io":
 		return in.webhookReady(ctx, o)
@@ -122,7 +133,13 @@ func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstruc
 		if err != nil || live == nil {
 			return readiness.Result{Status: readiness.InProgress, Message: "not found"}, err
 		}
-		return readiness.Check(live), nil
+		rv := live.GetResourceVersion()
+		if v, ok := judged[key]; ok && rv != "" && v.rv == rv {
+			return v.r, nil
+		}
+		r := readiness.Check(live)
+		judged[key] = verdict{rv, r}
+		return r, nil
 	case applied != nil:
 		return readiness.Check(applied), nil
 	}
