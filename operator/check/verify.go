@@ -44,9 +44,11 @@ func Verify() []Check {
 
 func objectHealth(ctx context.Context, env *Env) []Result {
 	var out []Result
-	for _, o := range env.Expected() {
+	expected := env.Expected()
+	lives, errs := env.LiveAll(ctx, expected)
+	for i, o := range expected {
 		r := Result{Object: kube.Describe(o), rank: objectRank(o)}
-		live, err := env.Client.Get(ctx, o)
+		live, err := lives[i], errs[i]
 		switch {
 		case err != nil:
 			r.Message = err.Error()
@@ -125,7 +127,7 @@ func webhookEndpoints(ctx context.Context, env *Env) []Result {
 func webhookCABundle(ctx context.Context, env *Env) []Result {
 	var out []Result
 	for _, wh := range webhooks(env) {
-		live, err := env.Client.Get(ctx, wh)
+		live, err := env.Live(ctx, wh)
 		if err != nil || live == nil {
 			continue // object-health reports it
 		}
@@ -178,8 +180,10 @@ func drift(ctx context.Context, env *Env) []Result {
 		return nil // without a spec there is nothing to compare with
 	}
 	var out []Result
-	for _, o := range env.Expected() {
-		live, err := env.Client.Get(ctx, o)
+	expected := env.Expected()
+	lives, errs := env.LiveAll(ctx, expected)
+	for i, o := range expected {
+		live, err := lives[i], errs[i]
 		if err != nil || live == nil {
 			continue
 		}

@@ -388,6 +388,12 @@ var ListPage int64 = 500
 // List returns the objects of a kind matching selector, in every namespace for namespaced
 // kinds; a kind the cluster does not serve yields nothing.
 func (c *Client) List(ctx context.Context, gvk schema.GroupVersionKind, selector string) ([]unstructured.Unstructured, error) {
+	return c.ListIn(ctx, gvk, "", selector)
+}
+
+// ListIn is List within one namespace ("": every namespace; ignored for a cluster-scoped
+// kind).
+func (c *Client) ListIn(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) ([]unstructured.Unstructured, error) {
 	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		return nil, nil
@@ -395,10 +401,14 @@ func (c *Client) List(ctx context.Context, gvk schema.GroupVersionKind, selector
 	if err != nil {
 		return nil, c.ExplainError(err)
 	}
+	var ri dynamic.ResourceInterface = c.Dynamic.Resource(mapping.Resource)
+	if namespace != "" && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = c.Dynamic.Resource(mapping.Resource).Namespace(namespace)
+	}
 	var out []unstructured.Unstructured
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: ListPage}
 	for {
-		list, err := c.Dynamic.Resource(mapping.Resource).List(ctx, opts)
+		list, err := ri.List(ctx, opts)
 		if err != nil {
 			return nil, c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
 		}
