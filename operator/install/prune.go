@@ -45,16 +45,14 @@ func identity(o *unstructured.Unstructured) string {
 // Stale lists the objects this install owns in the cluster that the new render does not
 // contain.
 func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
+	lists, err := in.Client.ListKinds(ctx, PruneKinds, in.Owner.Selector())
+	if err != nil {
+		return nil, err
+	}
 	var live []*unstructured.Unstructured
-	for _, gvk := range PruneKinds {
-		items, err := in.Client.List(ctx, gvk, in.Owner.Selector())
-		if err != nil {
-			return nil, err
-		}
+	for _, items := range lists {
 		for i := range items {
-			o := &items[i]
-			o.SetGroupVersionKind(gvk)
-			live = append(live, o)
+			live = append(live, &items[i])
 		}
 	}
 	return SelectStale(in.Owner, manifests, live)

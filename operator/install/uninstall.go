@@ -51,15 +51,14 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 	if opts.Purge {
 		kinds = append(kinds, crdGVK)
 	}
+	lists, err := in.Client.ListKinds(ctx, kinds, in.Owner.uninstallSelector(opts.Purge))
+	if err != nil {
+		return nil, err
+	}
 	var out []*unstructured.Unstructured
-	for _, gvk := range kinds {
-		items, err := in.Client.List(ctx, gvk, in.Owner.uninstallSelector(opts.Purge))
-		if err != nil {
-			return nil, err
-		}
+	for _, items := range lists {
 		for i := range items {
 			o := &items[i]
-			o.SetGroupVersionKind(gvk)
 			if appliedByUs(o) {
 				out = append(out, o)
 			}

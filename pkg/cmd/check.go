@@ -211,14 +211,13 @@ func installedObjects(ctx context.Context, env *check.Env) ([]*unstructured.Unst
 	owner := install.Owner{Namespace: env.IstioNamespace, Revision: env.Revision}
 	var out []*unstructured.Unstructured
 	kinds := append([]schema.GroupVersionKind{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}}, install.PruneKinds...)
-	for _, gvk := range kinds {
-		items, err := env.Client.List(ctx, gvk, owner.Selector())
-		if err != nil {
-			return nil, err
-		}
+	lists, err := env.Client.ListKinds(ctx, kinds, owner.Selector())
+	if err != nil {
+		return nil, err
+	}
+	for _, items := range lists {
 		for i := range items {
 			o := &items[i]
-			o.SetGroupVersionKind(gvk)
 			if len(o.GetOwnerReferences()) == 0 {
 				out = append(out, o)
 			}
