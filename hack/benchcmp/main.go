@@ -7,7 +7,8 @@
 //	    ::: upstream bin/upstream/istioctl manifest generate --set profile=empty
 //
 // With -setup, a shell command runs before every run, unmeasured, with BENCHCMP_NAME set to
-// the subject's name: e.g. an uninstall that gives every install a fresh cluster.
+// the subject's name: e.g. an uninstall that gives every install a fresh cluster. With -v,
+// every run (warm-ups too) and every setup is printed to stderr as it ends.
 //
 // It is written here rather than taken from hyperfine because hyperfine reports no max
 // RSS or CPU time per command and is not in the Go toolchain this project installs.
@@ -41,6 +42,7 @@ func main() {
 	n := flag.Int("n", 10, "runs per command")
 	warmup := flag.Int("warmup", 1, "unmeasured runs per command first")
 	flag.StringVar(&setup, "setup", "", "shell command run, unmeasured, before every run (BENCHCMP_NAME is the subject's name)")
+	flag.BoolVar(&verbose, "v", false, "print every run (and its -setup) to stderr as it ends")
 	flag.Parse()
 	subjects, err := parseSubjects(flag.Args())
 	if err != nil || len(subjects) < 1 {
@@ -49,7 +51,7 @@ func main() {
 	}
 	for i := 0; i < *warmup; i++ {
 		for _, s := range subjects {
-			if _, err := runOnce(s.name, s.argv); err != nil {
+			if _, err := runOnce(s.name+" warm-up", s.argv); err != nil {
 				fmt.Fprintf(os.Stderr, "%s: %v\n", s.name, err)
 				os.Exit(1)
 			}
@@ -90,16 +92,32 @@ func parseSubjects(args []string) ([]*subject, error) {
 	return out, nil
 }
 
-// setup is -setup.
-var setup string
+// setup is -setup; verbose is -v.
+var (
+	setup   string
+	verbose bool
+)
 
 func runOnce(name string, argv []string) (sample, error) {
+	s, err := measure(name, argv)
+	if err == nil && verbose {
+		fmt.Fprintf(os.Stderr, "  %s: %s, CPU %s, max RSS %.1f MiB\n", name, ms(s.wall), ms(s.cpu), mib(s.rssKiB))
+	}
+	return s, err
+}
+
+func measure(name string, argv []string) (sample, error) {
+	name, _, _ = strings.Cut(name, " warm-up")
 	if setup != "" {
+		start := time.Now()
 		sc := exec.Command("bash", "-c", setup)
 		sc.Env = append(os.Environ(), "BENCHCMP_NAME="+name)
 		sc.Stdout, sc.Stderr = os.Stderr, os.Stderr
 		if err := sc.Run(); err != nil {
 			return sample{}, fmt.Errorf("-setup: %v", err)
+		}
+		if verbose {
+			fmt.Fprintf(os.Stderr, "  setup for %s: %s\n", name, ms(time.Since(start)))
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
