@@ -147,7 +147,8 @@ func (e *Env) LiveAll(ctx context.Context, objs []*unstructured.Unstructured) ([
 }
 
 // prefetch fills the live cache for the groups of objs worth a list. A list that fails
-// (the user may read but not list) leaves its objects to be read one by one.
+// (the user may read but not list) leaves its objects to be read one by one, as does a
+// kind the cluster does not serve.
 func (e *Env) prefetch(ctx context.Context, objs []*unstructured.Unstructured) {
 	type group struct {
 		gvk schema.GroupVersionKind
@@ -176,6 +177,11 @@ func (e *Env) prefetch(ctx context.Context, objs []*unstructured.Unstructured) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			// A kind the cluster does not serve lists as empty: its objects are left to
+			// the single reads, whose error says so.
+			if _, err := e.Client.Mapper.RESTMapping(g.gvk.GroupKind(), g.gvk.Version); err != nil {
+				return
+			}
 			items, err := e.Client.ListIn(ctx, g.gvk, g.ns, "")
 			if err != nil {
 				return
