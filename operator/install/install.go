@@ -310,6 +310,14 @@ func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Ma
 		if err != nil {
 			return err
 		}
+		if live != nil && live.GetDeletionTimestamp() != nil && !in.Opts.DryRun {
+			// Nothing can be created in a namespace being deleted (an uninstall or a test's
+			// cleanup a moment ago): wait until it is gone, then create it again.
+			in.Events.Emit(event.Event{Type: event.Waiting, Object: kube.Describe(obj), Message: "being deleted; waiting until it is gone to create it again"})
+			if live, err = in.waitNamespaceGone(ctx, obj); err != nil {
+				return err
+			}
+		}
 		if live != nil {
 			continue
 		}
@@ -327,6 +335,22 @@ func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Ma
 		in.Events.Emit(event.Event{Type: event.Applied, Object: kube.Describe(obj), Status: status})
 	}
 	return nil
+}
+
+// waitNamespaceGone re-reads a terminating namespace until it is gone (nil) or the run ends.
+// A plain re-read: a rare case, and the namespace controller takes seconds anyway.
+func (in *Installer) waitNamespaceGone(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("namespace %s is still being deleted: %w", obj.GetName(), ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+		live, err := in.Client.Get(ctx, obj)
+		if err != nil || live == nil || live.GetDeletionTimestamp() == nil {
+			return live, err
+		}
+	}
 }
 
 func namespacesOf(objs []*unstructured.Unstructured) []string {

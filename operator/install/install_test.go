@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
@@ -201,4 +204,43 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	if live, _ := client.Get(context.Background(), gw.Objects[0]); live != nil {
 		t.Error("the gateway was applied although Pilot failed")
 	}
+}
+
+// An install into a namespace that is being deleted waits until it is gone and creates it
+// again, instead of failing on every object.
+func TestInstallIntoTerminatingNamespace(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	ctx := context.Background()
+	// A ConfigMap with a finalizer holds the namespace in Terminating until we drop it.
+	cm := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "held", "namespace": ns, "finalizers": []any{"example.com/hold"}},
+	}}
+	cmGVR := metav1SchemeConfigMaps()
+	if _, err := c.Dynamic.Resource(cmGVR).Namespace(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(time.Second)
+		_, _ = c.Dynamic.Resource(cmGVR).Namespace(ns).Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	}()
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
+	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}); err != nil {
+		t.Fatalf("install into a terminating namespace: %v", err)
+	}
+	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-reader-service-account", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ServiceAccount is not there: %v", err)
+	}
+}
+
+func metav1SchemeConfigMaps() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 }
