@@ -133,6 +133,11 @@ func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstruc
 		if err != nil || live == nil {
 			return readiness.Result{Status: readiness.InProgress, Message: "not found"}, err
 		}
+		if applied != nil && live.GetGeneration() < applied.GetGeneration() {
+			// The watch has not delivered our apply yet: the cached object is the one before
+			// it, and may look ready for a spec that is no longer wanted.
+			return readiness.Result{Status: readiness.InProgress, Message: "waiting for the watch to see the applied generation"}, nil
+		}
 		rv := live.GetResourceVersion()
 		if v, ok := judged[key]; ok && rv != "" && v.rv == rv {
 			return v.r, nil
