@@ -14,6 +14,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -207,36 +208,12 @@ func drift(ctx context.Context, env *Env) []Result {
 	return out
 }
 
-// Masked stands for a Secret's value in a report: which keys differ is said, never what
-// they hold (the data of an installed Secret, or of one edited in the cluster).
-const Masked = "***"
-
 // maskSecret returns copies of a Secret as rendered and as live with every data and
-// stringData value replaced: by Masked, or by Masked+" (changed)" on the live side where the
-// value differs, so drift still shows which keys changed.
+// stringData value masked (objdiff.MaskSecret), "changed" on the live side where the value
+// differs, so drift still shows which keys changed and never what they hold.
 func maskSecret(want, live map[string]any) (map[string]any, map[string]any) {
 	w, l := copyTop(want), copyTop(live)
-	for _, field := range []string{"data", "stringData"} {
-		wm, _ := want[field].(map[string]any)
-		lm, _ := live[field].(map[string]any)
-		if wm != nil {
-			masked := map[string]any{}
-			for k := range wm {
-				masked[k] = Masked
-			}
-			w[field] = masked
-		}
-		if lm != nil {
-			masked := map[string]any{}
-			for k, v := range lm {
-				masked[k] = Masked
-				if wv, ok := wm[k]; ok && !sameScalar(wv, v) {
-					masked[k] = Masked + " (changed)"
-				}
-			}
-			l[field] = masked
-		}
-	}
+	objdiff.MaskSecret(w, l, "", " (changed)")
 	return w, l
 }
 

@@ -49,6 +49,8 @@ type Applied struct {
 	Before *unstructured.Unstructured
 	// Created says the object did not exist; Changed that the apply changed it.
 	Created, Changed bool
+	// Skipped says no write was sent: the object already carries what we would apply.
+	Skipped bool
 	// TakenOver lists the fields another field manager owned that we took over, as
 	// "manager: .path" lines; empty when nobody else owned what we set.
 	TakenOver []string
@@ -102,9 +104,10 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		res.Created = true
 	case opts.Known && opts.Before.DeletionTimestamp == nil:
 		beforeRV = opts.Before.ResourceVersion
-		if opts.Before.Annotations[HashAnnotation] == hash && owns(opts.Before.ManagedFields, obj, nil) {
+		if opts.Before.Annotations[HashAnnotation] == hash && owns(opts.Before.ManagedFields, obj) {
 			// Already as rendered and still ours: skip the write (an apply that changes
 			// nothing is still a request).
+			res.Skipped = true
 			return res, nil
 		}
 	default:
@@ -118,8 +121,9 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		}
 		beforeRV = before.GetResourceVersion()
 		res.Before = before
-		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj, before) {
+		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj) {
 			res.Live = before
+			res.Skipped = true
 			return res, nil
 		}
 	}
@@ -185,10 +189,11 @@ func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, strin
 }
 
 // owns says whether applying desired would change nothing: we still own every field desired
-// sets and, when live is known, each holds the value desired gives it. Without live, owning
-// is enough: an update that changes a field's value takes the field from its owner, and
-// another applier can only change it by forcing, which takes it too.
-func owns(managed []metav1.ManagedFieldsEntry, desired, live *unstructured.Unstructured) bool {
+// sets. Owning is enough: an update that changes a field's value takes the field from its
+// owner, and another applier can only change it by forcing, which takes it too. Values are
+// not compared: the server defaults fields inside atomic lists (a webhook rule's scope), so
+// the live value of a field we own can differ from what we sent and still be ours.
+func owns(managed []metav1.ManagedFieldsEntry, desired *unstructured.Unstructured) bool {
 	var ours *fieldpath.Set
 	for _, mf := range managed {
 		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
@@ -202,10 +207,6 @@ func owns(managed []metav1.ManagedFieldsEntry, desired, live *unstructured.Unstr
 		return false
 	}
 	d := desired.DeepCopy().Object
-	var l any
-	if live != nil {
-		l = live.Object
-	}
 	// apiVersion and kind are not fields of the set.
 	delete(d, "apiVersion")
 	delete(d, "kind")
@@ -213,64 +214,48 @@ func owns(managed []metav1.ManagedFieldsEntry, desired, live *unstructured.Unstr
 		delete(md, "name")
 		delete(md, "namespace")
 	}
-	return covered(ours, d, l, live != nil)
+	return covered(ours, d)
 }
 
-// covered walks desired: every leaf must be a member of set and, when values is set, have
-// an equal live value.
-func covered(set *fieldpath.Set, desired, live any, values bool) bool {
-	eq := func(d, l any) bool { return !values || jsonEqual(d, l) }
+// covered walks desired: every leaf must be a member of set.
+func covered(set *fieldpath.Set, desired any) bool {
 	switch d := desired.(type) {
 	case map[string]any:
-		lm, ok := live.(map[string]any)
-		if values && !ok {
-			return false
-		}
 		for k, dv := range d {
 			name := k
 			pe := fieldpath.PathElement{FieldName: &name}
 			// A node with children is walked (a "." member only says the node itself is
-			// owned too); a leaf member is compared whole.
+			// owned too); a leaf member is owned whole.
 			if child, ok := set.Children.Get(pe); ok && !isEmptyValue(dv) {
-				if !covered(child, dv, lm[k], values) {
+				if !covered(child, dv) {
 					return false
 				}
 				continue
 			}
-			if !set.Members.Has(pe) || !eq(dv, lm[k]) {
+			if !set.Members.Has(pe) {
 				return false
 			}
 		}
 		return true
 	case []any:
-		ll, ok := live.([]any)
-		if values && (!ok || len(ll) != len(d)) {
-			return false
-		}
-		at := func(i int) any {
-			if i < len(ll) {
-				return ll[i]
-			}
-			return nil
-		}
 		for i, item := range d {
 			pe, ok := elementFor(set, item, i)
 			if !ok {
 				return false
 			}
 			if child, ok := set.Children.Get(pe); ok {
-				if !covered(child, item, at(i), values) {
+				if !covered(child, item) {
 					return false
 				}
 				continue
 			}
-			if !set.Members.Has(pe) || !eq(item, at(i)) {
+			if !set.Members.Has(pe) {
 				return false
 			}
 		}
 		return true
 	}
-	return eq(desired, live)
+	return true
 }
 
 // elementFor finds the path element of set that names list item number i with value item:

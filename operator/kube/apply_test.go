@@ -71,8 +71,8 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Created || res.Changed {
-		t.Errorf("re-apply: %+v", res)
+	if res.Created || res.Changed || !res.Skipped {
+		t.Errorf("re-apply: want skipped, got %+v", res)
 	}
 
 	// Someone else takes a field (as kubectl edit would); we take it back and say so.
@@ -112,6 +112,25 @@ func TestApply(t *testing.T) {
 	}
 	if err := client.Delete(ctx, cm, false); err != nil {
 		t.Errorf("deleting a missing object: %v", err)
+	}
+
+	// A webhook configuration whose rules the server defaults (scope: "*" inside an atomic
+	// list) is still as we applied it: the second apply sends nothing.
+	vwc := object(t, `{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingWebhookConfiguration,
+  metadata: {name: `+ns+`-validator, labels: {operator.istio.io/component: Pilot}},
+  webhooks: [{name: rev.validation.istio.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Ignore,
+    clientConfig: {service: {name: istiod, namespace: `+ns+`, path: /validate}},
+    rules: [{operations: [CREATE, UPDATE], apiGroups: [security.istio.io], apiVersions: ["*"], resources: ["*"]}]}]}`)
+	t.Cleanup(func() { _ = client.Delete(context.Background(), vwc, false) })
+	if _, err := client.Apply(ctx, vwc, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = client.Apply(ctx, vwc, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed || !res.Skipped {
+		t.Errorf("re-apply of a webhook configuration: want skipped, got %+v", res)
 	}
 
 	// A kind the cluster does not serve is a clear error.

@@ -20,7 +20,7 @@ const Masked = "***"
 func Diff(live, next *unstructured.Unstructured, ignoreAnnotations ...string) (string, error) {
 	a, b := normalize(live, ignoreAnnotations), normalize(next, ignoreAnnotations)
 	if live.GetKind() == "Secret" {
-		mask(a, b)
+		MaskSecret(a, b, " (before)", " (after)")
 	}
 	ya, err := yaml.Marshal(a)
 	if err != nil {
@@ -58,28 +58,32 @@ func normalize(o *unstructured.Unstructured, ignore []string) map[string]any {
 	return c
 }
 
-// mask hides the values of a Secret's data and stringData in both versions: equal values
-// both become Masked; different ones become "*** (before)" and "*** (after)", so the diff
-// still shows which keys change.
-func mask(a, b map[string]any) {
+// MaskSecret hides the values of a Secret's data and stringData in two versions of it, a
+// and b, by replacing those maps (a and b themselves get the new maps, what they held is not
+// modified): equal values both become Masked; different ones become Masked+aChanged and
+// Masked+bChanged, so a report still shows which keys change and never what they hold.
+func MaskSecret(a, b map[string]any, aChanged, bChanged string) {
 	for _, field := range []string{"data", "stringData"} {
 		da, _ := a[field].(map[string]any)
 		db, _ := b[field].(map[string]any)
+		ma, mb := make(map[string]any, len(da)), make(map[string]any, len(db))
 		for k, va := range da {
-			vb, inB := db[k]
-			switch {
-			case !inB:
-				da[k] = Masked
-			case equalValue(va, vb):
-				da[k], db[k] = Masked, Masked
-			default:
-				da[k], db[k] = Masked+" (before)", Masked+" (after)"
+			ma[k] = Masked
+			if vb, inB := db[k]; inB && !equalValue(va, vb) {
+				ma[k] = Masked + aChanged
 			}
 		}
-		for k := range db {
-			if _, inA := da[k]; !inA {
-				db[k] = Masked
+		for k, vb := range db {
+			mb[k] = Masked
+			if va, inA := da[k]; inA && !equalValue(va, vb) {
+				mb[k] = Masked + bChanged
 			}
+		}
+		if da != nil {
+			a[field] = ma
+		}
+		if db != nil {
+			b[field] = mb
 		}
 	}
 }

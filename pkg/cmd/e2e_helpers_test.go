@@ -1,12 +1,19 @@
 package cmd_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
 func namespace(name string) *corev1.Namespace {
@@ -21,3 +28,56 @@ func metav1SchemeGVR(kind string) schema.GroupVersionResource {
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 func fmtSscanf(s, format string, a ...any) (int, error) { return fmt.Sscanf(s, format, a...) }
+
+// objectWrites reads the apiserver's request counters and returns the write requests
+// (create, update, patch, apply, delete) to objects, by "VERB resource" and response code.
+// Left out is what the cluster's controllers and kwok write on their own and an install
+// never writes: leases, events, pods, ReplicaSets, Endpoints, EndpointSlices and every
+// subresource (status, heartbeats).
+func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
+	t.Helper()
+	raw, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("reading the apiserver's metrics: %v", err)
+	}
+	label := func(line, name string) string {
+		_, rest, ok := strings.Cut(line, name+`="`)
+		if !ok {
+			return ""
+		}
+		v, _, _ := strings.Cut(rest, `"`)
+		return v
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		verb, resource := label(line, "verb"), label(line, "resource")
+		switch {
+		case !strings.Contains(" POST PUT PATCH APPLY DELETE DELETECOLLECTION CREATE UPDATE ", " "+verb+" "),
+			strings.Contains(" leases events pods replicasets endpoints endpointslices ", " "+resource+" "),
+			label(line, "subresource") != "":
+			continue
+		}
+		fields := strings.Fields(line)
+		n, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			t.Fatalf("apiserver metrics line %q: %v", line, err)
+		}
+		out[verb+" "+resource+" "+label(line, "code")] += n
+	}
+	return out
+}
+
+// writesBetween lists what the apiserver counted between two objectWrites readings.
+func writesBetween(before, after map[string]float64) []string {
+	var out []string
+	for k, n := range after {
+		if d := n - before[k]; d > 0 {
+			out = append(out, fmt.Sprintf("%s ×%g", k, d))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -131,7 +131,13 @@ func TestInstallProfilesE2E(t *testing.T) {
 		// The same install again changes nothing and writes nothing: not an object, not an
 		// install record (the resourceVersions of every rendered object and of everything in
 		// istio-system stay).
+		writes := objectWrites(t, c)
 		again := istioctl("install", "-y", "--set", "profile="+profile)
+		// Not one write request either, counted at the apiserver (an apply that changes
+		// nothing still is one).
+		if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+			t.Errorf("%s re-install sent write requests: %v", profile, w)
+		}
 		if !strings.Contains(again, "(0 applied,") {
 			t.Errorf("%s re-install changed something:\n%s", profile, again)
 		}
