@@ -105,10 +105,6 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return context.Canceled }
 
-// serverAnnotations are annotations the apiserver and controllers keep, not changes a user
-// makes: a dry-run diff leaves them out.
-var serverAnnotations = []string{kube.HashAnnotation, "deprecated.daemonset.template.generation", "deployment.kubernetes.io/revision"}
-
 // applyGrace is how long applies in flight may go on after the run is stopped.
 const applyGrace = 10 * time.Second
 
@@ -474,7 +470,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			var diff string
 			if in.Opts.DryRun && !r.Created && r.Before != nil {
 				// What the server says the object would become, against what it is.
-				if diff, err = objdiff.Diff(r.Before, r.Live, serverAnnotations...); err != nil {
+				if diff, err = objdiff.Diff(r.Before, r.Live, kube.ServerAnnotations...); err != nil {
 					errs = append(errs, fmt.Errorf("comparing %s: %w", kube.Describe(o), err))
 					return
 				}

@@ -31,6 +31,10 @@ const FieldManager = "istio-operator"
 // re-install can tell, without writing, that the object is already as rendered.
 const HashAnnotation = "install.operator.istio.io/applied-hash"
 
+// ServerAnnotations are annotations istioctl, the apiserver and controllers keep, not changes
+// a user makes: a dry-run diff leaves them out.
+var ServerAnnotations = []string{HashAnnotation, "deprecated.daemonset.template.generation", "deployment.kubernetes.io/revision"}
+
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
 	// DryRun asks the apiserver to run admission and validation without persisting.

@@ -54,11 +54,13 @@ func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Deprecation warnings from the apiserver, once each, as plain lines (not klog's).
 	cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
-	// istioctl is one short-lived process issuing bursts of requests; client-go's
-	// defaults (5 QPS) would throttle an install for no benefit.
+	// istioctl is one short-lived process issuing bursts of requests, with its own bound
+	// on concurrent ones; the apiserver's priority and fairness protects the server.
+	// client-go's defaults (5 QPS), or kubectl's 50, would throttle an install of many
+	// gateways for no benefit (and make client-go print "Waited before sending request").
 	if cfg.QPS == 0 {
-		cfg.QPS = 50
-		cfg.Burst = 100
+		cfg.QPS = 1000
+		cfg.Burst = 1000
 	}
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {

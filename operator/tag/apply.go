@@ -32,7 +32,7 @@ func (p *Plan) Apply(ctx context.Context, c *kube.Client, dryRun bool) ([]Change
 		if dryRun && !r.Created && r.Before != nil {
 			// A dry run changes no resource version: compare what the server says the
 			// object would become with what it is.
-			diff, err := objdiff.Diff(r.Before, r.Live, kube.HashAnnotation)
+			diff, err := objdiff.Diff(r.Before, r.Live, kube.ServerAnnotations...)
 			if err != nil {
 				return out, err
 			}
