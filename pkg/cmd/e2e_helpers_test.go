@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,6 +71,33 @@ func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
 	return out
 }
 
+// settled waits until no namespace is being deleted: the namespace controller's clean-up of
+// one (an earlier test's) writes to every kind in it, which objectWrites would count.
+func settled(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		list, err := c.Kube.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var terminating []string
+		for _, ns := range list.Items {
+			if ns.Status.Phase == corev1.NamespaceTerminating {
+				terminating = append(terminating, ns.Name)
+			}
+		}
+		if len(terminating) == 0 {
+			t.Logf("settled after %v", time.Since(deadline.Add(-2*time.Minute)))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespaces still terminating after 2 minutes: %v", terminating)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // writesBetween lists what the apiserver counted between two objectWrites readings.
 func writesBetween(before, after map[string]float64) []string {
 	var out []string
@@ -80,4 +108,17 @@ func writesBetween(before, after map[string]float64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// istioctlOn returns a runner of istioctl commands against c that fails the test on an
+// error (with both output streams) and returns stdout.
+func istioctlOn(t *testing.T, c *cluster.Cluster) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+		if err != nil {
+			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return out
+	}
 }

@@ -67,14 +67,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
+	ist := istioctlOn(t, c)
 	ist("uninstall", "--purge", "-y") // also removes earlier tests' records
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
 	if rs := historyOf(t, c.Kubeconfig); len(rs) != 0 {
@@ -174,14 +167,7 @@ func TestInstallAtomicE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
+	ist := istioctlOn(t, c)
 	ist("uninstall", "--purge", "-y")
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
 	broken := []string{"--kubeconfig", c.Kubeconfig, "install", "-y", "--atomic", "--readiness-timeout", "6s",

@@ -34,14 +34,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	istioctl := func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
+	istioctl := istioctlOn(t, c)
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
 	// The golden outputs start from a cluster without Istio: earlier tests may have left Base.
 	istioctl("uninstall", "--purge", "-y")
@@ -131,6 +124,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 		// The same install again changes nothing and writes nothing: not an object, not an
 		// install record (the resourceVersions of every rendered object and of everything in
 		// istio-system stay).
+		settled(t, c)
 		writes := objectWrites(t, c)
 		again := istioctl("install", "-y", "--set", "profile="+profile)
 		// Not one write request either, counted at the apiserver (an apply that changes
@@ -235,14 +229,7 @@ func TestCanaryE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
+	ist := istioctlOn(t, c)
 	ist("uninstall", "--purge", "-y")
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
 

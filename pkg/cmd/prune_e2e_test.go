@@ -48,14 +48,7 @@ spec:
     global: {istioNamespace: `+ns+`}
 `)
 	}
-	ist := func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
+	ist := istioctlOn(t, c)
 	ist("install", "-y", "-f", spec(true))
 	client, err := kube.NewClientForConfig(c.Config)
 	if err != nil {
