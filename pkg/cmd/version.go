@@ -61,24 +61,35 @@ func (a *VersionAction) Run(ctx context.Context) error {
 		return Usagef("--output %q is not supported; use json or yaml", a.Output)
 	}
 	rep := VersionReport{Client: version.Get()}
-	if a.Remote {
-		c, err := a.Client()
-		if err != nil {
-			return err
-		}
-		sv, err := c.ServerVersion(ctx)
-		if err != nil {
-			return err
-		}
-		rep.Kubernetes = sv.GitVersion
-		if rep.ControlPlanes, err = c.ControlPlanes(ctx, a.Namespace); err != nil {
-			return err
-		}
+	if !a.Remote {
+		return a.print(rep, false)
 	}
-	return a.print(rep)
+	if err := a.remote(ctx, &rep); err != nil {
+		// As kubectl version: what is known is printed, the failure is the exit status.
+		if perr := a.print(rep, false); perr != nil {
+			return perr
+		}
+		return fmt.Errorf("asking the cluster for its versions (--remote=false prints the client's only): %w", err)
+	}
+	return a.print(rep, true)
 }
 
-func (a *VersionAction) print(rep VersionReport) error {
+// remote fills in the cluster's Kubernetes and control plane versions.
+func (a *VersionAction) remote(ctx context.Context, rep *VersionReport) error {
+	c, err := a.Client()
+	if err != nil {
+		return err
+	}
+	sv, err := c.ServerVersion(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Kubernetes = sv.GitVersion
+	rep.ControlPlanes, err = c.ControlPlanes(ctx, a.Namespace)
+	return err
+}
+
+func (a *VersionAction) print(rep VersionReport, remote bool) error {
 	switch a.Output {
 	case "json":
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -101,7 +112,7 @@ func (a *VersionAction) print(rep VersionReport) error {
 	} else {
 		fmt.Fprintf(w, "client version: %s\n", rep.Client)
 	}
-	if !a.Remote {
+	if !remote {
 		return nil
 	}
 	fmt.Fprintf(w, "kubernetes version: %s\n", rep.Kubernetes)

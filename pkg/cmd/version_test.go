@@ -24,6 +24,20 @@ func TestVersionClientOnly(t *testing.T) {
 	}
 }
 
+// Without a cluster the client version is still printed, and the error says how to ask
+// for it alone.
+func TestVersionNoCluster(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBECONFIG", "")
+	out, _, err := run(t, "version", "--short")
+	if err == nil || !strings.Contains(err.Error(), "--remote=false") || !strings.Contains(err.Error(), "kubeconfig") {
+		t.Errorf("error = %v, want one naming the kubeconfig and --remote=false", err)
+	}
+	if want := "client version: " + version.Version + "\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
 func TestVersionRemote(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
