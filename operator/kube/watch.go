@@ -146,8 +146,8 @@ func (w *Watcher) cacheFor(ctx context.Context, gvk schema.GroupVersionKind, nam
 
 func (w *Watcher) start(key watchKey) *watched {
 	// The informer dynamicinformer would build, without its package: that imports
-	// client-go/informers, which links every typed informer, lister and clientset (about
-	// 250 packages) and costs every command start-up time and resident memory.
+	// client-go/informers and with it every typed informer, lister and clientset (about
+	// 240 packages to compile, none of them used).
 	ri := w.client.Dynamic.Resource(key.gvr).Namespace(key.ns)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
