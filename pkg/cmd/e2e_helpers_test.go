@@ -75,7 +75,8 @@ func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
 // one (an earlier test's) writes to every kind in it, which objectWrites would count.
 func settled(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	start := time.Now()
+	deadline := start.Add(2 * time.Minute)
 	for {
 		list, err := c.Kube.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
 		if err != nil {
@@ -88,7 +89,7 @@ func settled(t *testing.T, c *cluster.Cluster) {
 			}
 		}
 		if len(terminating) == 0 {
-			t.Logf("settled after %v", time.Since(deadline.Add(-2*time.Minute)))
+			t.Logf("settled after %v", time.Since(start))
 			return
 		}
 		if time.Now().After(deadline) {

@@ -35,6 +35,9 @@ func newVersionCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the client version, and the cluster's Kubernetes and Istio versions",
+		Long: `Prints this istioctl's version and, unless --remote=false, the cluster's Kubernetes version and
+the version of each istiod found. When the cluster cannot be asked, the client version is still
+printed and the command exits 1 with the reason.`,
 		Example: `  # client, Kubernetes and control plane versions
   istioctl version
 
