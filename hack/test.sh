@@ -51,6 +51,6 @@ log "running go test ./... against the local cluster"
 # cluster-wide objects (CRDs, webhooks).
 go test -count=1 -p 1 ${TEST_FLAGS:-} ./...
 if [ -z "${TEST_FLAGS:-}" ]; then
-	log "short fuzz runs (make fuzz runs them for 2 minutes each)"
-	"$root/hack/fuzz.sh" "${FUZZTIME:-10s}"
+	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
+	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}"
 fi
