@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -21,10 +22,11 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
 
-// TestInstallProfilesE2E installs the default, demo, minimal and ambient profiles one after
-// another into istio-system, as upgrades of one install, and checks after each that every
-// rendered object exists and is ready; a dry run first changes nothing, a re-install
-// changes nothing, and moving to minimal prunes the gateways and nothing else.
+// TestInstallProfilesE2E installs the default, minimal, demo, minimal and ambient profiles
+// one after another into istio-system, as upgrades of one install, and checks after each
+// that every rendered object exists and is ready; a dry run first changes nothing, a
+// re-install changes nothing, and each step prunes exactly what the profile before it
+// rendered and it does not (default → minimal: the ingress gateway and nothing else).
 func TestInstallProfilesE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Chdir("../..")
@@ -67,7 +69,15 @@ func TestInstallProfilesE2E(t *testing.T) {
 		}
 	}
 
-	for _, profile := range []string{"default", "demo", "minimal", "ambient"} {
+	// Each step upgrades the one before; a step prunes exactly what the previous profile
+	// rendered and this one does not (default → minimal: the ingress gateway; demo → minimal:
+	// both gateways). The golden files are named by step.
+	steps := []struct{ profile, golden string }{
+		{"default", "default"}, {"minimal", "default-to-minimal"}, {"demo", "demo"}, {"minimal", "minimal"}, {"ambient", "ambient"},
+	}
+	var previous []*unstructured.Unstructured
+	for _, step := range steps {
+		profile := step.profile
 		// The JSON stream, normalised, is a golden file; so is the text the same events print.
 		events := normalizeEvents(t, istioctl("install", "-y", "-o", "json", "--set", "profile="+profile))
 		var js, text bytes.Buffer
@@ -76,34 +86,22 @@ func TestInstallProfilesE2E(t *testing.T) {
 			jsonSink.Emit(e)
 			textSink.Emit(e)
 		}
-		golden.Check(t, "testdata/install/"+profile+".json", js.Bytes())
-		golden.Check(t, "testdata/install/"+profile+".txt", text.Bytes())
+		golden.Check(t, "testdata/install/"+step.golden+".json", js.Bytes())
+		golden.Check(t, "testdata/install/"+step.golden+".txt", text.Bytes())
 		out := text.String()
 		if !strings.Contains(out, "✔ Installation complete") {
-			t.Fatalf("%s: %s", profile, out)
-		}
-		if profile == "minimal" {
-			var pruned []string
-			for _, line := range strings.Split(out, "\n") {
-				if strings.HasSuffix(line, " removed") {
-					pruned = append(pruned, strings.TrimSpace(strings.TrimSuffix(line, " removed")))
-				}
-			}
-			sort.Strings(pruned)
-			for _, p := range pruned {
-				if !strings.Contains(p, "gateway") {
-					t.Errorf("demo → minimal pruned %s, which is not a gateway's", p)
-				}
-			}
-			if len(pruned) != 10 { // ingress 5 + egress 5 objects in demo
-				t.Errorf("demo → minimal pruned %d objects, want the gateways' 10: %v", len(pruned), pruned)
-			}
+			t.Fatalf("%s: %s", step.golden, out)
 		}
 		manifest := istioctl("manifest", "generate", "--set", "profile="+profile)
 		objs, err := render.ParseObjects([]byte(manifest))
 		if err != nil {
 			t.Fatal(err)
 		}
+		if pruned, want := prunedLines(out), droppedObjects(previous, objs); strings.Join(pruned, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s pruned:\n  %s\nwant exactly what the previous profile rendered and %s does not:\n  %s",
+				step.golden, strings.Join(pruned, "\n  "), profile, strings.Join(want, "\n  "))
+		}
+		previous = objs
 		rendered := func() map[string]string {
 			out := map[string]string{}
 			for _, o := range objs {
@@ -256,4 +254,33 @@ func TestCanaryE2E(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{}); err != nil {
 		t.Errorf("the default revision's istiod went with the canary: %v", err)
 	}
+}
+
+// prunedLines returns, sorted, the objects an install's text output says it removed.
+func prunedLines(out string) []string {
+	var pruned []string
+	for _, line := range strings.Split(out, "\n") {
+		if obj, ok := strings.CutSuffix(strings.TrimSpace(line), " removed"); ok {
+			pruned = append(pruned, obj)
+		}
+	}
+	sort.Strings(pruned)
+	return pruned
+}
+
+// droppedObjects returns, sorted, the objects of before that after does not have, CRDs left out: an
+// install never prunes a CRD.
+func droppedObjects(before, after []*unstructured.Unstructured) []string {
+	kept := map[string]bool{}
+	for _, o := range after {
+		kept[kube.Describe(o)] = true
+	}
+	var out []string
+	for _, o := range before {
+		if id := kube.Describe(o); !kept[id] && o.GetKind() != "CustomResourceDefinition" {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -169,10 +169,8 @@ spec:
 	after := objectVersions(t, c)
 
 	var removed []string
-	for _, line := range strings.Split(out, "\n") {
-		if obj, ok := strings.CutSuffix(strings.TrimSpace(line), " removed"); ok {
-			removed = append(removed, kindNsName(obj))
-		}
+	for _, obj := range prunedLines(out) {
+		removed = append(removed, kindNsName(obj))
 	}
 	sort.Strings(removed)
 	if strings.Join(removed, "\n") != strings.Join(stale, "\n") {
