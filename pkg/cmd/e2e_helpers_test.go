@@ -34,7 +34,8 @@ func fmtSscanf(s, format string, a ...any) (int, error) { return fmt.Sscanf(s, f
 // (create, update, patch, apply, delete) to objects, by "VERB resource" and response code.
 // Left out is what the cluster's controllers and kwok write on their own and an install
 // never writes: leases, events, pods, ReplicaSets, Endpoints, EndpointSlices and every
-// subresource (status, heartbeats).
+// subresource (status, heartbeats). A server-side dry run (dry_run="All") writes nothing and
+// is left out too.
 func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
 	t.Helper()
 	raw, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
@@ -58,7 +59,7 @@ func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
 		switch {
 		case !strings.Contains(" POST PUT PATCH APPLY DELETE DELETECOLLECTION CREATE UPDATE ", " "+verb+" "),
 			strings.Contains(" leases events pods replicasets endpoints endpointslices ", " "+resource+" "),
-			label(line, "subresource") != "":
+			label(line, "subresource") != "", label(line, "dry_run") != "":
 			continue
 		}
 		fields := strings.Fields(line)

@@ -58,14 +58,23 @@ func TestInstallProfilesE2E(t *testing.T) {
 	// A dry run of demo writes nothing (the namespace is created first so the server checks
 	// every object).
 	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	// Every object of every kind an install writes keeps its resourceVersion, and the
+	// apiserver counts not one write request that was not a dry run.
+	settled(t, c)
 	for _, profile := range []string{"default", "demo", "ambient"} {
-		before := versions()
+		before, all, writes := versions(), objectVersions(t, c), objectWrites(t, c)
 		out := istioctl("install", "--set", "profile="+profile, "--dry-run")
 		if !strings.Contains(out, "Dry run complete, nothing was written") || strings.Contains(out, "namespace does not exist") {
 			t.Errorf("%s dry run output:\n%s", profile, out)
 		}
+		if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+			t.Errorf("the %s dry run sent write requests: %v", profile, w)
+		}
 		if after := versions(); !equalMaps(before, after) {
 			t.Errorf("the %s dry run changed the cluster:\nbefore %v\nafter  %v", profile, before, after)
+		}
+		if diffs := versionsDiff(all, objectVersions(t, c)); len(diffs) > 0 {
+			t.Errorf("the %s dry run changed the cluster:\n  %s", profile, strings.Join(diffs, "\n  "))
 		}
 	}
 
