@@ -172,7 +172,7 @@ func TestIdentitiesLimit(t *testing.T) {
 func TestSetDescription(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"install complete", "install complete"},
-		{"  Istiod: not ready before the deadline:\n  Deployment/istio-system/istiod (unschedulable)", "Istiod: not ready before the deadline: Deployment/istio-system/istiod (unschedulable)"},
+		{"  Istiod: not ready within the readiness timeout (5m0s):\n  Deployment/istio-system/istiod (unschedulable)", "Istiod: not ready within the readiness timeout (5m0s): Deployment/istio-system/istiod (unschedulable)"},
 		{strings.Repeat("x", 400), strings.Repeat("x", maxDescription-3) + "..."},
 	} {
 		var r Record

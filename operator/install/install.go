@@ -514,14 +514,24 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 	return live, applied, unchanged, skipped, errors.Join(errs...)
 }
 
-// NotReadyError lists what was not ready when the deadline passed.
+// NotReadyError lists what was not ready when the wait ended: the readiness timeout passed
+// (Err is context.DeadlineExceeded) or the run was stopped.
 type NotReadyError struct {
 	Details []string
 	Err     error
+	// Timeout is the run's readiness timeout, for the message.
+	Timeout time.Duration
 }
 
 func (e *NotReadyError) Error() string {
-	return fmt.Sprintf("not ready before the deadline (%v):\n  %s", e.Err, strings.Join(e.Details, "\n  "))
+	why := "not ready when the run was stopped"
+	if errors.Is(e.Err, context.DeadlineExceeded) {
+		why = "not ready before the readiness deadline"
+		if e.Timeout > 0 {
+			why = fmt.Sprintf("not ready within the readiness timeout (%v)", e.Timeout)
+		}
+	}
+	return why + ":\n  " + strings.Join(e.Details, "\n  ")
 }
 
 func (e *NotReadyError) Unwrap() error { return e.Err }

@@ -108,7 +108,7 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 					}
 				}
 			}
-			return &NotReadyError{Details: details, Err: ctx.Err()}
+			return &NotReadyError{Details: details, Err: ctx.Err(), Timeout: in.Opts.Timeout}
 		case <-changed:
 		case <-settle:
 		}

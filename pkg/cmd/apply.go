@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -142,6 +143,10 @@ func (p *applier) install(ctx context.Context, res *spec.Resolved, manifests []r
 	}
 	rec := &history.Record{Action: history.ActionInstall}
 	err := p.run(ctx, res, manifests, rec, "install")
+	var notReady *install.NotReadyError
+	if errors.As(err, &notReady) && !atomic && ctx.Err() == nil {
+		err = fmt.Errorf("%w\nFix what the lines above name (or allow more time with --readiness-timeout), then run the same install again: it continues from what is applied", err)
+	}
 	if err == nil || !atomic {
 		return err
 	}

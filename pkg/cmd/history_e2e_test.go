@@ -181,12 +181,12 @@ func TestInstallAtomicE2E(t *testing.T) {
 		t.Fatalf("a failed --atomic install succeeded:\n%s", out)
 	}
 	for _, want := range []string{"install failed, and --atomic restored revision default to record 1 (profile default)",
-		"Istiod: not ready before the deadline", "unschedulable"} {
+		"Istiod: not ready within the readiness timeout (6s)", "unschedulable"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
-	for _, want := range []string{"✘ Istiod failed: not ready before the deadline", "✘ Installation failed",
+	for _, want := range []string{"✘ Istiod failed: not ready within the readiness timeout (6s)", "✘ Installation failed",
 		"! install failed; --atomic: restoring revision default to record 1 (profile default", "✔ Rollback to record 1: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
