@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -87,17 +88,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 	var previous []*unstructured.Unstructured
 	for _, step := range steps {
 		profile := step.profile
-		// The JSON stream, normalised, is a golden file; so is the text the same events print.
-		events := normalizeEvents(t, istioctl("install", "-y", "-o", "json", "--set", "profile="+profile))
-		var js, text bytes.Buffer
-		jsonSink, textSink := printer.NewEvents(&js, printer.JSON), printer.NewEvents(&text, printer.Text)
-		for _, e := range events {
-			jsonSink.Emit(e)
-			textSink.Emit(e)
-		}
-		golden.Check(t, "testdata/install/"+step.golden+".json", js.Bytes())
-		golden.Check(t, "testdata/install/"+step.golden+".txt", text.Bytes())
-		out := text.String()
+		out := goldenEvents(t, istioctl("install", "-y", "-o", "json", "--set", "profile="+profile), "testdata/install/"+step.golden)
 		if !strings.Contains(out, "✔ Installation complete") {
 			t.Fatalf("%s: %s", step.golden, out)
 		}
@@ -145,7 +136,41 @@ func TestInstallProfilesE2E(t *testing.T) {
 		if after, afterNS := rendered(), versions(); !equalMaps(before, after) || !equalMaps(beforeNS, afterNS) {
 			t.Errorf("%s re-install wrote:\nbefore %v %v\nafter  %v %v", profile, before, beforeNS, after, afterNS)
 		}
+		if step.golden == "default" {
+			// What a dry run of demo over default shows: per object created, changed (with the
+			// diff) or unchanged. The apiserver picks the new ports' nodePorts at random.
+			all := objectVersions(t, c)
+			stream := nodePorts.ReplaceAllString(istioctl("install", "--dry-run", "-o", "json", "--set", "profile=demo"), "nodePort: N")
+			out := goldenEvents(t, stream, "testdata/install/dry-run-default-to-demo")
+			for _, want := range []string{"Deployment/istio-system/istio-egressgateway would be created", "ConfigMap/istio-system/istio would be configured",
+				"+    accessLogFile: /dev/stdout", "Dry run complete, nothing was written"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the dry run of demo over default lacks %q:\n%s", want, out)
+				}
+			}
+			if diffs := versionsDiff(all, objectVersions(t, c)); len(diffs) > 0 {
+				t.Errorf("the dry run of demo over default changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
+			}
+		}
 	}
+}
+
+var nodePorts = regexp.MustCompile(`nodePort: \d+`)
+
+// goldenEvents checks a JSON event stream, normalised, against name+".json" and the text
+// the same events print against name+".txt" (paths from the current directory), and
+// returns that text.
+func goldenEvents(t *testing.T, stream, name string) string {
+	t.Helper()
+	var js, text bytes.Buffer
+	jsonSink, textSink := printer.NewEvents(&js, printer.JSON), printer.NewEvents(&text, printer.Text)
+	for _, e := range normalizeEvents(t, stream) {
+		jsonSink.Emit(e)
+		textSink.Emit(e)
+	}
+	golden.Check(t, name+".json", js.Bytes())
+	golden.Check(t, name+".txt", text.Bytes())
+	return text.String()
 }
 
 // normalizeEvents reads a JSON event stream and makes it the same run after run: times
@@ -241,7 +266,7 @@ func TestCanaryE2E(t *testing.T) {
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
 
 	ist("install", "-y")
-	ist("install", "-y", "-r", "canary", "--set", "profile=minimal")
+	goldenEvents(t, ist("install", "-y", "-o", "json", "-r", "canary", "--set", "profile=minimal"), "../../testdata/install/canary")
 	for _, name := range []string{"istiod", "istiod-canary"} {
 		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, name, metav1.GetOptions{})
 		if err != nil || d.Status.ReadyReplicas < 1 {
@@ -253,7 +278,7 @@ func TestCanaryE2E(t *testing.T) {
 	}
 	ist("verify-install", "-r", "canary", "--set", "profile=minimal")
 
-	out := ist("uninstall", "-r", "canary", "-y")
+	out := goldenEvents(t, ist("uninstall", "-r", "canary", "-y", "-o", "json"), "../../testdata/uninstall/canary")
 	if !strings.Contains(out, "Deployment/istio-system/istiod-canary removed") || strings.Contains(out, "Deployment/istio-system/istiod removed") {
 		t.Errorf("uninstall -r canary:\n%s", out)
 	}
