@@ -114,15 +114,24 @@ func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (in
 	if err != nil {
 		return 0, fmt.Errorf("finding objects to prune: %w", err)
 	}
-	for _, o := range stale {
-		if err := in.Client.Delete(ctx, o, in.Opts.DryRun); err != nil {
+	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
+	// once.
+	stale = inRemovalOrder(stale)
+	for _, batch := range removalBatches(stale) {
+		went, err := in.deleteAll(ctx, batch, in.Opts.DryRun)
+		for _, o := range went {
+			e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
+			if in.Opts.DryRun {
+				e.Status = "would be pruned"
+			}
+			in.Events.Emit(e)
+		}
+		if err != nil {
 			return 0, err
 		}
-		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
-		if in.Opts.DryRun {
-			e.Status = "would be pruned"
+		if len(went) < len(batch) {
+			return 0, ctx.Err()
 		}
-		in.Events.Emit(e)
 	}
 	if !in.Opts.DryRun {
 		// Done means gone: an install right after must not find them half-deleted.

@@ -3,7 +3,6 @@ package install
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -64,8 +63,7 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return removalRank(out[i]) < removalRank(out[j]) })
-	return out, nil
+	return inRemovalOrder(out), nil
 }
 
 // removalRank orders deletion as the reverse of installation: dependents first, webhooks
@@ -138,34 +136,37 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	// Batches of the same rank go at once; a CRD goes alone, after everything before it is
+	// gone: deleting CRDs of one group together can leave one stuck terminating ("storage is
+	// (re)initializing" while its instances are listed).
 	var deleted, removed []*unstructured.Unstructured
-	for _, o := range targets {
-		if o.GetKind() == "CustomResourceDefinition" && !opts.DryRun {
-			// Everything else first, gone; then the CRDs one at a time, each gone before the
-			// next: deleting CRDs of one group together can leave one stuck terminating
-			// ("storage is (re)initializing" while its instances are listed).
+	for _, batch := range removalBatches(targets) {
+		if batch[0].GetKind() == crdGVK.Kind && !opts.DryRun {
 			if err := in.waitGone(ctx, deleted, selector); err != nil {
 				return err
 			}
 			deleted = nil
 		}
 		if caller.Err() != nil {
-			err := stopError(fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", len(removed), len(targets)))
-			in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
-			return err
+			return in.uninstallStopped(len(removed), len(targets))
 		}
-		// A delete in flight finishes even when the run is stopped: we always know what went.
-		if err := in.Client.Delete(context.WithoutCancel(ctx), o, opts.DryRun); err != nil {
+		went, err := in.deleteAll(caller, batch, opts.DryRun)
+		for _, o := range went {
+			e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
+			if opts.DryRun {
+				e.Status = "would be removed"
+			}
+			in.Events.Emit(e)
+		}
+		deleted = append(deleted, went...)
+		removed = append(removed, went...)
+		if err != nil {
 			in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 			return err
 		}
-		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
-		if opts.DryRun {
-			e.Status = "would be removed"
+		if len(went) < len(batch) {
+			return in.uninstallStopped(len(removed), len(targets))
 		}
-		in.Events.Emit(e)
-		deleted = append(deleted, o)
-		removed = append(removed, o)
 	}
 	if !opts.DryRun {
 		if err := in.waitGone(ctx, deleted, selector); err != nil {
@@ -178,6 +179,13 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	}
 	in.Events.Emit(end)
 	return nil
+}
+
+// uninstallStopped reports an uninstall its caller stopped.
+func (in *Installer) uninstallStopped(removed, targets int) error {
+	err := stopError(fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", removed, targets))
+	in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
+	return err
 }
 
 // stopError is the message of a run its caller stopped; it is a context.Canceled.

@@ -1,0 +1,69 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// removalBatches splits objs (in removal order) into the batches that may be deleted at
+// once: consecutive objects of the same removal rank, each CRD alone.
+func removalBatches(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+	var out [][]*unstructured.Unstructured
+	for i, o := range objs {
+		if i == 0 || o.GetKind() == crdGVK.Kind || objs[i-1].GetKind() == crdGVK.Kind || removalRank(o) != removalRank(objs[i-1]) {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], o)
+	}
+	return out
+}
+
+// inRemovalOrder returns objs sorted by removal rank (stable: same-rank objects keep their
+// order).
+func inRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := append([]*unstructured.Unstructured(nil), objs...)
+	sort.SliceStable(out, func(i, j int) bool { return removalRank(out[i]) < removalRank(out[j]) })
+	return out
+}
+
+// deleteAll deletes objs concurrently, bounded by Options.Concurrency, and returns the ones
+// deleted, in objs' order. When ctx ends it starts no new delete, but those in flight
+// finish: a run always knows what went.
+func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) ([]*unstructured.Unstructured, error) {
+	n := in.Opts.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	sem := make(chan struct{}, n)
+	done := make([]bool, len(objs))
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	for i, o := range objs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = in.Client.Delete(context.WithoutCancel(ctx), o, dryRun)
+			done[i] = errs[i] == nil
+		}()
+	}
+	wg.Wait()
+	var deleted []*unstructured.Unstructured
+	for i, o := range objs {
+		if done[i] {
+			deleted = append(deleted, o)
+		}
+	}
+	return deleted, errors.Join(errs...)
+}
