@@ -137,8 +137,8 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		defer cancel()
 	}
 	// Batches of the same rank go at once; a CRD goes alone, after everything before it is
-	// gone: deleting CRDs of one group together can leave one stuck terminating ("storage is
-	// (re)initializing" while its instances are listed).
+	// gone: deleting CRDs together is no faster and can leave one terminating for minutes
+	// ("storage is (re)initializing" while its instances are listed; docs/install.md).
 	var deleted, removed []*unstructured.Unstructured
 	for _, batch := range removalBatches(targets) {
 		if batch[0].GetKind() == crdGVK.Kind && !opts.DryRun {
