@@ -535,38 +535,3 @@ func (e *NotReadyError) Error() string {
 }
 
 func (e *NotReadyError) Unwrap() error { return e.Err }
-
-// podKinds are workloads whose pods explain why they are not ready.
-var podKinds = map[string]bool{"Deployment": true, "DaemonSet": true, "StatefulSet": true}
-
-var podGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
-
-// podReasons finds why a workload's pods are not running (image pull, crash loop, ...).
-func (in *Installer) podReasons(ctx context.Context, obj *unstructured.Unstructured) []string {
-	sel, ok, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
-	if !ok || len(sel) == 0 {
-		return nil
-	}
-	var parts []string
-	for k, v := range sel {
-		parts = append(parts, k+"="+v)
-	}
-	sort.Strings(parts)
-	ri, _, err := in.Client.Resource(podGVK, obj.GetNamespace())
-	if err != nil {
-		return nil
-	}
-	list, err := listPods(ctx, ri, strings.Join(parts, ","))
-	if err != nil {
-		return nil
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range list {
-		if why := podProblem(p); why != "" && !seen[why] {
-			seen[why] = true
-			out = append(out, fmt.Sprintf("pod %s: %s", p.Name, why))
-		}
-	}
-	return out
-}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -203,6 +205,55 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	}
 	if live, _ := client.Get(context.Background(), gw.Objects[0]); live != nil {
 		t.Error("the gateway was applied although Pilot failed")
+	}
+}
+
+// Pods refused by a ResourceQuota that allows none: a DaemonSet has no status that says
+// so, and no pod to look at, so the report gives its Warning event; a Deployment's status
+// already carries its ReplicaSet's FailedCreate, so the same event is not repeated.
+func TestInstallNotReadyReportsWarningEvents(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-pods"}, Spec: corev1.ResourceQuotaSpec{
+		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	if _, err := c.Kube.CoreV1().ResourceQuotas(ns).Create(context.Background(), quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const cniYAML = `
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: istio-cni-node, namespace: NS}
+spec:
+  selector: {matchLabels: {k8s-app: istio-cni-node}}
+  template:
+    metadata: {labels: {k8s-app: istio-cni-node}}
+    spec:
+      containers: [{name: install-cni, image: docker.io/istio/install-cni:1.30.0}]
+`
+	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
+		Opts: install.Options{Timeout: 6 * time.Second}}
+	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)})
+	if err == nil {
+		t.Fatal("the install succeeded although the quota allows no pod")
+	}
+	report := err.Error()
+	for _, want := range []string{
+		"Deployment/" + ns + "/istiod (FailedCreate: ", "exceeded quota: no-pods",
+		"DaemonSet/" + ns + "/istio-cni-node (", "\n    event FailedCreate on DaemonSet/istio-cni-node: Error creating: pods \"istio-cni-node-",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "event FailedCreate on ReplicaSet/") {
+		t.Errorf("the report repeats the Deployment's status as an event:\n%s", report)
+	}
+	if n := strings.Count(report, "event FailedCreate on DaemonSet/"); n != 1 {
+		t.Errorf("%d FailedCreate events of the DaemonSet, want the newest only:\n%s", n, report)
 	}
 }
 

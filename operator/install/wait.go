@@ -8,11 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -100,12 +97,11 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 			// A fresh context: the run's deadline has passed, but the reasons are worth one look.
 			dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			x := &explainer{in: in}
 			for _, key := range sortedKeys(pending) {
 				details = append(details, fmt.Sprintf("%s (%s)", key, last[key].Message))
-				if podKinds[pending[key].GetKind()] {
-					for _, why := range in.podReasons(dctx, pending[key]) {
-						details = append(details, "  "+why)
-					}
+				for _, why := range x.reasons(dctx, pending[key], last[key].Message) {
+					details = append(details, "  "+why)
 				}
 			}
 			return &NotReadyError{Details: details, Err: ctx.Err(), Timeout: in.Opts.Timeout}
@@ -158,21 +154,6 @@ func sortedKeys(m map[string]*unstructured.Unstructured) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func listPods(ctx context.Context, ri dynamic.ResourceInterface, selector string) ([]*corev1.Pod, error) {
-	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	var out []*corev1.Pod
-	for _, u := range list.Items {
-		var p corev1.Pod
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err == nil {
-			out = append(out, &p)
-		}
-	}
-	return out, nil
 }
 
 func podProblem(p *corev1.Pod) string { return readiness.PodProblem(p) }
