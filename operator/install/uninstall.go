@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -193,3 +194,56 @@ type stopError string
 
 func (e stopError) Error() string { return string(e) }
 func (e stopError) Unwrap() error { return context.Canceled }
+
+// maxListed is how many pods a warning names before it says how many more there are.
+const maxListed = 30
+
+// UninstallWarnings says, before anything is removed, what an uninstall of targets takes
+// away from workloads (as upstream warns): the pods whose sidecars use the revision (every
+// revision with Purge), which lose their control plane, and the gateways, whose traffic
+// stops.
+func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]event.Event, error) {
+	var out []event.Event
+	selector := LabelRevision + "=" + in.Owner.Rev()
+	what := fmt.Sprintf("revision %q", in.Owner.Rev())
+	if opts.Purge {
+		selector, what = LabelRevision, "a revision"
+	}
+	pods, err := in.Client.List(ctx, podGVK, selector)
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods that use %s: %w", what, err)
+	}
+	var proxies []string
+	for _, p := range pods {
+		if p.GetAnnotations()["sidecar.istio.io/status"] != "" && p.GetDeletionTimestamp() == nil {
+			proxies = append(proxies, p.GetNamespace()+"/"+p.GetName())
+		}
+	}
+	if len(proxies) > 0 {
+		sort.Strings(proxies)
+		listed := proxies
+		if len(listed) > maxListed {
+			listed = append(listed[:maxListed:maxListed], fmt.Sprintf("and %d more", len(proxies)-maxListed))
+		}
+		pods := fmt.Sprintf("%d pods still have", len(proxies))
+		if len(proxies) == 1 {
+			pods = "1 pod still has"
+		}
+		out = append(out, event.Event{Type: event.Warning, Details: listed, Message: fmt.Sprintf(
+			"%s sidecars of %s: they keep running but get no configuration or certificates until they are restarted with another revision's injection", pods, what)})
+	}
+	var gateways []string
+	for _, t := range targets {
+		switch component.Name(t.GetLabels()[LabelComponent]) {
+		case component.IngressGateways, component.EgressGateways:
+			if t.GetKind() == "Deployment" {
+				gateways = append(gateways, kube.Describe(t))
+			}
+		}
+	}
+	if len(gateways) > 0 {
+		out = append(out, event.Event{Type: event.Warning, Details: gateways,
+			Message: "these gateways are removed, and the traffic they carry stops:"})
+	}
+	return out, nil
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -278,7 +279,22 @@ func TestCanaryE2E(t *testing.T) {
 	}
 	ist("verify-install", "-r", "canary", "--set", "profile=minimal")
 
-	out := goldenEvents(t, ist("uninstall", "-r", "canary", "-y", "-o", "json"), "../../testdata/uninstall/canary")
+	// A workload whose sidecar uses the canary: the uninstall warns that it loses its
+	// control plane, naming it. (Made as if injected; the inject=false label keeps the
+	// canary's injector, which kwok does not run, out of the create.)
+	app := c.Namespace(t)
+	proxy := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: app,
+		Labels:      map[string]string{"istio.io/rev": "canary", "sidecar.istio.io/inject": "false"},
+		Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"canary"}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}, {Name: "istio-proxy", Image: "proxyv2"}}}}
+	if _, err := c.Kube.CoreV1().Pods(app).Create(ctx, proxy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stream := strings.ReplaceAll(ist("uninstall", "-r", "canary", "-y", "-o", "json"), app+"/", "<app-namespace>/")
+	out := goldenEvents(t, stream, "../../testdata/uninstall/canary")
+	if !strings.Contains(out, "! 1 pod still has sidecars of revision \"canary\"") || !strings.Contains(out, "    <app-namespace>/app\n") {
+		t.Errorf("uninstall -r canary does not warn about the pod using it:\n%s", out)
+	}
 	if !strings.Contains(out, "Deployment/istio-system/istiod-canary removed") || strings.Contains(out, "Deployment/istio-system/istiod removed") {
 		t.Errorf("uninstall -r canary:\n%s", out)
 	}
@@ -287,6 +303,16 @@ func TestCanaryE2E(t *testing.T) {
 	}
 	if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{}); err != nil {
 		t.Errorf("the default revision's istiod went with the canary: %v", err)
+	}
+	// Removing the default revision takes its ingress gateway: a warning says so first, in a
+	// dry run too, and -v lists every object before.
+	out = ist("uninstall", "-r", "default", "--dry-run", "-v")
+	warn := "! these gateways are removed, and the traffic they carry stops:\n    Deployment/istio-system/istio-ingressgateway\n"
+	if i, j := strings.Index(out, warn), strings.Index(out, "  Deployment/istio-system/istiod\n"); i < 0 || j < i {
+		t.Errorf("uninstall -r default --dry-run -v should warn about the gateway, then list the objects:\n%s", out)
+	}
+	if out := ist("uninstall", "--purge", "-r", "canary", "--dry-run"); !strings.Contains(out, "! --purge removes every revision and the Istio CRDs: -r, -f and --set are ignored") {
+		t.Errorf("uninstall --purge -r should say -r is ignored:\n%s", out)
 	}
 }
 

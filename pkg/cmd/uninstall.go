@@ -23,6 +23,7 @@ type UninstallAction struct {
 	Purge            bool
 	SkipConfirmation bool
 	DryRun           bool
+	Verbose          bool
 	Timeout          time.Duration
 	Output           string
 	Globals          *Globals
@@ -60,6 +61,7 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	cmd.Flags().BoolVar(&a.Purge, "purge", false, "Remove every revision and the CRDs (and so every Istio resource)")
 	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
 	cmd.Flags().BoolVar(&a.DryRun, "dry-run", false, "List what would be removed; remove nothing")
+	cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "List every object before removing any (the confirmation always does)")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
 	return cmd
@@ -121,10 +123,25 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries the labels of that install. Check -r, -f and -i.")
 		return nil
 	}
-	if !a.DryRun && !a.SkipConfirmation {
+	if a.Purge && (a.Revision != "" || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0) {
+		in.Events.Emit(event.Event{Type: event.Warning, Time: time.Now(),
+			Message: "--purge removes every revision and the Istio CRDs: -r, -f and --set are ignored"})
+	}
+	warnings, err := in.UninstallWarnings(ctx, targets, uopts)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		w.Time = time.Now()
+		in.Events.Emit(w)
+	}
+	prompt := !a.DryRun && !a.SkipConfirmation
+	if prompt || (a.Verbose && a.Output == "text") {
 		for _, t := range targets {
 			fmt.Fprintf(a.Out, "  %s\n", kube.Describe(t))
 		}
+	}
+	if prompt {
 		what := fmt.Sprintf("revision %q", in.Owner.Rev())
 		if a.Purge {
 			what = "every revision and the Istio CRDs (and with them every Istio resource)"
