@@ -211,7 +211,11 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	}
 	pods, err := in.Client.List(ctx, podGVK, selector)
 	if err != nil {
-		return nil, fmt.Errorf("listing the pods that use %s: %w", what, err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// Not a reason to refuse the uninstall (a user may remove what they may not list).
+		out = append(out, event.Event{Type: event.Warning, Message: fmt.Sprintf("cannot tell which pods use %s: %v", what, err)})
 	}
 	var proxies []string
 	for _, p := range pods {
