@@ -314,6 +314,18 @@ func TestCanaryE2E(t *testing.T) {
 	if out := ist("uninstall", "--purge", "-r", "canary", "--dry-run"); !strings.Contains(out, "! --purge removes every revision and the Istio CRDs: -r, -f and --set are ignored") {
 		t.Errorf("uninstall --purge -r should say -r is ignored:\n%s", out)
 	}
+	// A revision that is not there (a typo, or removed already) is an error that names the
+	// ones there are, unless --ignore-not-found.
+	before := objectVersions(t, c)
+	_, _, err := run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "canary", "-y")
+	want := `nothing to remove: no object carries the labels of revision "canary" in namespace istio-system (control plane revisions there: default); check -r, -f and -i, or pass --ignore-not-found`
+	if err == nil || err.Error() != want || isUsage(err) {
+		t.Errorf("uninstall -r of a removed revision: %v (usage error: %v), want this data error (exit 1):\n%s", err, isUsage(err), want)
+	}
+	ist("uninstall", "-r", "canary", "-y", "--ignore-not-found")
+	if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+		t.Errorf("uninstalling a revision that is not there changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
+	}
 }
 
 // prunedLines returns, sorted, the objects an install's text output says it removed.

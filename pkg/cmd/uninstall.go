@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +26,7 @@ type UninstallAction struct {
 	SkipConfirmation bool
 	DryRun           bool
 	Verbose          bool
+	IgnoreNotFound   bool
 	Timeout          time.Duration
 	Output           string
 	Globals          *Globals
@@ -62,6 +65,7 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
 	cmd.Flags().BoolVar(&a.DryRun, "dry-run", false, "List what would be removed; remove nothing")
 	cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "List every object before removing any (the confirmation always does)")
+	cmd.Flags().BoolVar(&a.IgnoreNotFound, "ignore-not-found", false, "Succeed when nothing carries the install's labels (for scripts that may run twice)")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
 	return cmd
@@ -120,8 +124,7 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 		printRelied(a.ErrOut, in.Owner)
 	}
 	if len(targets) == 0 {
-		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries the labels of that install. Check -r, -f and -i.")
-		return nil
+		return a.nothingToRemove(ctx, client, in.Owner)
 	}
 	if a.Purge && (a.Revision != "" || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0) {
 		in.Events.Emit(event.Event{Type: event.Warning, Time: time.Now(),
@@ -157,6 +160,32 @@ func (a *UninstallAction) Run(ctx context.Context) error {
 		}
 	}
 	return in.Uninstall(ctx, targets, uopts)
+}
+
+// nothingToRemove is what an uninstall that found no target says. A purge, or an uninstall
+// told --ignore-not-found, has nothing left to do; naming a revision that is not there is an
+// error, as kubectl delete and helm uninstall of a missing object are: a typo must not pass
+// for a removal.
+func (a *UninstallAction) nothingToRemove(ctx context.Context, client *kube.Client, owner install.Owner) error {
+	if a.Purge {
+		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries an istioctl install's labels.")
+		return nil
+	}
+	what := fmt.Sprintf("revision %q in namespace %s", owner.Rev(), owner.Namespace)
+	if a.IgnoreNotFound {
+		fmt.Fprintf(a.ErrOut, "Nothing to remove: no object carries the labels of %s.\n", what)
+		return nil
+	}
+	installed := "none"
+	if cps, err := client.ControlPlanes(ctx, owner.Namespace); err == nil && len(cps) > 0 {
+		var revs []string
+		for _, cp := range cps {
+			revs = append(revs, cp.Revision)
+		}
+		slices.Sort(revs)
+		installed = strings.Join(slices.Compact(revs), ", ")
+	}
+	return fmt.Errorf("nothing to remove: no object carries the labels of %s (control plane revisions there: %s); check -r, -f and -i, or pass --ignore-not-found", what, installed)
 }
 
 // withTags puts the tag objects first, then the other targets that are not among them.
