@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -209,7 +210,15 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	if opts.Purge {
 		selector, what = LabelRevision, "a revision"
 	}
-	pods, err := in.Client.List(ctx, podGVK, selector)
+	var pods []unstructured.Unstructured
+	var err error
+	// Only when the control plane goes: a spec of gateways beside an existing istiod leaves
+	// the sidecars theirs.
+	if slices.ContainsFunc(targets, func(t *unstructured.Unstructured) bool {
+		return t.GetKind() == "Deployment" && component.Name(t.GetLabels()[LabelComponent]) == component.Pilot
+	}) {
+		pods, err = in.Client.List(ctx, podGVK, selector)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
