@@ -67,7 +67,12 @@ func (x *explainer) reasons(ctx context.Context, obj *unstructured.Unstructured,
 	shown := strings.Join(out, "\n")
 	said := map[string]bool{}
 	n := 0
-	for _, e := range x.warnings(ctx, obj.GetNamespace()) {
+	// Events about a cluster-scoped object are kept in the default namespace.
+	eventsIn := obj.GetNamespace()
+	if eventsIn == "" {
+		eventsIn = metav1.NamespaceDefault
+	}
+	for _, e := range x.warnings(ctx, eventsIn) {
 		on := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
 		msg := strings.TrimPrefix(strings.TrimSpace(e.Message), "(combined from similar events): ")
 		// A Deployment's ReplicaFailure status carries its ReplicaSet's FailedCreate, and
