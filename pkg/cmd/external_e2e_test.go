@@ -230,14 +230,7 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 	recordsBefore := records()
 	// A sidecar of revision default: the gateways' uninstall leaves its istiod, so it says
 	// nothing about it (and does warn about the gateway).
-	app := c.Namespace(t)
-	proxy := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: app,
-		Labels:      map[string]string{"istio.io/rev": "default", "sidecar.istio.io/inject": "false"},
-		Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"]}`}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "istio-proxy", Image: "proxyv2"}}}}
-	if _, err := c.Kube.CoreV1().Pods(app).Create(ctx, proxy, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	sidecarPod(t, c, c.Namespace(t), "default")
 	out = x.ok("uninstall", "-f", gw, "-y")
 	mustContain(t, "uninstall of the gateways", out, "Leaving Base, Pilot alone", "Deployment/istio-gateways/istio-ingressgateway",
 		"! these gateways are removed, and the traffic they carry stops:")

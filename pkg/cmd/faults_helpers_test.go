@@ -33,9 +33,11 @@ var snapshotKinds = append([]schema.GroupVersionKind{
 // objectVersions maps every object of snapshotKinds in the cluster (all namespaces, any labels)
 // to its resourceVersion: two equal snapshots mean nothing of those kinds was created,
 // changed or deleted in between. Install records (operator/history: one Secret written by
-// every install, by design) are left out.
+// every install, by design) are left out. It first waits until no namespace is being
+// deleted: an earlier test's namespace going away would change objects between snapshots.
 func objectVersions(t *testing.T, c *cluster.Cluster) map[string]string {
 	t.Helper()
+	settled(t, c)
 	client, err := kube.NewClientForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -280,16 +280,9 @@ func TestCanaryE2E(t *testing.T) {
 	ist("verify-install", "-r", "canary", "--set", "profile=minimal")
 
 	// A workload whose sidecar uses the canary: the uninstall warns that it loses its
-	// control plane, naming it. (Made as if injected; the inject=false label keeps the
-	// canary's injector, which kwok does not run, out of the create.)
+	// control plane, naming it.
 	app := c.Namespace(t)
-	proxy := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: app,
-		Labels:      map[string]string{"istio.io/rev": "canary", "sidecar.istio.io/inject": "false"},
-		Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"canary"}`}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}, {Name: "istio-proxy", Image: "proxyv2"}}}}
-	if _, err := c.Kube.CoreV1().Pods(app).Create(ctx, proxy, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	sidecarPod(t, c, app, "canary")
 	stream := strings.ReplaceAll(ist("uninstall", "-r", "canary", "-y", "-o", "json"), app+"/", "<app-namespace>/")
 	out := goldenEvents(t, stream, "../../testdata/uninstall/canary")
 	if !strings.Contains(out, "! 1 pod still has sidecars of revision \"canary\"") || !strings.Contains(out, "    <app-namespace>/app\n") {
@@ -355,4 +348,18 @@ func droppedObjects(before, after []*unstructured.Unstructured) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sidecarPod creates pod "app" in ns as if the injector of revision rev had given it a
+// sidecar (its label and status annotation). The inject=false label keeps the revision's
+// injector, which kwok does not run, out of the create.
+func sidecarPod(t *testing.T, c *cluster.Cluster, ns, rev string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns,
+		Labels:      map[string]string{"istio.io/rev": rev, "sidecar.istio.io/inject": "false"},
+		Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"` + rev + `"}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}, {Name: "istio-proxy", Image: "proxyv2"}}}}
+	if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
