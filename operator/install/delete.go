@@ -7,6 +7,9 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
 )
 
 // removalBatches splits objs (in removal order) into the batches that may be deleted at
@@ -34,11 +37,7 @@ func inRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructu
 // deleted, in objs' order. When ctx ends it starts no new delete, but those in flight
 // finish: a run always knows what went.
 func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) ([]*unstructured.Unstructured, error) {
-	n := in.Opts.Concurrency
-	if n <= 0 {
-		n = 8
-	}
-	sem := make(chan struct{}, n)
+	sem := make(chan struct{}, in.concurrency())
 	done := make([]bool, len(objs))
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
@@ -66,4 +65,18 @@ func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstruc
 		}
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// removeBatch deletes a batch (deleteAll) and emits a Pruned event for each object that went,
+// in the batch's order; in a dry run the events say wouldStatus.
+func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, wouldStatus string) ([]*unstructured.Unstructured, error) {
+	went, err := in.deleteAll(ctx, batch, dryRun)
+	for _, o := range went {
+		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
+		if dryRun {
+			e.Status = wouldStatus
+		}
+		in.Events.Emit(e)
+	}
+	return went, err
 }

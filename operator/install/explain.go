@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -142,14 +143,6 @@ func lastSeen(e corev1.Event) time.Time {
 
 // matchLabels is a workload's spec.selector.matchLabels as a label selector ("" without one).
 func matchLabels(obj *unstructured.Unstructured) string {
-	sel, ok, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
-	if !ok || len(sel) == 0 {
-		return ""
-	}
-	var parts []string
-	for k, v := range sel {
-		parts = append(parts, k+"="+v)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
+	sel, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+	return labels.Set(sel).String()
 }

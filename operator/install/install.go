@@ -119,9 +119,6 @@ func stopped(ctx context.Context) string {
 // Install applies every manifest in dependency order, waits for readiness and prunes. A
 // component starts once all its parents are ready; a failed component skips its dependents.
 func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (*Result, error) {
-	if in.Opts.Concurrency <= 0 {
-		in.Opts.Concurrency = 8
-	}
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
 	if in.Events == nil {
@@ -410,13 +407,21 @@ func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev
 	return applied, unchanged, notApplied, nil
 }
 
+// concurrency is Options.Concurrency, 8 when unset: how many applies or deletes run at once.
+func (in *Installer) concurrency() int {
+	if in.Opts.Concurrency <= 0 {
+		return 8
+	}
+	return in.Opts.Concurrency
+}
+
 // applyAll applies objects concurrently, bounded by Options.Concurrency.
 // It returns the objects as the apply calls returned them (absent for those left alone).
 // When ctx ends it starts no new apply but lets those in flight finish (each bounded by the
 // client's request timeout), so it never stops not knowing whether a write happened.
 func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (live map[string]*unstructured.Unstructured, applied, unchanged, skipped int, err error) {
 	live = map[string]*unstructured.Unstructured{}
-	sem := make(chan struct{}, in.Opts.Concurrency)
+	sem := make(chan struct{}, in.concurrency())
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -118,14 +117,7 @@ func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (in
 	// once.
 	stale = inRemovalOrder(stale)
 	for _, batch := range removalBatches(stale) {
-		went, err := in.deleteAll(ctx, batch, in.Opts.DryRun)
-		for _, o := range went {
-			e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
-			if in.Opts.DryRun {
-				e.Status = "would be pruned"
-			}
-			in.Events.Emit(e)
-		}
+		went, err := in.removeBatch(ctx, batch, in.Opts.DryRun, "would be pruned")
 		if err != nil {
 			return 0, err
 		}

@@ -152,14 +152,7 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		if caller.Err() != nil {
 			return in.uninstallStopped(len(removed), len(targets))
 		}
-		went, err := in.deleteAll(caller, batch, opts.DryRun)
-		for _, o := range went {
-			e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
-			if opts.DryRun {
-				e.Status = "would be removed"
-			}
-			in.Events.Emit(e)
-		}
+		went, err := in.removeBatch(caller, batch, opts.DryRun, "would be removed")
 		deleted = append(deleted, went...)
 		removed = append(removed, went...)
 		if err != nil {
