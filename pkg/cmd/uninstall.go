@@ -48,7 +48,10 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 
   # remove everything, showing what would go first
   istioctl uninstall --purge --dry-run
-  istioctl uninstall --purge -y`,
+  istioctl uninstall --purge -y
+
+  # in a script that may run twice: a revision already gone is not an error
+  istioctl uninstall -r canary -y --ignore-not-found`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
