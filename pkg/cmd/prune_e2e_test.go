@@ -186,7 +186,7 @@ spec:
 	}
 	for _, id := range decoyIDs {
 		if after[id] != before[id] {
-			t.Errorf("decoy %s: resourceVersion %s → %q", id, before[id], after[id])
+			t.Errorf("decoy %s changed (or went)", id)
 		}
 	}
 	if !t.Failed() {
