@@ -111,7 +111,11 @@ func TestInstallWaitPrune(t *testing.T) {
 	run := func(ms ...render.Manifest) (*install.Result, *event.Recorder, error) {
 		rec := &event.Recorder{}
 		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute}}
-		res, err := in.Install(ctx, ms)
+		stale, err := in.Stale(ctx, ms)
+		if err != nil {
+			return nil, rec, err
+		}
+		res, err := in.Install(ctx, ms, stale)
 		return res, rec, err
 	}
 
@@ -188,7 +192,7 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
 		Opts: install.Options{Timeout: 4 * time.Second}}
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
-	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw})
+	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
 	var nr *install.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("err = %v, want NotReadyError", err)
@@ -236,7 +240,7 @@ spec:
 `
 	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
 		Opts: install.Options{Timeout: 6 * time.Second}}
-	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)})
+	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
 	if err == nil {
 		t.Fatal("the install succeeded although the quota allows no pod")
 	}
@@ -284,7 +288,7 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
-	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}); err != nil {
+	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
 		t.Fatalf("install into a terminating namespace: %v", err)
 	}
 	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-reader-service-account", metav1.GetOptions{}); err != nil {

@@ -46,7 +46,7 @@ func identity(o *unstructured.Unstructured) string {
 func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
 	lists, err := in.Client.ListKinds(ctx, PruneKinds, in.Owner.Selector())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("finding objects to prune: %w", err)
 	}
 	var live []*unstructured.Unstructured
 	for _, items := range lists {
@@ -108,11 +108,8 @@ func appliedByUs(o *unstructured.Unstructured) bool {
 	return false
 }
 
-func (in *Installer) prune(ctx context.Context, manifests []render.Manifest) (int, error) {
-	stale, err := in.Stale(ctx, manifests)
-	if err != nil {
-		return 0, fmt.Errorf("finding objects to prune: %w", err)
-	}
+// prune deletes stale and waits until it is gone.
+func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) (int, error) {
 	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
 	// once.
 	stale = inRemovalOrder(stale)

@@ -123,12 +123,13 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 	}
 }
 
-// Uninstall removes the targets and waits until they are gone.
+// Uninstall removes the targets and waits until they are gone. The caller emits the run's
+// done event; an uninstall its caller stopped returns an error that is a context.Canceled.
 func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
-	in.Events = stamped{in.Events}
+	in.Events = event.Stamped(in.Events)
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
 	selector := in.Owner.uninstallSelector(opts.Purge)
@@ -156,7 +157,6 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		deleted = append(deleted, went...)
 		removed = append(removed, went...)
 		if err != nil {
-			in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 			return err
 		}
 		if len(went) < len(batch) {
@@ -164,30 +164,21 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		}
 	}
 	if !opts.DryRun {
-		if err := in.waitGone(ctx, deleted, selector); err != nil {
-			return err
-		}
+		return in.waitGone(ctx, deleted, selector)
 	}
-	end := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(targets))}
-	if opts.DryRun {
-		end.Status, end.Message = "dry-run", fmt.Sprintf("%d would be removed", len(targets))
-	}
-	in.Events.Emit(end)
 	return nil
 }
 
-// uninstallStopped reports an uninstall its caller stopped.
+// uninstallStopped is the error of an uninstall its caller stopped.
 func (in *Installer) uninstallStopped(removed, targets int) error {
-	err := stopError(fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", removed, targets))
-	in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
-	return err
+	return &StoppedError{Msg: fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", removed, targets)}
 }
 
-// stopError is the message of a run its caller stopped; it is a context.Canceled.
-type stopError string
+// StoppedError is a removal its caller stopped at a safe point; it is a context.Canceled.
+type StoppedError struct{ Msg string }
 
-func (e stopError) Error() string { return string(e) }
-func (e stopError) Unwrap() error { return context.Canceled }
+func (e *StoppedError) Error() string { return e.Msg }
+func (e *StoppedError) Unwrap() error { return context.Canceled }
 
 // maxListed is how many pods a warning names before it says how many more there are.
 const maxListed = 30

@@ -192,6 +192,20 @@ func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, strin
 	return c, hash, nil
 }
 
+// Unchanged says whether Apply of obj, given what a metadata list said of it (before),
+// would skip the write: the object carries the digest of what we would apply, and we still
+// own every field obj sets.
+func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetadata) (bool, error) {
+	if before == nil || before.DeletionTimestamp != nil {
+		return false, nil
+	}
+	obj, hash, err := withHash(obj)
+	if err != nil {
+		return false, err
+	}
+	return before.Annotations[HashAnnotation] == hash && owns(before.ManagedFields, obj), nil
+}
+
 // owns says whether applying desired would change nothing: we still own every field desired
 // sets. Owning is enough: an update that changes a field's value takes the field from its
 // owner, and another applier can only change it by forcing, which takes it too. Values are

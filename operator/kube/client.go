@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,11 +20,12 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 )
 
 // DefaultTimeout bounds each request to the apiserver unless --kubeclient-timeout says otherwise.
-const DefaultTimeout = 15 * time.Second
+const DefaultTimeout = kubeflags.DefaultTimeout
 
 // Client bundles everything the engine needs to talk to one cluster.
 type Client struct {
@@ -41,7 +41,7 @@ type Client struct {
 }
 
 // NewClient builds a Client from the kubeconfig flags. It does not contact the cluster.
-func NewClient(f *Flags) (*Client, error) {
+func NewClient(f *kubeflags.Flags) (*Client, error) {
 	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -94,23 +94,6 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 		return nil, fmt.Errorf("reading the server version from %s: %w", c.Host, err)
 	}
 	return &info, nil
-}
-
-// ExplainConfigError turns a kubeconfig loading error into one that says what to do.
-func ExplainConfigError(err error) error {
-	msg := err.Error()
-	switch {
-	case clientcmd.IsEmptyConfig(err):
-		return errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
-	case strings.Contains(msg, "context") && strings.Contains(msg, "does not exist"):
-		return fmt.Errorf("%w: list the contexts with 'kubectl config get-contexts' and pass one with --context", err)
-	case errors.Is(err, os.ErrNotExist) && !clientcmd.IsConfigurationInvalid(err):
-		return fmt.Errorf("loading the kubeconfig: %w: check --kubeconfig and the KUBECONFIG environment variable", err)
-	case clientcmd.IsConfigurationInvalid(err):
-		// A user's certificate or key file that is gone, a cluster without a server, ...
-		return fmt.Errorf("loading the kubeconfig: %w: fix that context's entries, or pick another with --context", err)
-	}
-	return fmt.Errorf("loading the kubeconfig: %w", err)
 }
 
 // ExplainError adds the cluster address and a hint to errors that mean the cluster is not

@@ -12,15 +12,15 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 // UsageError marks a bad command line (unknown command or flag, wrong arguments); main
-// exits 64 for it, as upstream istioctl does.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// exits 64 for it, as upstream istioctl does. It is the action layer's type: a setting an
+// action cannot use as given is a bad command line too.
+type UsageError = action.UsageError
 
 // ExitError ends the command with Code and no error message (the command has printed
 // what it has to say), e.g. profile diff when the profiles differ.
@@ -42,15 +42,16 @@ type Streams struct {
 
 // Globals are the flags every command shares.
 type Globals struct {
-	Kube           kube.Flags
+	Kube           kubeflags.Flags
 	IstioNamespace string
 	Streams        Streams
 	profiling      profiling
 }
 
-// Client builds the cluster client from the global flags.
-func (g *Globals) Client() (*kube.Client, error) {
-	return kube.NewClient(&g.Kube)
+// Config is what the actions of a command share, from the global flags; the spec's and the
+// charts' warnings go to errOut.
+func (g *Globals) Config(errOut io.Writer) *action.Config {
+	return &action.Config{Kube: &g.Kube, IstioNamespace: g.IstioNamespace, Warn: printer.Warnings(errOut)}
 }
 
 // NewRootCommand builds the istioctl command tree.

@@ -1,12 +1,22 @@
-package kube
+// Package kubeflags holds the kubeconfig flags every command shares and how they load a
+// client configuration. It is its own package so that the command layer can register and
+// read them without reaching the rest of the cluster access (operator/kube).
+package kubeflags
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
+
+// DefaultTimeout bounds each request to the apiserver unless --kubeclient-timeout says otherwise.
+const DefaultTimeout = 15 * time.Second
 
 // Flags are the kubeconfig flags every command shares, with upstream istioctl's names:
 // -c/--kubeconfig, --context, -n/--namespace, --as, --as-group, --as-uid and
@@ -67,4 +77,21 @@ func (f *Flags) CurrentNamespace() string {
 		return "default"
 	}
 	return ns
+}
+
+// ExplainConfigError turns a kubeconfig loading error into one that says what to do.
+func ExplainConfigError(err error) error {
+	msg := err.Error()
+	switch {
+	case clientcmd.IsEmptyConfig(err):
+		return errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
+	case strings.Contains(msg, "context") && strings.Contains(msg, "does not exist"):
+		return fmt.Errorf("%w: list the contexts with 'kubectl config get-contexts' and pass one with --context", err)
+	case errors.Is(err, os.ErrNotExist) && !clientcmd.IsConfigurationInvalid(err):
+		return fmt.Errorf("loading the kubeconfig: %w: check --kubeconfig and the KUBECONFIG environment variable", err)
+	case clientcmd.IsConfigurationInvalid(err):
+		// A user's certificate or key file that is gone, a cluster without a server, ...
+		return fmt.Errorf("loading the kubeconfig: %w: fix that context's entries, or pick another with --context", err)
+	}
+	return fmt.Errorf("loading the kubeconfig: %w", err)
 }
