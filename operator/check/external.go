@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -424,22 +425,11 @@ func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what s
 	if !found {
 		return []Result{{Object: obj, Message: fmt.Sprintf("has no port %s (it has %s), which %s names", ref.Port, strings.Join(have, ", "), what)}}
 	}
-	list, err := env.Client.List(ctx, sliceGVK, "kubernetes.io/service-name="+ref.Name)
+	list, err := env.lister(ctx)(readiness.EndpointSliceGVK, ref.Namespace, "kubernetes.io/service-name="+ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}
-	ready := 0
-	for _, s := range list {
-		if s.GetNamespace() != ref.Namespace {
-			continue
-		}
-		eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
-		for _, ep := range eps {
-			if ok, found, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok || !found {
-				ready++
-			}
-		}
-	}
+	ready := readiness.ReadyEndpoints(list, ref.Namespace, ref.Name)
 	if ready == 0 {
 		return []Result{{Object: obj, Message: fmt.Sprintf("no ready endpoint: nothing serves %s", what)}}
 	}
