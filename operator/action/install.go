@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
@@ -187,9 +188,9 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 
 // tagLabels are the labels of the default tag's objects an install sets: its own (so an
 // uninstall of the revision, or a purge, removes them) and the opt-out of its prune.
-func tagLabels(owner install.Owner) map[string]string {
+func tagLabels(owner ownership.Owner) map[string]string {
 	l := owner.Labels(component.Pilot)
-	l[install.LabelNotPruned] = "true"
+	l[ownership.LabelNotPruned] = "true"
 	return l
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -36,7 +37,7 @@ type Uninstall struct {
 	// owner, when set, is the install to remove instead of the one Spec resolves to;
 	// componentsOnly removes just its components (no tags, records or warnings): what
 	// install --atomic undoes.
-	owner          *install.Owner
+	owner          *ownership.Owner
 	componentsOnly bool
 }
 
@@ -74,7 +75,7 @@ func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
 }
 
 func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan, error) {
-	var owner install.Owner
+	var owner ownership.Owner
 	var recordNS string
 	if a.owner != nil {
 		owner, recordNS = *a.owner, a.owner.Namespace

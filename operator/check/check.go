@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -331,7 +332,7 @@ func sevRank(s Severity) int {
 func objectRank(o *unstructured.Unstructured) int {
 	comp := 9
 	for i, c := range component.All {
-		if string(c.Name) == o.GetLabels()["operator.istio.io/component"] {
+		if string(c.Name) == o.GetLabels()[ownership.LabelComponent] {
 			comp = i
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -48,11 +49,6 @@ func External() []Check {
 			Hint: "install Prometheus first, or fix spec.external.prometheus; the mesh's meshConfig.defaultProviders.metrics must name a Prometheus provider" + doc, Run: prometheus},
 	}
 }
-
-var (
-	secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
-	cmGVK     = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-)
 
 func get(ctx context.Context, env *Env, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
 	o := &unstructured.Unstructured{}
@@ -104,7 +100,7 @@ func reliedControlPlane(ctx context.Context, env *Env) []Result {
 		}
 		out = append(out, Result{Object: p.Object, Passed: true, Message: msg + ". This install wires its components to it and leaves it alone"})
 	}
-	if existing.SameOwner(p.Live.GetLabels(), env.IstioNamespace, cp.Revision) {
+	if ownership.SameOwner(p.Live.GetLabels(), env.IstioNamespace, cp.Revision) {
 		out = append(out, Result{Object: p.Object, Severity: Warning,
 			Message: "installed by an install spec without metadata.name, with the same ownership labels as this install: installing that spec again would prune what this one installs",
 			Hint:    "give the control plane's spec a metadata.name of its own before installing it again"})
@@ -267,7 +263,7 @@ func caPluggedIn(ctx context.Context, env *Env) []Result {
 		return nil
 	}
 	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, d.CA.Secret)
-	s, err := get(ctx, env, secretGVK, d.CA.Namespace, d.CA.Secret)
+	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, d.CA.Secret)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -321,7 +317,7 @@ func caIstiod(ctx context.Context, env *Env) []Result {
 		return nil
 	}
 	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, v1alpha1.DefaultCASecret)
-	s, err := get(ctx, env, secretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
+	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -368,7 +364,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 		if r := d.ControlPlane.Revision; r != "" && r != "default" {
 			name += "-" + r
 		}
-		live, err := get(ctx, env, cmGVK, d.ControlPlane.Namespace, name)
+		live, err := get(ctx, env, kube.ConfigMapGVK, d.ControlPlane.Namespace, name)
 		if err != nil {
 			return notChecked(err)
 		}
@@ -400,7 +396,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 // serviceReady checks that a Service exists, has the port, and has a ready endpoint.
 func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what string) []Result {
 	obj := fmt.Sprintf("Service/%s/%s", ref.Namespace, ref.Name)
-	svc, err := get(ctx, env, svcGVK, ref.Namespace, ref.Name)
+	svc, err := get(ctx, env, kube.ServiceGVK, ref.Namespace, ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -425,7 +421,7 @@ func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what s
 	if !found {
 		return []Result{{Object: obj, Message: fmt.Sprintf("has no port %s (it has %s), which %s names", ref.Port, strings.Join(have, ", "), what)}}
 	}
-	list, err := env.lister(ctx)(readiness.EndpointSliceGVK, ref.Namespace, "kubernetes.io/service-name="+ref.Name)
+	list, err := env.lister(ctx)(kube.EndpointSliceGVK, ref.Namespace, "kubernetes.io/service-name="+ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -98,7 +99,7 @@ func webhookEndpoints(ctx context.Context, env *Env) []Result {
 			seen[key] = true
 			r := Result{Object: key, rank: 2}
 			ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
-			slices, err := env.lister(ctx)(readiness.EndpointSliceGVK, ns, "kubernetes.io/service-name="+name)
+			slices, err := env.lister(ctx)(kube.EndpointSliceGVK, ns, "kubernetes.io/service-name="+name)
 			if err != nil {
 				r.Message = err.Error()
 				out = append(out, r)
@@ -342,10 +343,7 @@ func controlPlaneVersion(ctx context.Context, env *Env) []Result {
 	if err != nil {
 		return []Result{{Object: "(Cluster)", Message: err.Error()}}
 	}
-	rev := env.Revision
-	if rev == "" {
-		rev = "default"
-	}
+	rev := ownership.Rev(env.Revision)
 	var out []Result
 	for _, cp := range cps {
 		if cp.Revision != rev {

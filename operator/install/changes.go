@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -58,7 +59,7 @@ func (in *Installer) Changes(ctx context.Context, manifests []render.Manifest, s
 		}
 	}
 	for _, o := range stale {
-		out = append(out, Change{Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent], Action: WillPrune})
+		out = append(out, Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: WillPrune})
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 // Installer applies rendered manifests.
 type Installer struct {
 	Client *kube.Client
-	Owner  Owner
+	Owner  ownership.Owner
 	Events event.Sink
 	Opts   Options
 
@@ -464,7 +465,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			if len(r.TakenOver) > 0 {
 				w := ev
 				w.Type, w.Object = event.Warning, kube.Describe(o)
-				w.Message = "took over fields another field manager had set (as upstream, " + kube.FieldManager + " wins)"
+				w.Message = "took over fields another field manager had set (as upstream, " + ownership.FieldManager + " wins)"
 				w.Details = r.TakenOver
 				out[i] = append(out[i], w)
 			}

@@ -139,7 +139,7 @@ func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstruc
 	}
 	switch sourceOf(o.GroupVersionKind().GroupKind().String()) {
 	case fromWatch:
-		live, err := in.watch.Get(ctx, o, in.Owner.watchSelector())
+		live, err := in.watch.Get(ctx, o, in.Owner.WatchSelector())
 		if err != nil || live == nil {
 			return readiness.Result{Status: readiness.InProgress, Message: "not found"}, err
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/istioctl-installer/istioctl/operator/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +34,6 @@ type Rule struct {
 	Check func(obj *unstructured.Unstructured, list Lister) (Result, error)
 }
 
-// EndpointSliceGVK is the kind a webhook's verdict reads.
-var EndpointSliceGVK = schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}
-
 // rules is every kind with a verdict of its own.
 var rules = map[string]Rule{}
 
@@ -56,8 +54,8 @@ func init() {
 			return pod(&p), nil
 		}},
 		{Kind: "Service", Check: pure(service)},
-		{Kind: "MutatingWebhookConfiguration.admissionregistration.k8s.io", Related: []schema.GroupVersionKind{EndpointSliceGVK}, Check: webhook},
-		{Kind: "ValidatingWebhookConfiguration.admissionregistration.k8s.io", Related: []schema.GroupVersionKind{EndpointSliceGVK}, Check: webhook},
+		{Kind: "MutatingWebhookConfiguration.admissionregistration.k8s.io", Related: []schema.GroupVersionKind{kube.EndpointSliceGVK}, Check: webhook},
+		{Kind: "ValidatingWebhookConfiguration.admissionregistration.k8s.io", Related: []schema.GroupVersionKind{kube.EndpointSliceGVK}, Check: webhook},
 	} {
 		rules[r.Kind] = r
 	}
@@ -171,7 +169,7 @@ func webhook(wh *unstructured.Unstructured, list Lister) (Result, error) {
 			continue // a URL: nothing in the cluster to wait for
 		}
 		ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
-		slices, err := list(EndpointSliceGVK, ns, discoveryv1.LabelServiceName)
+		slices, err := list(kube.EndpointSliceGVK, ns, discoveryv1.LabelServiceName)
 		if err != nil {
 			return Result{}, err
 		}

@@ -97,7 +97,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
-	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", "istio-system", "Istio system namespace")
+	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
 }
 
