@@ -62,9 +62,11 @@ say "make cluster-down: $((SECONDS - start))s"
 left=$(find "$clone" -path "$clone/.git" -prune -o -name '*.pid' -print)
 [ -z "$left" ] || fail "pid files left: $left"
 [ ! -e "$state" ] || fail "$state is still there"
+# A zombie has exited (only its exit status waits for init to collect it), as down.sh counts it.
+running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 for r in "${recorded[@]}"; do
 	pid=${r%%:*}
-	! [ -e "/proc/$pid" ] || fail "${r#*:} (pid $pid) still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	! running "$pid" || fail "${r#*:} (pid $pid) still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
 done
 procs=$(ps -eo pid=,args= | grep -F "$state" | grep -v grep || true)
 [ -z "$procs" ] || fail "processes still name $state: $procs"
