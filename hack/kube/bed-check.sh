@@ -2,8 +2,9 @@
 # Checks the multi-cluster test bed end to end, from a fresh clone of this checkout's HEAD:
 # `make cluster-up CLUSTERS=N` (3); every context answers `kubectl get nodes` with Ready
 # kwok nodes; the service ranges differ; a LoadBalancer Service in each cluster gets a
-# distinct 192.0.2.x address; `make cluster-down` leaves no pid file and no process of any
-# cluster. Prints what it sees; exits non-zero on the first failed check.
+# distinct 192.0.2.x address; a second `make cluster-up` (one cluster) replaces the bed;
+# `make cluster-down` leaves no pid file and no process of any cluster. Prints what it
+# sees; exits non-zero on the first failed check.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,23 +53,43 @@ done
 [ "$(printf '%s\n' "${ips[@]}" | sort -u | wc -l)" = "$N" ] || fail "load balancer addresses are not distinct: ${ips[*]}"
 say "service ranges distinct: ${ranges[*]}; load balancer addresses distinct: ${ips[*]}"
 
-pidfiles=("$state"/cluster-*/pids/*.pid)
+# A zombie has exited (only its exit status waits for init to collect it), as down.sh counts it.
+running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 recorded=()
-for f in "${pidfiles[@]}"; do read -r pid exe <"$f"; recorded+=("$pid:$(basename "$f" .pid)"); done
-say "${#pidfiles[@]} pid files before cluster-down: ${recorded[*]}"
+record() { # pid files under $state: remembered, to check later that each process is gone
+	local f pid before=${#recorded[@]}
+	for f in $(find "$state" -name '*.pid'); do
+		read -r pid _ <"$f"
+		recorded+=("$pid:$(basename "$f" .pid)")
+	done
+	say "$((${#recorded[@]} - before)) pid files: ${recorded[*]:$before}"
+}
+none_running() { # what: every recorded process has exited
+	local r pid
+	for r in "${recorded[@]}"; do
+		pid=${r%%:*}
+		! running "$pid" || fail "$1: ${r#*:} (pid $pid) still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	done
+}
+record
+
+# A second cluster-up with another size replaces the first: one cluster, as ever.
+start=$SECONDS
+make -s cluster-up >/dev/null 2>&1
+say "make cluster-up (CLUSTERS=1) over the bed of $N: $((SECONDS - start))s"
+none_running "after the replacing cluster-up"
+[ ! -e "$state/cluster-1" ] || fail "$state/cluster-1 survived the replacing cluster-up"
+say "single cluster: context $(kubectl config current-context), nodes: $(kubectl get nodes -o name | tr '\n' ' ')"
+record
+
 start=$SECONDS
 make -s cluster-down 2>/dev/null
 say "make cluster-down: $((SECONDS - start))s"
 left=$(find "$clone" -path "$clone/.git" -prune -o -name '*.pid' -print)
 [ -z "$left" ] || fail "pid files left: $left"
 [ ! -e "$state" ] || fail "$state is still there"
-# A zombie has exited (only its exit status waits for init to collect it), as down.sh counts it.
-running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
-for r in "${recorded[@]}"; do
-	pid=${r%%:*}
-	! running "$pid" || fail "${r#*:} (pid $pid) still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
-done
+none_running "after cluster-down"
 procs=$(ps -eo pid=,args= | grep -F "$state" | grep -v grep || true)
 [ -z "$procs" ] || fail "processes still name $state: $procs"
-say "after cluster-down: no pid file, none of the ${#recorded[@]} recorded pids exists, no process names $state"
+say "after cluster-down: no pid file, none of the ${#recorded[@]} recorded processes runs, no process names $state"
 say "PASS"
