@@ -309,7 +309,7 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 			return text, fmt.Errorf("want true or false, got %q", text)
 		}
 		return b, nil
-	case KindAny:
+	case KindAny, KindScalar:
 		if quoted {
 			return text, nil
 		}
