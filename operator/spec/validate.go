@@ -60,6 +60,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 		}
 	}
 	checkImage("spec", spec)
+	checkImages(spec, bad)
 
 	// The name and namespace become every installed object's ownership label values: a
 	// value the apiserver rejects would fail the install at its first object.

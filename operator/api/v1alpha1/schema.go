@@ -499,3 +499,45 @@ func kindName(k Kind) string {
 	}
 	return fmt.Sprintf("kind %d", k)
 }
+
+// ImageFields lists the values (dotted paths below spec.values) image references are made
+// of, as the charts make them: <hub>/<image>:<tag>[-<variant>], an image holding a "/" used
+// as it is. They are every hub, tag, image and variant field of the values schema, and of
+// the ztunnel chart's values.
+var ImageFields = sync.OnceValue(func() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		// Kubernetes types (a Container's image) are checked as the apiserver would.
+		if t.Kind() != reflect.Struct || t.PkgPath() != reflect.TypeFor[Values]().PkgPath() {
+			return
+		}
+		fields := goSchema{t: t}.fields()
+		for _, name := range (goSchema{t: t}).FieldNames() {
+			if isImagePart(name) {
+				out = append(out, prefix+name)
+				continue
+			}
+			walk(fields[name].t, prefix+name+".")
+		}
+	}
+	walk(reflect.TypeFor[Values](), "")
+	for _, name := range ztunnelShape().FieldNames() {
+		if isImagePart(name) {
+			out = append(out, "ztunnel."+name)
+		}
+	}
+	sort.Strings(out)
+	return out
+})
+
+func isImagePart(name string) bool {
+	switch name {
+	case "hub", "tag", "image", "variant":
+		return true
+	}
+	return false
+}
