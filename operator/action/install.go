@@ -442,9 +442,7 @@ func (a *Install) checkRelied(ctx context.Context, client *kube.Client, res *spe
 	if err := withExternal(env, res); err != nil {
 		return err
 	}
-	if env.External == nil {
-		return nil
-	}
+	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
 	rep := check.Run(ctx, "install", check.External(), env)
 	var blocking []string
 	for _, r := range rep.Results {
