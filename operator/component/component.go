@@ -168,8 +168,8 @@ func Instances(iop *v1alpha1.IstioOperator) []Instance {
 		out = append(out, Instance{Component: c, Namespace: ns, Hub: spec.Hub, Tag: spec.Tag, K8s: spec.Kubernetes})
 	}
 	for _, c := range All {
-		switch c.Name {
-		case Base:
+		switch {
+		case c.Name == Base:
 			if cs.Base == nil || orTrue(cs.Base.Enabled) {
 				inst := Instance{Component: c, Namespace: defaultNS}
 				if cs.Base != nil {
@@ -177,17 +177,8 @@ func Instances(iop *v1alpha1.IstioOperator) []Instance {
 				}
 				out = append(out, inst)
 			}
-		case Pilot:
-			single(c, cs.Pilot)
-		case Cni:
-			single(c, cs.Cni)
-		case Ztunnel:
-			single(c, cs.Ztunnel)
-		case IngressGateways, EgressGateways:
-			list := cs.IngressGateways
-			if c.Name == EgressGateways {
-				list = cs.EgressGateways
-			}
+		case c.Multi:
+			list, _ := cs.Gateways(c.SpecKey)
 			alt := HelmEnabled(iop.Spec.Values, c)
 			if list == nil {
 				if c.DefaultOn || alt {
@@ -206,12 +197,36 @@ func Instances(iop *v1alpha1.IstioOperator) []Instance {
 				out = append(out, Instance{Component: c, InstanceName: gw.Name, Namespace: ns,
 					Hub: gw.Hub, Tag: gw.Tag, Label: gw.Label, K8s: gw.Kubernetes})
 			}
+		default:
+			single(c, cs.Single(c.SpecKey))
 		}
 	}
 	return out
 }
 
 func orTrue(b *bool) bool { return b == nil || *b }
+
+// ValuesKey is a gateway kind's key under values.gateways ("istio-ingressgateway"); "" for
+// the other components.
+func (c Component) ValuesKey() string {
+	if !c.Multi {
+		return ""
+	}
+	_, key, _ := strings.Cut(c.ValuesRoot, ".")
+	return key
+}
+
+// GatewayKinds lists the gateway kinds (the components with a list of instances), in
+// dependency order.
+func GatewayKinds() []Component {
+	var out []Component
+	for _, c := range All {
+		if c.Multi {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // HelmEnabled says the component's Helm-level enablement value (values.<root>.enabled of a
 // gateway) is true: upstream turns the component on then. Only the gateways have one.

@@ -26,9 +26,9 @@ func removalBatches(objs []*unstructured.Unstructured) [][]*unstructured.Unstruc
 	return out
 }
 
-// inRemovalOrder returns objs sorted by removal rank (stable: same-rank objects keep their
+// InRemovalOrder returns objs sorted by removal rank (stable: same-rank objects keep their
 // order).
-func inRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+func InRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	out := append([]*unstructured.Unstructured(nil), objs...)
 	sort.SliceStable(out, func(i, j int) bool { return removalRank(out[i]) < removalRank(out[j]) })
 	return out

@@ -91,7 +91,7 @@ func pruneKind(gk schema.GroupKind) bool {
 func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]Change, error) {
 	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
 	// once.
-	stale = inRemovalOrder(stale)
+	stale = InRemovalOrder(stale)
 	var changes []Change
 	for _, batch := range removalBatches(stale) {
 		went, c, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned)

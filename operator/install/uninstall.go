@@ -36,7 +36,7 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 	if err != nil {
 		return nil, err
 	}
-	return inRemovalOrder(out), nil
+	return InRemovalOrder(out), nil
 }
 
 // removalRank orders deletion as the reverse of installation: dependents first, webhooks
@@ -204,11 +204,9 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	}
 	var gateways []string
 	for _, t := range targets {
-		switch component.Name(t.GetLabels()[ownership.LabelComponent]) {
-		case component.IngressGateways, component.EgressGateways:
-			if t.GetKind() == "Deployment" {
-				gateways = append(gateways, kube.Describe(t))
-			}
+		c, known := component.Get(component.Name(t.GetLabels()[ownership.LabelComponent]))
+		if known && c.Multi && t.GetKind() == c.WorkloadKind {
+			gateways = append(gateways, kube.Describe(t))
 		}
 	}
 	if len(gateways) > 0 {

@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"reflect"
+	"strings"
+	"sync"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -134,4 +138,44 @@ type KubernetesOverlay struct {
 type Patch struct {
 	Path  string `json:"path,omitempty"`
 	Value any    `json:"value,omitempty"`
+}
+
+// componentFields maps a spec.components key to its field of ComponentsSpec, so code can
+// reach a component's settings by its registry key (component.Component.SpecKey) instead of
+// a switch to keep in step with the fields.
+var componentFields = sync.OnceValue(func() map[string]int {
+	t := reflect.TypeOf(ComponentsSpec{})
+	out := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = i
+	}
+	return out
+})
+
+// Single returns the settings of the single-instance component under key (nil when unset,
+// or when key names no such component).
+func (cs *ComponentsSpec) Single(key string) *ComponentSpec {
+	if cs == nil {
+		return nil
+	}
+	i, ok := componentFields()[key]
+	if !ok {
+		return nil
+	}
+	s, _ := reflect.ValueOf(cs).Elem().Field(i).Interface().(*ComponentSpec)
+	return s
+}
+
+// Gateways returns the gateway list under key; ok says key names a gateway kind.
+func (cs *ComponentsSpec) Gateways(key string) (list []GatewayComponentSpec, ok bool) {
+	if cs == nil {
+		return nil, true
+	}
+	i, found := componentFields()[key]
+	if !found {
+		return nil, false
+	}
+	list, ok = reflect.ValueOf(cs).Elem().Field(i).Interface().([]GatewayComponentSpec)
+	return list, ok
 }
