@@ -59,9 +59,24 @@ func removalRank(o *unstructured.Unstructured) int {
 	return rank
 }
 
+// A CRD's finalizer deletes its instances before the CRD goes. When it cannot list them
+// (the apiserver answers "storage is (re)initializing" for a while after a CRD changes,
+// longer on a loaded machine) it retries with exponential back-off, 5 ms doubling per
+// failure: after a dozen failures the next try is minutes away, and an uninstall waited up
+// to 292 s on one CRD. Any update of the CRD other than its Terminating condition makes the
+// finalizer try again at once, so a CRD still there nudgeAfter its deletion is annotated
+// every nudgeEvery until it is gone.
+const (
+	nudgeAfter = 2 * time.Second
+	nudgeEvery = 2 * time.Second
+	// NudgeAnnotation is the annotation a nudge sets (the time, RFC 3339).
+	NudgeAnnotation = "install.operator.istio.io/deletion-nudge"
+)
+
 // waitGone waits until every object in objs no longer exists, watching them through
 // selector (which they match).
 func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
+	nudged := map[string]time.Time{}
 	for {
 		changed := in.watch.Changed()
 		var left *unstructured.Unstructured
@@ -70,10 +85,13 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 			if err != nil {
 				return err
 			}
-			if live != nil {
-				left = live
-				break
+			if live == nil {
+				continue
 			}
+			if left == nil {
+				left = live
+			}
+			in.nudge(ctx, live, nudged)
 		}
 		if left == nil {
 			return nil
@@ -92,6 +110,22 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 			ping.Stop()
 		}
 	}
+}
+
+// nudge annotates a CRD that has been terminating for nudgeAfter, at most every nudgeEvery
+// (see nudgeAfter). A nudge that fails is only a missed shortcut: the finalizer retries
+// anyway.
+func (in *Installer) nudge(ctx context.Context, live *unstructured.Unstructured, nudged map[string]time.Time) {
+	ts := live.GetDeletionTimestamp()
+	if live.GetKind() != kube.CRDGVK.Kind || ts == nil || time.Since(ts.Time) < nudgeAfter {
+		return
+	}
+	key := live.GetName()
+	if time.Since(nudged[key]) < nudgeEvery {
+		return
+	}
+	nudged[key] = time.Now()
+	_ = in.Client.Annotate(ctx, live, NudgeAnnotation, time.Now().UTC().Format(time.RFC3339Nano))
 }
 
 // Uninstall removes the targets and waits until they are gone, and returns a change
