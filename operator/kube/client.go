@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,11 +20,9 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
-)
 
-// DefaultTimeout bounds each request to the apiserver unless --kubeclient-timeout says otherwise.
-const DefaultTimeout = 15 * time.Second
+	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+)
 
 // Client bundles everything the engine needs to talk to one cluster.
 type Client struct {
@@ -40,8 +37,8 @@ type Client struct {
 	Host string
 }
 
-// NewClient builds a Client from the kubeconfig flags. It does not contact the cluster.
-func NewClient(f *Flags) (*Client, error) {
+// NewClient builds a Client from the connection flags. It does not contact the cluster.
+func NewClient(f *kubeflags.Flags) (*Client, error) {
 	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -96,23 +93,6 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 	return &info, nil
 }
 
-// ExplainConfigError turns a kubeconfig loading error into one that says what to do.
-func ExplainConfigError(err error) error {
-	msg := err.Error()
-	switch {
-	case clientcmd.IsEmptyConfig(err):
-		return errors.New("no kubeconfig found: set --kubeconfig, the KUBECONFIG environment variable or ISTIOCTL_KUBECONFIG, or create ~/.kube/config")
-	case strings.Contains(msg, "context") && strings.Contains(msg, "does not exist"):
-		return fmt.Errorf("%w: list the contexts with 'kubectl config get-contexts' and pass one with --context", err)
-	case errors.Is(err, os.ErrNotExist) && !clientcmd.IsConfigurationInvalid(err):
-		return fmt.Errorf("loading the kubeconfig: %w: check --kubeconfig and the KUBECONFIG environment variable", err)
-	case clientcmd.IsConfigurationInvalid(err):
-		// A user's certificate or key file that is gone, a cluster without a server, ...
-		return fmt.Errorf("loading the kubeconfig: %w: fix that context's entries, or pick another with --context", err)
-	}
-	return fmt.Errorf("loading the kubeconfig: %w", err)
-}
-
 // ExplainError adds the cluster address and a hint to errors that mean the cluster is not
 // usable from here (unreachable, refused, timed out, unauthenticated, forbidden).
 func (c *Client) ExplainError(err error) error {
@@ -132,7 +112,7 @@ func (c *Client) ExplainError(err error) error {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("cannot reach the cluster at %s: connection refused; is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		return fmt.Errorf("cannot reach the cluster at %s: timed out (see --kubeclient-timeout); is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
+		return fmt.Errorf("cannot reach the cluster at %s: timed out (see --kubeclient-timeout and --request-timeout); is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
 	case errors.As(err, &urlErr):
 		return fmt.Errorf("cannot reach the cluster at %s: %w; check --kubeconfig and --context", c.Host, err)
 	case errors.Is(err, os.ErrNotExist):

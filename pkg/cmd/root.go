@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 )
 
 // UsageError marks a bad command line (unknown command or flag, wrong arguments); main
@@ -42,7 +43,7 @@ type Streams struct {
 
 // Globals are the flags every command shares.
 type Globals struct {
-	Kube           kube.Flags
+	Kube           kubeflags.Flags
 	IstioNamespace string
 	Streams        Streams
 	profiling      profiling
