@@ -37,7 +37,7 @@ const (
 	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
 	// notice when the default moved back to the default revision).
 	RevisionTag Type = "revision-tag"
-	// Done: the run ended (Error when it failed).
+	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )
 
@@ -59,6 +59,9 @@ type Event struct {
 	Total int `json:"total,omitempty"`
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
 	Details []string `json:"details,omitempty"`
+	// ExitCode is set on done only (0 included): the code istioctl exits with when this
+	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
+	ExitCode *int `json:"exitCode,omitempty"`
 }
 
 // Sink receives events; it must be safe for concurrent use.

@@ -47,6 +47,7 @@ func (h *holdDone) release(err error) {
 	e.Time = time.Now()
 	if err != nil {
 		e.Error = err.Error()
+		e.ExitCode = event.Code(event.ExitCode(err)) // 130 when the tag step was interrupted
 	}
 	h.Sink.Emit(*e)
 }
