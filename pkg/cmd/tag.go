@@ -2,19 +2,16 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
-
-	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/tag"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/spf13/cobra"
 )
 
 // tagCreated is upstream's message, line break included.
@@ -183,7 +180,7 @@ func newTagListCommand(g *Globals) *cobra.Command {
 		Use:     "list",
 		Aliases: []string{"show"},
 		Short:   "List the revision tags: where each points and which namespaces use it",
-		Example: "  istioctl tag list\n  istioctl tag list -o json",
+		Example: "  istioctl tag list\n  istioctl tag list -o json\n  istioctl tag list -o jsonpath='{.items[*].tag}'",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return Usagef("tag list command does not accept arguments")
@@ -195,14 +192,14 @@ func newTagListCommand(g *Globals) *cobra.Command {
 			return a.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
 	return cmd
 }
 
 // Run prints the tags.
 func (a *TagListAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "table", "json", "yaml"); err != nil {
-		return err
+	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
+		return &UsageError{Err: err}
 	}
 	client, err := a.Globals.Client()
 	if err != nil {
@@ -212,30 +209,7 @@ func (a *TagListAction) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("failed to retrieve revision tags: %w", err)
 	}
-	if len(tags) == 0 {
-		fmt.Fprintln(a.Out, "No Istio revision tags found.")
-		return nil
-	}
-	switch a.Output {
-	case "json", "yaml":
-		out, err := json.MarshalIndent(tags, "", "\t")
-		if err != nil {
-			return err
-		}
-		if a.Output == "yaml" {
-			if out, err = yaml.JSONToYAML(out); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintln(a.Out, string(out))
-		return nil
-	}
-	w := tabwriter.NewWriter(a.Out, 0, 8, 1, ' ', 0)
-	fmt.Fprintln(w, "TAG\tREVISION\tNAMESPACES")
-	for _, t := range tags {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", t.Tag, t.Revision, strings.Join(t.Namespaces, ","))
-	}
-	return w.Flush()
+	return printer.Tags(a.Out, tags, printer.Format(a.Output))
 }
 
 // TagRemoveAction removes a revision tag.
