@@ -6,12 +6,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
-	"github.com/spf13/cobra"
 )
 
 // tagCreated is upstream's message, line break included.
