@@ -175,7 +175,7 @@ func ExplainConfigError(err error) error {
 		return fmt.Errorf("loading the kubeconfig: %w: check --kubeconfig and the KUBECONFIG environment variable", err)
 	case clientcmd.IsConfigurationInvalid(err):
 		// A user's certificate or key file that is gone, a cluster without a server, ...
-		return fmt.Errorf("loading the kubeconfig: %w: fix that context's entries (or the files --certificate-authority, --client-certificate or --client-key name), or pick another with --context", err)
+		return fmt.Errorf("loading the kubeconfig: %w: fix that context's entries, or pick another with --context", err)
 	}
 	return fmt.Errorf("loading the kubeconfig: %w", err)
 }
