@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,8 +45,8 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 		})
 	}
 	names := func(list func(ctx context.Context) []string) func(*cobra.Command, string) ([]string, cobra.ShellCompDirective) {
-		return func(cmd *cobra.Command, _ string) ([]string, cobra.ShellCompDirective) {
-			return list(ctxOf(cmd)), cobra.ShellCompDirectiveNoFileComp
+		return func(cmd *cobra.Command, word string) ([]string, cobra.ShellCompDirective) {
+			return withPrefix(list(ctxOf(cmd)), word), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
 	offline := func(list func() []string) func(*cobra.Command, string) ([]string, cobra.ShellCompDirective) {
@@ -62,8 +63,8 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 	walk = func(c *cobra.Command) {
 		flag(c, "revision", names(func(ctx context.Context) []string { return complete.Revisions(ctx, &g.Kube) }))
 		if formats, ok := outputFormats[c.CommandPath()]; ok {
-			flag(c, "output", func(*cobra.Command, string) ([]string, cobra.ShellCompDirective) {
-				return formats, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+			flag(c, "output", func(_ *cobra.Command, word string) ([]string, cobra.ShellCompDirective) {
+				return withPrefix(formats, word), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 			})
 		}
 		if c.Flags().Lookup("filename") != nil {
@@ -79,9 +80,9 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 		})
 		if args := positional(c.CommandPath(), g); args != nil {
-			c.ValidArgsFunction = func(cmd *cobra.Command, done []string, _ string) ([]string, cobra.ShellCompDirective) {
+			c.ValidArgsFunction = func(cmd *cobra.Command, done []string, word string) ([]string, cobra.ShellCompDirective) {
 				_ = applyConfig(cmd)
-				return args(cmd, done), cobra.ShellCompDirectiveNoFileComp
+				return withPrefix(args(cmd, done), word), cobra.ShellCompDirectiveNoFileComp
 			}
 		}
 		for _, sub := range c.Commands() {
@@ -131,4 +132,16 @@ func ctxOf(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// withPrefix keeps the candidates that start with word (before a candidate's tab-separated
+// description), as kubectl's completions do.
+func withPrefix(candidates []string, word string) []string {
+	var out []string
+	for _, c := range candidates {
+		if strings.HasPrefix(c, word) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -86,9 +86,10 @@ contexts: [{name: kind-east, context: {cluster: east, user: admin}}, {name: kind
 		{args: []string{"install", "--set", "meshConfig.accessLogEncoding="}, want: []string{"meshConfig.accessLogEncoding=TEXT", "meshConfig.accessLogEncoding=JSON"}},
 		{args: []string{"install", "--set", "nope."}},
 		{args: []string{"profile", "dump", ""}, want: profiles},
-		{args: []string{"profile", "diff", "default", "mi"}, want: profiles}, // the shell filters by prefix
+		{args: []string{"profile", "diff", "default", "mi"}, want: []string{"minimal"}},
 		{args: []string{"profile", "diff", "default", "demo", ""}},
 		{args: []string{"--kubeconfig", kubeconfig, "--context", ""}, want: []string{"kind-east", "kind-west"}},
+		{args: []string{"--kubeconfig", kubeconfig, "--context", "kind-w"}, want: []string{"kind-west"}},
 		{args: []string{"--kubeconfig", kubeconfig, "install", "--cluster", ""}, want: []string{"east", "west"}},
 		{args: []string{"--kubeconfig", kubeconfig, "install", "--user", ""}, want: []string{"admin"}},
 		{args: []string{"--context", ""}}, // no kubeconfig: none, quietly
@@ -96,6 +97,7 @@ contexts: [{name: kind-east, context: {cluster: east, user: admin}}, {name: kind
 		{args: []string{"verify-install", "-o", ""}, want: []string{"text", "json", "yaml", "junit"}, noSpace: true},
 		{args: []string{"tag", "list", "-o", ""}, want: []string{"table", "json", "yaml", "name", "jsonpath=", "custom-columns="}, noSpace: true},
 		{args: []string{"history", "-o", ""}, want: []string{"table", "json", "yaml", "name", "jsonpath=", "custom-columns="}, noSpace: true},
+		{args: []string{"history", "-o", "j"}, want: []string{"json", "jsonpath="}, noSpace: true},
 	} {
 		c := complete(t, tc.args...)
 		what := strings.Join(tc.args, " ")
