@@ -51,12 +51,12 @@ demo: build cluster-bin
 cluster-bin:
 	hack/kube/build.sh
 
-## cluster-up / cluster-down: start or stop the local control plane (state in .cluster/)
+## cluster-up / cluster-down: start (replacing any running) or stop CLUSTERS (1) local control planes (state in .cluster/)
 cluster-up: cluster-bin
-	STATE=$(CLUSTER_STATE) hack/kube/up.sh
+	STATE=$(CLUSTER_STATE) CLUSTERS=$(or $(CLUSTERS),1) hack/kube/bed-up.sh
 
 cluster-down:
-	STATE=$(CLUSTER_STATE) hack/kube/down.sh
+	STATE=$(CLUSTER_STATE) hack/kube/bed-down.sh
 
 vet:
 	go vet ./...

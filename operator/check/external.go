@@ -16,6 +16,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -47,11 +49,6 @@ func External() []Check {
 			Hint: "install Prometheus first, or fix spec.external.prometheus; the mesh's meshConfig.defaultProviders.metrics must name a Prometheus provider" + doc, Run: prometheus},
 	}
 }
-
-var (
-	secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
-	cmGVK     = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-)
 
 func get(ctx context.Context, env *Env, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
 	o := &unstructured.Unstructured{}
@@ -103,7 +100,7 @@ func reliedControlPlane(ctx context.Context, env *Env) []Result {
 		}
 		out = append(out, Result{Object: p.Object, Passed: true, Message: msg + ". This install wires its components to it and leaves it alone"})
 	}
-	if existing.SameOwner(p.Live.GetLabels(), env.IstioNamespace, cp.Revision) {
+	if ownership.SameOwner(p.Live.GetLabels(), env.IstioNamespace, cp.Revision) {
 		out = append(out, Result{Object: p.Object, Severity: Warning,
 			Message: "installed by an install spec without metadata.name, with the same ownership labels as this install: installing that spec again would prune what this one installs",
 			Hint:    "give the control plane's spec a metadata.name of its own before installing it again"})
@@ -266,7 +263,7 @@ func caPluggedIn(ctx context.Context, env *Env) []Result {
 		return nil
 	}
 	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, d.CA.Secret)
-	s, err := get(ctx, env, secretGVK, d.CA.Namespace, d.CA.Secret)
+	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, d.CA.Secret)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -320,7 +317,7 @@ func caIstiod(ctx context.Context, env *Env) []Result {
 		return nil
 	}
 	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, v1alpha1.DefaultCASecret)
-	s, err := get(ctx, env, secretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
+	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -367,7 +364,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 		if r := d.ControlPlane.Revision; r != "" && r != "default" {
 			name += "-" + r
 		}
-		live, err := get(ctx, env, cmGVK, d.ControlPlane.Namespace, name)
+		live, err := get(ctx, env, kube.ConfigMapGVK, d.ControlPlane.Namespace, name)
 		if err != nil {
 			return notChecked(err)
 		}
@@ -399,7 +396,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 // serviceReady checks that a Service exists, has the port, and has a ready endpoint.
 func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what string) []Result {
 	obj := fmt.Sprintf("Service/%s/%s", ref.Namespace, ref.Name)
-	svc, err := get(ctx, env, svcGVK, ref.Namespace, ref.Name)
+	svc, err := get(ctx, env, kube.ServiceGVK, ref.Namespace, ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -424,22 +421,11 @@ func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what s
 	if !found {
 		return []Result{{Object: obj, Message: fmt.Sprintf("has no port %s (it has %s), which %s names", ref.Port, strings.Join(have, ", "), what)}}
 	}
-	list, err := env.Client.List(ctx, sliceGVK, "kubernetes.io/service-name="+ref.Name)
+	list, err := env.lister(ctx)(kube.EndpointSliceGVK, ref.Namespace, "kubernetes.io/service-name="+ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}
-	ready := 0
-	for _, s := range list {
-		if s.GetNamespace() != ref.Namespace {
-			continue
-		}
-		eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
-		for _, ep := range eps {
-			if ok, found, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok || !found {
-				ready++
-			}
-		}
-	}
+	ready := readiness.ReadyEndpoints(list, ref.Namespace, ref.Name)
 	if ready == 0 {
 		return []Result{{Object: obj, Message: fmt.Sprintf("no ready endpoint: nothing serves %s", what)}}
 	}

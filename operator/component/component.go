@@ -118,7 +118,7 @@ func (i Instance) ResourceName(revision string) string {
 	switch {
 	case i.InstanceName != "":
 		return i.InstanceName
-	case i.Name == Pilot && revision != "" && revision != "default":
+	case i.Name == Pilot && v1alpha1.RevisionName(revision) != v1alpha1.DefaultRevision:
 		return i.WorkloadName + "-" + revision
 	}
 	return i.WorkloadName
@@ -134,13 +134,7 @@ func (i Instance) Key() string {
 
 // Instances lists the enabled instances of a resolved spec, in dependency order.
 func Instances(iop *v1alpha1.IstioOperator) []Instance {
-	defaultNS := iop.Spec.Namespace
-	if defaultNS == "" {
-		defaultNS = iop.Metadata.Namespace
-	}
-	if defaultNS == "" {
-		defaultNS = "istio-system"
-	}
+	defaultNS := iop.ComponentsNamespace()
 	cs := iop.Spec.Components
 	if cs == nil {
 		cs = &v1alpha1.ComponentsSpec{}

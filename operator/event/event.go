@@ -31,6 +31,10 @@ const (
 	ComponentSkipped Type = "component-skipped"
 	// Pruned: an object we owned and no longer render was deleted.
 	Pruned Type = "pruned"
+	// Check: before anything is written, a check of a piece the run relies on (an existing
+	// control plane, the CA, Prometheus) passed (Object, Message). One that failed without
+	// stopping the run is a Warning.
+	Check Type = "check"
 	// Warning: something worth saying that does not stop the run.
 	Warning Type = "warning"
 	// RevisionTag: after a successful install, the default revision tag points at the
@@ -69,20 +73,22 @@ type Sink interface {
 	Emit(Event)
 }
 
-// Func adapts a function to Sink, serialising calls.
-type Func struct {
-	mu sync.Mutex
-	F  func(Event)
+// Stamped returns a sink that sets each event's time as it is emitted (when unset) and
+// passes it on to s.
+func Stamped(s Sink) Sink {
+	if st, ok := s.(stamped); ok {
+		return st
+	}
+	return stamped{s}
 }
 
-// Emit stamps the time and passes the event on.
-func (f *Func) Emit(e Event) {
+type stamped struct{ Sink }
+
+func (s stamped) Emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.F(e)
+	s.Sink.Emit(e)
 }
 
 // Discard drops events.

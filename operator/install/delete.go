@@ -10,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // removalBatches splits objs (in removal order) into the batches that may be deleted at
@@ -17,7 +18,7 @@ import (
 func removalBatches(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
 	for i, o := range objs {
-		if i == 0 || o.GetKind() == crdGVK.Kind || objs[i-1].GetKind() == crdGVK.Kind || removalRank(o) != removalRank(objs[i-1]) {
+		if i == 0 || o.GetKind() == kube.CRDGVK.Kind || objs[i-1].GetKind() == kube.CRDGVK.Kind || removalRank(o) != removalRank(objs[i-1]) {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], o)
@@ -72,7 +73,7 @@ func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstruc
 func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, wouldStatus string) ([]*unstructured.Unstructured, error) {
 	went, err := in.deleteAll(ctx, batch, dryRun)
 	for _, o := range went {
-		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
+		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent]}
 		if dryRun {
 			e.Status = wouldStatus
 		}

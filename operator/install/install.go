@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 // Installer applies rendered manifests.
 type Installer struct {
 	Client *kube.Client
-	Owner  Owner
+	Owner  ownership.Owner
 	Events event.Sink
 	Opts   Options
 
@@ -116,15 +117,17 @@ func stopped(ctx context.Context) string {
 	return "interrupted"
 }
 
-// Install applies every manifest in dependency order, waits for readiness and prunes. A
-// component starts once all its parents are ready; a failed component skips its dependents.
-func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (*Result, error) {
+// Install applies every manifest in dependency order, waits for readiness and prunes stale
+// (what the plan found this install owns and no longer renders: see Stale). A component
+// starts once all its parents are ready; a failed component skips its dependents. The
+// caller emits the run's plan and done events: Install emits what happens in between.
+func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) (*Result, error) {
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
-	in.Events = stamped{in.Events}
+	in.Events = event.Stamped(in.Events)
 	caller := ctx
 	if in.Opts.Timeout > 0 && !in.Opts.DryRun {
 		var cancel context.CancelFunc
@@ -134,17 +137,7 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 	res := &Result{}
 	var mu sync.Mutex
 
-	total := 0
-	for _, m := range manifests {
-		total += len(m.Objects)
-	}
-	plan := event.Event{Type: event.Plan, Total: total, Message: fmt.Sprintf("%d objects in %d components", total, len(manifests))}
-	if in.Opts.DryRun {
-		plan.Status = "dry-run"
-	}
-	in.Events.Emit(plan)
 	if err := in.ensureNamespaces(ctx, manifests); err != nil {
-		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 		return res, err
 	}
 
@@ -246,39 +239,17 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest) (
 	if caller.Err() != nil {
 		err := &InterruptedError{Applied: res.Applied + res.Unchanged, NotApplied: res.NotApplied, Unfinished: res.Failed}
 		sort.Strings(err.Unfinished)
-		in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
 		return res, err
 	}
 	if err := errors.Join(errs...); err != nil {
-		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 		return res, err
 	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
-	pruned, err := in.prune(ctx, manifests)
+	pruned, err := in.prune(ctx, stale)
 	res.Pruned = pruned
-	if err != nil {
-		in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
-		return res, err
-	}
-	end := event.Event{Type: event.Done, Message: fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied, res.Unchanged, res.Pruned)}
-	if in.Opts.DryRun {
-		end.Status = "dry-run"
-		end.Message = fmt.Sprintf("%d would be applied, %d unchanged, %d would be pruned", res.Applied, res.Unchanged, res.Pruned)
-	}
-	in.Events.Emit(end)
-	return res, nil
-}
-
-// stamped sets each event's time as it is emitted.
-type stamped struct{ event.Sink }
-
-func (s stamped) Emit(e event.Event) {
-	if e.Time.IsZero() {
-		e.Time = time.Now()
-	}
-	s.Sink.Emit(e)
+	return res, err
 }
 
 // ensureNamespaces creates the namespaces the components install into, if missing.
@@ -371,16 +342,7 @@ func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev
 		}
 		objs := make([]*unstructured.Unstructured, len(st.Objects))
 		for i, o := range st.Objects {
-			o = o.DeepCopy()
-			l := o.GetLabels()
-			if l == nil {
-				l = map[string]string{}
-			}
-			for k, v := range labels {
-				l[k] = v
-			}
-			o.SetLabels(l)
-			objs[i] = o
+			objs[i] = withLabels(o, labels)
 		}
 		live, a, u, skipped, err := in.applyAll(ctx, objs, ev)
 		applied += a
@@ -503,7 +465,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 			if len(r.TakenOver) > 0 {
 				w := ev
 				w.Type, w.Object = event.Warning, kube.Describe(o)
-				w.Message = "took over fields another field manager had set (as upstream, " + kube.FieldManager + " wins)"
+				w.Message = "took over fields another field manager had set (as upstream, " + ownership.FieldManager + " wins)"
 				w.Details = r.TakenOver
 				out[i] = append(out[i], w)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -107,11 +108,15 @@ func TestInstallWaitPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	owner := install.Owner{Namespace: ns, Version: "1.30.0"}
+	owner := ownership.Owner{Namespace: ns, Version: "1.30.0"}
 	run := func(ms ...render.Manifest) (*install.Result, *event.Recorder, error) {
 		rec := &event.Recorder{}
 		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute}}
-		res, err := in.Install(ctx, ms)
+		stale, err := in.Stale(ctx, ms)
+		if err != nil {
+			return nil, rec, err
+		}
+		res, err := in.Install(ctx, ms, stale)
 		return res, rec, err
 	}
 
@@ -140,8 +145,8 @@ func TestInstallWaitPrune(t *testing.T) {
 		t.Fatalf("Deployment: %v", err)
 	}
 	for k, want := range map[string]string{
-		install.LabelComponent: "Pilot", install.LabelManaged: "Reconcile", install.LabelRevision: "default",
-		install.LabelOwnerNamespace: ns, install.LabelVersion: "1.30.0",
+		ownership.LabelComponent: "Pilot", ownership.LabelManaged: "Reconcile", ownership.LabelRevision: "default",
+		ownership.LabelOwnerNamespace: ns, ownership.LabelVersion: "1.30.0",
 	} {
 		if got := live.GetLabels()[k]; got != want {
 			t.Errorf("label %s = %q, want %q", k, got, want)
@@ -185,10 +190,10 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	}
 	stuck := strings.Replace(pilotYAML, "serviceAccountName: istiod", "serviceAccountName: istiod\n      nodeSelector: {no-such-label: x}", 1)
 	rec := &event.Recorder{}
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
 		Opts: install.Options{Timeout: 4 * time.Second}}
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
-	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw})
+	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
 	var nr *install.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("err = %v, want NotReadyError", err)
@@ -234,9 +239,9 @@ spec:
     spec:
       containers: [{name: install-cni, image: docker.io/istio/install-cni:1.30.0}]
 `
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
 		Opts: install.Options{Timeout: 6 * time.Second}}
-	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)})
+	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
 	if err == nil {
 		t.Fatal("the install succeeded although the quota allows no pod")
 	}
@@ -283,8 +288,8 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
-	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}); err != nil {
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
+	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
 		t.Fatalf("install into a terminating namespace: %v", err)
 	}
 	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-reader-service-account", metav1.GetOptions{}); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +13,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // UninstallOptions say what to remove.
@@ -26,44 +26,15 @@ type UninstallOptions struct {
 	Timeout time.Duration
 }
 
-var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
-// uninstallSelector picks what an uninstall removes: one revision's components except Base
-// (CRDs and the shared reader account stay, as upstream), or with purge anything any
-// istioctl install labelled.
-func (o Owner) uninstallSelector(purge bool) string {
-	if purge {
-		return LabelComponent
-	}
-	parts := []string{
-		LabelOwnerNamespace + "=" + o.Namespace,
-		LabelRevision + "=" + o.Rev(),
-		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(o.removable(component.Base), ",")),
-	}
-	if o.Name != "" {
-		parts = append(parts, LabelOwner+"="+o.Name)
-	}
-	return strings.Join(parts, ",")
-}
-
 // Targets lists what an uninstall would remove, in removal order.
 func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructured.Unstructured, error) {
 	kinds := append([]schema.GroupVersionKind{}, PruneKinds...)
 	if opts.Purge {
-		kinds = append(kinds, crdGVK)
+		kinds = append(kinds, kube.CRDGVK)
 	}
-	lists, err := in.Client.ListKinds(ctx, kinds, in.Owner.uninstallSelector(opts.Purge))
+	out, err := Inventory(ctx, in.Client, kinds, in.Owner.UninstallSelector(opts.Purge))
 	if err != nil {
 		return nil, err
-	}
-	var out []*unstructured.Unstructured
-	for _, items := range lists {
-		for i := range items {
-			o := &items[i]
-			if appliedByUs(o) {
-				out = append(out, o)
-			}
-		}
 	}
 	return inRemovalOrder(out), nil
 }
@@ -72,7 +43,7 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 // before the workloads that serve them (so nothing is left calling a gone service), CRDs
 // last.
 func removalRank(o *unstructured.Unstructured) int {
-	comp := component.Name(o.GetLabels()[LabelComponent])
+	comp := component.Name(o.GetLabels()[ownership.LabelComponent])
 	rank := 0
 	for i, c := range component.All {
 		if c.Name == comp {
@@ -123,15 +94,16 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 	}
 }
 
-// Uninstall removes the targets and waits until they are gone.
+// Uninstall removes the targets and waits until they are gone. The caller emits the run's
+// done event; an uninstall its caller stopped returns an error that is a context.Canceled.
 func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
-	in.Events = stamped{in.Events}
+	in.Events = event.Stamped(in.Events)
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
-	selector := in.Owner.uninstallSelector(opts.Purge)
+	selector := in.Owner.UninstallSelector(opts.Purge)
 	caller := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -143,7 +115,7 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	// ("storage is (re)initializing" while its instances are listed; docs/install.md).
 	var deleted, removed []*unstructured.Unstructured
 	for _, batch := range removalBatches(targets) {
-		if batch[0].GetKind() == crdGVK.Kind && !opts.DryRun {
+		if batch[0].GetKind() == kube.CRDGVK.Kind && !opts.DryRun {
 			if err := in.waitGone(ctx, deleted, selector); err != nil {
 				return err
 			}
@@ -156,7 +128,6 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		deleted = append(deleted, went...)
 		removed = append(removed, went...)
 		if err != nil {
-			in.Events.Emit(event.Event{Type: event.Done, Error: err.Error()})
 			return err
 		}
 		if len(went) < len(batch) {
@@ -164,30 +135,21 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		}
 	}
 	if !opts.DryRun {
-		if err := in.waitGone(ctx, deleted, selector); err != nil {
-			return err
-		}
+		return in.waitGone(ctx, deleted, selector)
 	}
-	end := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(targets))}
-	if opts.DryRun {
-		end.Status, end.Message = "dry-run", fmt.Sprintf("%d would be removed", len(targets))
-	}
-	in.Events.Emit(end)
 	return nil
 }
 
-// uninstallStopped reports an uninstall its caller stopped.
+// uninstallStopped is the error of an uninstall its caller stopped.
 func (in *Installer) uninstallStopped(removed, targets int) error {
-	err := stopError(fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", removed, targets))
-	in.Events.Emit(event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()})
-	return err
+	return &StoppedError{Msg: fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", removed, targets)}
 }
 
-// stopError is the message of a run its caller stopped; it is a context.Canceled.
-type stopError string
+// StoppedError is a removal its caller stopped at a safe point; it is a context.Canceled.
+type StoppedError struct{ Msg string }
 
-func (e stopError) Error() string { return string(e) }
-func (e stopError) Unwrap() error { return context.Canceled }
+func (e *StoppedError) Error() string { return e.Msg }
+func (e *StoppedError) Unwrap() error { return context.Canceled }
 
 // maxListed is how many pods a warning names before it says how many more there are.
 const maxListed = 30
@@ -198,19 +160,19 @@ const maxListed = 30
 // stops.
 func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]event.Event, error) {
 	var out []event.Event
-	selector := LabelRevision + "=" + in.Owner.Rev()
+	selector := ownership.LabelRevision + "=" + in.Owner.Rev()
 	what := fmt.Sprintf("revision %q", in.Owner.Rev())
 	if opts.Purge {
-		selector, what = LabelRevision, "a revision"
+		selector, what = ownership.LabelRevision, "a revision"
 	}
 	var pods []unstructured.Unstructured
 	var err error
 	// Only when the control plane goes: a spec of gateways beside an existing istiod leaves
 	// the sidecars theirs.
 	if slices.ContainsFunc(targets, func(t *unstructured.Unstructured) bool {
-		return t.GetKind() == "Deployment" && component.Name(t.GetLabels()[LabelComponent]) == component.Pilot
+		return t.GetKind() == "Deployment" && component.Name(t.GetLabels()[ownership.LabelComponent]) == component.Pilot
 	}) {
-		pods, err = in.Client.List(ctx, podGVK, selector)
+		pods, err = in.Client.List(ctx, kube.PodGVK, selector)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -240,7 +202,7 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	}
 	var gateways []string
 	for _, t := range targets {
-		switch component.Name(t.GetLabels()[LabelComponent]) {
+		switch component.Name(t.GetLabels()[ownership.LabelComponent]) {
 		case component.IngressGateways, component.EgressGateways:
 			if t.GetKind() == "Deployment" {
 				gateways = append(gateways, kube.Describe(t))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,10 +23,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
-
-// FieldManager is the server-side apply field manager of everything istioctl applies, as
-// upstream names it.
-const FieldManager = "istio-operator"
 
 // HashAnnotation records a digest of what istioctl last applied to an object, so a
 // re-install can tell, without writing, that the object is already as rendered.
@@ -82,7 +79,7 @@ func (c *Client) Resource(gvk schema.GroupVersionKind, namespace string) (dynami
 	return c.Dynamic.Resource(mapping.Resource), mapping, nil
 }
 
-// Apply server-side applies obj as FieldManager. Fields another manager owns are taken over
+// Apply server-side applies obj as ownership.FieldManager. Fields another manager owns are taken over
 // (conflicts forced, as upstream does) and reported in TakenOver.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (*Applied, error) {
 	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
@@ -97,7 +94,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	if err != nil {
 		return nil, err
 	}
-	popts := metav1.PatchOptions{FieldManager: FieldManager}
+	popts := metav1.PatchOptions{FieldManager: ownership.FieldManager}
 	if opts.DryRun {
 		popts.DryRun = []string{metav1.DryRunAll}
 	}
@@ -192,6 +189,20 @@ func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, strin
 	return c, hash, nil
 }
 
+// Unchanged says whether Apply of obj, given what a metadata list said of it (before),
+// would skip the write: the object carries the digest of what we would apply, and we still
+// own every field obj sets.
+func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetadata) (bool, error) {
+	if before == nil || before.DeletionTimestamp != nil {
+		return false, nil
+	}
+	obj, hash, err := withHash(obj)
+	if err != nil {
+		return false, err
+	}
+	return before.Annotations[HashAnnotation] == hash && owns(before.ManagedFields, obj), nil
+}
+
 // owns says whether applying desired would change nothing: we still own every field desired
 // sets. Owning is enough: an update that changes a field's value takes the field from its
 // owner, and another applier can only change it by forcing, which takes it too. Values are
@@ -200,7 +211,7 @@ func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, strin
 func owns(managed []metav1.ManagedFieldsEntry, desired *unstructured.Unstructured) bool {
 	var ours *fieldpath.Set
 	for _, mf := range managed {
-		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
+		if mf.Manager == ownership.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			ours = &fieldpath.Set{}
 			if err := ours.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
 				return false

@@ -24,6 +24,9 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 )
 
+// DefaultTimeout bounds each request to the apiserver unless --kubeclient-timeout says otherwise.
+const DefaultTimeout = kubeflags.DefaultTimeout
+
 // Client bundles everything the engine needs to talk to one cluster.
 type Client struct {
 	Config  *rest.Config

@@ -42,11 +42,8 @@ type InstallDefault struct {
 // then writes it exactly as the last one did. Otherwise it goes out active, and Run
 // deactivates it once the tag exists.
 func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifests []render.Manifest, labels map[string]string) (*InstallDefault, error) {
-	d := &InstallDefault{Revision: revName(res.IOP.Spec.Revision), IstioNamespace: "istio-system",
+	d := &InstallDefault{Revision: revName(res.IOP.Spec.Revision), IstioNamespace: res.IOP.OwnerNamespace(),
 		ManifestsDir: res.IOP.Spec.InstallPackagePath, Labels: labels}
-	if ns := res.IOP.Metadata.Namespace; ns != "" {
-		d.IstioNamespace = ns
-	}
 	if v, _ := spec.Lookup(res.Tree, "spec", "values", "global", "operatorManageWebhooks"); v == true {
 		return d, nil
 	}
@@ -67,7 +64,7 @@ func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifes
 	if len(injectors) == 0 {
 		return d, nil
 	}
-	tags, err := c.List(ctx, mwcGVK, "app=sidecar-injector,"+LabelTag+"="+Default)
+	tags, err := c.List(ctx, kube.MutatingWebhookGVK, "app=sidecar-injector,"+LabelTag+"="+Default)
 	if err != nil {
 		return nil, err
 	}

@@ -2,38 +2,29 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"sort"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/istioctl-installer/istioctl/operator/check"
-	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
-// CheckAction runs verify-install or precheck.
-type CheckAction struct {
-	Command  string
-	Checks   func() []check.Check
-	Spec     SpecFlags
-	Revision string
-	Output   string
-	FailOn   string
-	// FromSpec says checks need the rendered spec even without -f (precheck does).
-	FromSpec    bool
+// CheckCommand is verify-install or precheck: flags into an action.Check.
+type CheckCommand struct {
+	Command     string
+	Spec        SpecFlags
+	Revision    string
+	Output      string
+	FailOn      string
 	FromVersion string
 	Globals     *Globals
 	In          io.Reader
 	Out, ErrOut io.Writer
 }
 
-func newCheckCommand(g *Globals, use, short, example string, checks func() []check.Check, fromSpec bool) *cobra.Command {
-	a := &CheckAction{Command: use, Checks: checks, FromSpec: fromSpec, Globals: g}
+func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
+	a := &CheckCommand{Command: use, Globals: g}
 	cmd := &cobra.Command{
 		Use:     use,
 		Short:   short,
@@ -64,7 +55,7 @@ func newVerifyInstallCommand(g *Globals) *cobra.Command {
   istioctl verify-install -f my-spec.yaml
 
   # for CI
-  istioctl verify-install -f my-spec.yaml -o junit > verify.xml`, check.Verify, false)
+  istioctl verify-install -f my-spec.yaml -o junit > verify.xml`)
 }
 
 func newPrecheckCommand(g *Globals) *cobra.Command {
@@ -72,7 +63,7 @@ func newPrecheckCommand(g *Globals) *cobra.Command {
 		"Check, before installing, that the cluster and you can take the install",
 		`  istioctl x precheck
   istioctl x precheck -f my-spec.yaml -o json
-  istioctl x precheck --from-version 1.21`, check.Precheck, true)
+  istioctl x precheck --from-version 1.21`)
 	return cmd
 }
 
@@ -89,140 +80,35 @@ func newExperimentalCommand(g *Globals) *cobra.Command {
 }
 
 // Run runs the checks and prints the report; the error says whether it failed.
-func (a *CheckAction) Run(ctx context.Context) error {
+func (a *CheckCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json", "yaml", "junit"); err != nil {
 		return err
 	}
-	if a.FailOn != string(check.Error) && a.FailOn != string(check.Warning) {
+	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
 		return Usagef("--fail-on %q: use error or warning", a.FailOn)
 	}
-	client, err := a.Globals.Client()
+	cfg := a.Globals.Config(a.ErrOut)
+	c := action.Verify(cfg)
+	if a.Command == "precheck" {
+		c = action.Precheck(cfg)
+	}
+	// Precheck always checks a spec (the default profile without -f or --set);
+	// verify-install only when given one.
+	if c.Spec != nil || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0 {
+		opts := a.Spec.options(a.In, "")
+		c.Spec = &opts
+	}
+	c.Revision, c.FromVersion, c.FailOn = a.Revision, a.FromVersion, a.FailOn
+	res, err := c.Run(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := client.ServerVersion(ctx); err != nil {
+	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output)); err != nil {
 		return err
 	}
-	env := &check.Env{Client: client, IstioNamespace: a.Globals.IstioNamespace, Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
-	withSpec := a.FromSpec || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0
-	if withSpec {
-		res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, false)
-		if err != nil {
-			return err
-		}
-		env.Manifests = manifests
-		env.Revision = res.IOP.Spec.Revision
-		if ns := res.IOP.Metadata.Namespace; ns != "" {
-			env.IstioNamespace = ns
-		}
-		if err := withExternal(env, res); err != nil {
-			return err
-		}
-	}
-	var rep *check.Report
-	if withSpec {
-		rep = check.Run(ctx, a.Command, a.Checks(), env)
-	} else {
-		// Without a spec: every installed revision (or the one asked for), found by the
-		// ownership labels, each checked as installed.
-		revisions := []string{a.Revision}
-		if a.Revision == "" {
-			if revisions, err = installedRevisions(ctx, env); err != nil {
-				return err
-			}
-		}
-		var reports []*check.Report
-		for _, rev := range revisions {
-			renv := *env
-			renv.Revision = rev
-			installed, err := installedObjects(ctx, &renv)
-			if err != nil {
-				return err
-			}
-			if len(installed) == 0 {
-				if rev == "" {
-					rev = "default"
-				}
-				return fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", rev, env.IstioNamespace)
-			}
-			renv.Installed = installed
-			r := check.Run(ctx, a.Command, a.Checks(), &renv)
-			if len(revisions) > 1 {
-				r.Prefix(fmt.Sprintf("revision %s: ", revName(rev)))
-			}
-			reports = append(reports, r)
-		}
-		rep = check.Merge(a.Command, reports...)
-	}
-	if err := printer.Report(a.Out, rep, printer.Format(a.Output)); err != nil {
-		return err
-	}
-	if rep.FailedAt(check.Severity(a.FailOn)) {
-		if a.Output == "text" {
-			fmt.Fprintf(a.ErrOut, "%s found problems: see the ✘ lines above\n", a.Command)
-		}
+	printer.Verdict(a.Out, a.ErrOut, a.Command, res.Failed, printer.Format(a.Output))
+	if res.Failed {
 		return &ExitError{Code: 1}
 	}
-	if a.Output == "text" {
-		if a.Command == "verify-install" {
-			fmt.Fprintln(a.Out, "✔ Istio is installed and verified successfully")
-		} else {
-			fmt.Fprintln(a.Out, "✔ No issues found when checking the cluster. Istio is safe to install or upgrade!")
-		}
-	}
 	return nil
-}
-
-func revName(rev string) string {
-	if rev == "" {
-		return "default"
-	}
-	return rev
-}
-
-// installedRevisions lists the revisions whose control plane runs in the istio namespace
-// ("" for the default one); just the default when none does.
-func installedRevisions(ctx context.Context, env *check.Env) ([]string, error) {
-	cps, err := env.Client.ControlPlanes(ctx, env.IstioNamespace)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, cp := range cps {
-		rev := cp.Revision
-		if rev == "default" {
-			rev = ""
-		}
-		if !seen[rev] {
-			seen[rev] = true
-			out = append(out, rev)
-		}
-	}
-	if len(out) == 0 {
-		out = []string{""}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// installedObjects finds what the install of the revision labelled as its own.
-func installedObjects(ctx context.Context, env *check.Env) ([]*unstructured.Unstructured, error) {
-	owner := install.Owner{Namespace: env.IstioNamespace, Revision: env.Revision}
-	var out []*unstructured.Unstructured
-	kinds := append([]schema.GroupVersionKind{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}}, install.PruneKinds...)
-	lists, err := env.Client.ListKinds(ctx, kinds, owner.Selector())
-	if err != nil {
-		return nil, err
-	}
-	for _, items := range lists {
-		for i := range items {
-			o := &items[i]
-			if len(o.GetOwnerReferences()) == 0 {
-				out = append(out, o)
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].GetKind()+out[i].GetName() < out[j].GetKind()+out[j].GetName() })
-	return out, nil
 }

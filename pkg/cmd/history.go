@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
@@ -53,12 +53,8 @@ func (a *HistoryAction) Run(ctx context.Context) error {
 	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
 		return &UsageError{Err: err}
 	}
-	client, err := a.Globals.Client()
-	if err != nil {
-		return err
-	}
-	store := &history.Store{Client: client, Namespace: a.Globals.IstioNamespace}
-	records, err := store.List(ctx, a.Revision)
+	h := &action.History{Config: a.Globals.Config(a.ErrOut), Revision: a.Revision}
+	records, err := h.Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -67,7 +63,7 @@ func (a *HistoryAction) Run(ctx context.Context) error {
 		if a.Revision != "" {
 			what = "revision " + a.Revision
 		}
-		fmt.Fprintf(a.ErrOut, "No install records of %s in namespace %s.\n", what, a.Globals.IstioNamespace)
+		fmt.Fprintf(a.ErrOut, "No install records of %s in namespace %s.\n", what, h.Namespace())
 		return nil
 	}
 	return printer.History(a.Out, records, printer.Format(a.Output))

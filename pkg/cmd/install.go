@@ -1,25 +1,44 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
+	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
-// InstallAction resolves, renders and applies a spec.
-type InstallAction struct {
+// applyFlags are the flags of the commands that apply a spec: install, upgrade, rollback.
+type applyFlags struct {
+	SkipConfirmation bool
+	DryRun           bool
+	Timeout          time.Duration
+	Output           string
+	// HistoryMax is how many install records of the revision to keep (0: all).
+	HistoryMax int
+	// TakeOwnership adopts rendered objects that exist without istioctl's ownership.
+	TakeOwnership bool
+}
+
+func (f *applyFlags) add(fs *pflag.FlagSet) {
+	fs.BoolVarP(&f.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "Server-side dry run: the cluster validates everything, nothing is written")
+	fs.DurationVar(&f.Timeout, "readiness-timeout", 5*time.Minute, "How long the whole install may wait for its components to become ready")
+	fs.StringVarP(&f.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
+	fs.IntVar(&f.HistoryMax, "history-max", action.DefaultHistoryMax, "How many install records of the revision to keep in the cluster (0: no limit)")
+	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
+}
+
+// prompts says whether the run asks before writing.
+func (f *applyFlags) prompts() bool { return !f.DryRun && !f.SkipConfirmation }
+
+// InstallCommand is install (and upgrade): flags into an action.Install.
+type InstallCommand struct {
 	applyFlags
 	Spec     SpecFlags
 	Revision string
@@ -33,7 +52,7 @@ type InstallAction struct {
 }
 
 func newInstallCommand(g *Globals, use string) *cobra.Command {
-	a := &InstallAction{Globals: g}
+	a := &InstallCommand{Globals: g}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
@@ -64,76 +83,29 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	return cmd
 }
 
-// Run installs.
-func (a *InstallAction) Run(ctx context.Context) (err error) {
-	defer func() {
-		// Stopped before the engine's safe points could report (while resolving, rendering
-		// or connecting): nothing was applied.
-		var interrupted *install.InterruptedError
-		if ctx.Err() != nil && err != nil && !errors.As(err, &interrupted) {
-			err = fmt.Errorf("interrupted before any component was applied: %w; run the same install again", context.Canceled)
-		}
-	}()
+// Run plans, asks unless -y, and installs.
+func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
-	res, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, false)
-	if err != nil {
-		return err
+	in := &action.Install{
+		Config:           a.Globals.Config(a.ErrOut),
+		Spec:             a.Spec.options(a.In, a.Revision),
+		DryRun:           a.DryRun,
+		ReadinessTimeout: a.Timeout,
+		HistoryMax:       a.HistoryMax,
+		TakeOwnership:    a.TakeOwnership,
+		Atomic:           a.Atomic,
+		Replan:           a.prompts(),
+		Events:           eventSink(a.Out, a.Output),
 	}
-	client, err := a.Globals.Client()
-	if err != nil {
-		return err
+	plan, err := in.Plan(ctx)
+	if err == nil && a.prompts() {
+		err = confirm(a.In, a.Out, a.IsTerminal,
+			fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, plan.Profile))
 	}
-	if _, err := client.ServerVersion(ctx); err != nil {
-		return err
+	if err == nil {
+		_, err = in.Run(ctx, plan)
 	}
-	events := eventSink(a.Out, a.Output)
-	if err := a.checkRelied(ctx, client, res, manifests, events); err != nil {
-		return err
-	}
-	if !a.DryRun && !a.SkipConfirmation {
-		if err := a.confirm(res.Profile); err != nil {
-			return err
-		}
-	}
-	ap := &applier{flags: a.applyFlags, client: client, events: events, errOut: a.ErrOut}
-	return ap.install(ctx, res, manifests, a.Atomic)
-}
-
-func (a *InstallAction) confirm(profile string) error {
-	return confirm(a.In, a.Out, a.IsTerminal,
-		fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, profile))
-}
-
-// isTerminal says whether w is a terminal.
-func isTerminalFile(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
-
-// eventSink prints a run's events in format to out: with a progress bar when out is a
-// terminal, plain lines otherwise.
-func eventSink(out io.Writer, format string) event.Sink {
-	if isTerminalFile(out) {
-		return printer.NewTerminalEvents(out, printer.Format(format))
-	}
-	return printer.NewEvents(out, printer.Format(format))
-}
-
-// confirm asks question on a terminal; without one it is a usage error asking for -y.
-func confirm(in io.Reader, out io.Writer, isTerminal func() bool, question string) error {
-	if isTerminal == nil {
-		isTerminal = func() bool { return isTerminalFile(in) }
-	}
-	if !isTerminal() {
-		return Usagef("standard input is not a terminal, so istioctl cannot ask for confirmation: pass -y (--skip-confirmation)")
-	}
-	fmt.Fprint(out, question)
-	line, _ := bufio.NewReader(in).ReadString('\n')
-	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
-		fmt.Fprintln(out, "Cancelled.")
-		return &ExitError{Code: 1}
-	}
-	return nil
+	return err
 }

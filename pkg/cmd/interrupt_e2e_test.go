@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -150,7 +150,7 @@ func noDanglingWebhooks(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	for _, gvr := range webhookGVRs {
-		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: install.LabelComponent})
+		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: ownership.LabelComponent})
 		if err != nil {
 			t.Fatal(err)
 		}

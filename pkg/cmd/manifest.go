@@ -2,15 +2,14 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/component"
-	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 func newManifestCommand(g *Globals) *cobra.Command {
@@ -59,67 +58,22 @@ the objects in install order. It never contacts a cluster; the output is the sam
 	a.Spec.add(cmd.Flags())
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Write to this file, or to this directory one file per component (a path ending in / or an existing directory)")
-	cmd.Flags().StringSliceVar(&a.Components, "component", nil, "Render only these components (Base, Pilot, Cni, Ztunnel, IngressGateways, EgressGateways); repeatable")
+	cmd.Flags().StringSliceVar(&a.Components, "component", nil, fmt.Sprintf("Render only these components (%s); repeatable", strings.Join(action.ComponentNames(), ", ")))
 	return cmd
 }
 
 // Run renders and writes the manifests.
-func (a *ManifestGenerateAction) Run(context.Context) error {
-	var only []component.Name
-	for _, c := range a.Components {
-		n, err := component.Parse(c)
-		if err != nil {
-			return Usagef("--component: %v", err)
-		}
-		only = append(only, n)
-	}
-	_, manifests, err := a.Spec.render(a.In, a.ErrOut, a.Revision, true, only...)
+func (a *ManifestGenerateAction) Run(ctx context.Context) error {
+	dir := a.Output != "" && printer.IsDirTarget(a.Output)
+	mg := &action.ManifestGenerate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut)},
+		Spec: a.Spec.options(a.In, a.Revision), Components: a.Components, PerComponent: dir}
+	ms, err := mg.Run(ctx)
 	if err != nil {
 		return err
 	}
-	if a.Output != "" && isDirTarget(a.Output) {
-		return writeDir(a.Output, manifests)
+	names, docs := make([]string, len(ms)), make([][]byte, len(ms))
+	for i, m := range ms {
+		names[i], docs[i] = m.Component, m.YAML
 	}
-	out, err := render.YAML(render.All(manifests))
-	if err != nil {
-		return err
-	}
-	if a.Output != "" {
-		return os.WriteFile(a.Output, out, 0o644)
-	}
-	_, err = a.Out.Write(out)
-	return err
-}
-
-func isDirTarget(p string) bool {
-	if strings.HasSuffix(p, "/") {
-		return true
-	}
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
-
-// writeDir writes <Component>.yaml per component (gateways together).
-func writeDir(dir string, ms []render.Manifest) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	byComponent := map[component.Name][]render.Manifest{}
-	var order []component.Name
-	for _, m := range ms {
-		if _, ok := byComponent[m.Instance.Name]; !ok {
-			order = append(order, m.Instance.Name)
-		}
-		byComponent[m.Instance.Name] = append(byComponent[m.Instance.Name], m)
-	}
-	for _, name := range order {
-		out, err := render.YAML(render.All(byComponent[name]))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, string(name)+".yaml"), out, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return printer.Manifests(a.Out, a.Output, dir, names, docs)
 }

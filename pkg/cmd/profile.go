@@ -2,16 +2,14 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 func newProfileCommand(g *Globals) *cobra.Command {
@@ -53,29 +51,15 @@ func newProfileListCommand(g *Globals) *cobra.Command {
 }
 
 // Run lists the profiles.
-func (a *ProfileListAction) Run(context.Context) error {
+func (a *ProfileListAction) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "", "json", "yaml"); err != nil {
 		return err
 	}
-	profs, err := spec.NewProfiles(a.Manifests)
+	names, err := (&action.ProfileList{ManifestsDir: a.Manifests}).Run(ctx)
 	if err != nil {
 		return err
 	}
-	names, err := profs.Names()
-	if err != nil {
-		return err
-	}
-	switch a.Output {
-	case "json":
-		b, _ := json.MarshalIndent(map[string][]string{"profiles": names}, "", "  ")
-		_, err = fmt.Fprintln(a.Out, string(b))
-	case "yaml":
-		b, _ := yaml.Marshal(map[string][]string{"profiles": names})
-		_, err = a.Out.Write(b)
-	default:
-		_, err = fmt.Fprintf(a.Out, "Istio configuration profiles:\n    %s\n", strings.Join(names, "\n    "))
-	}
-	return err
+	return printer.Profiles(a.Out, names, printer.Format(a.Output))
 }
 
 // ProfileDumpAction prints a resolved spec.
@@ -118,20 +102,12 @@ func newProfileDumpCommand(g *Globals) *cobra.Command {
 }
 
 // Run resolves and prints the spec.
-func (a *ProfileDumpAction) Run(context.Context) error {
+func (a *ProfileDumpAction) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, spec.FormatYAML, spec.FormatJSON, spec.FormatFlags); err != nil {
 		return err
 	}
-	opts := a.Spec.options(a.In)
-	if a.Profile != "" {
-		opts.Sets = append([]string{"profile=" + a.Profile}, opts.Sets...)
-	}
-	res, err := spec.Resolve(opts)
-	printWarnings(a.ErrOut, res)
-	if err != nil {
-		return err
-	}
-	out, err := spec.Dump(res.Tree, a.ConfigPath, a.Output)
+	out, err := (&action.ProfileDump{Config: &action.Config{Warn: printer.Warnings(a.ErrOut)}, Spec: a.Spec.options(a.In, ""),
+		Profile: a.Profile, ConfigPath: a.ConfigPath, Format: a.Output}).Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -168,47 +144,18 @@ func newProfileDiffCommand(g *Globals) *cobra.Command {
 }
 
 // Run prints the diff; the error is an ExitError with code 1 when the profiles differ.
-func (a *ProfileDiffAction) Run(context.Context) error {
-	dump := func(name string) (string, error) {
-		res, err := spec.Resolve(spec.Options{Sets: []string{"profile=" + name}, ManifestsDir: a.Manifests})
-		if err != nil {
-			return "", err
-		}
-		b, err := spec.Dump(res.Tree, "", spec.FormatYAML)
-		return string(b), err
-	}
-	left, err := dump(a.A)
+func (a *ProfileDiffAction) Run(ctx context.Context) error {
+	diff, err := (&action.ProfileDiff{A: a.A, B: a.B, ManifestsDir: a.Manifests}).Run(ctx)
 	if err != nil {
 		return err
 	}
-	right, err := dump(a.B)
-	if err != nil {
+	if err := printer.ProfileDiff(a.Out, a.A, a.B, diff); err != nil {
 		return err
 	}
-	if left == right {
-		_, err := fmt.Fprintf(a.Out, "Profiles %q and %q are the same.\n", a.A, a.B)
-		return err
+	if diff != "" {
+		return &ExitError{Code: 1}
 	}
-	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(left), B: difflib.SplitLines(right),
-		FromFile: a.A, ToFile: a.B, Context: 3,
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := io.WriteString(a.Out, diff); err != nil {
-		return err
-	}
-	return &ExitError{Code: 1}
-}
-
-func printWarnings(w io.Writer, res *spec.Resolved) {
-	if res == nil {
-		return
-	}
-	for _, p := range res.Warnings {
-		fmt.Fprintf(w, "! warning: %s\n", p.Error())
-	}
+	return nil
 }
 
 func checkOutput(got string, allowed ...string) error {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/action"
 )
 
-// RollbackAction re-installs an install record of a revision.
-type RollbackAction struct {
+// RollbackCommand is rollback: flags into an action.Rollback.
+type RollbackCommand struct {
 	applyFlags
 	// Number is the record to re-install; 0 for the previous successful one.
 	Number      int
@@ -26,7 +25,7 @@ type RollbackAction struct {
 }
 
 func newRollbackCommand(g *Globals) *cobra.Command {
-	a := &RollbackAction{Globals: g}
+	a := &RollbackCommand{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "rollback [RECORD]",
 		Short: "Re-install an earlier install record of a revision (by default the previous successful one)",
@@ -56,41 +55,30 @@ install does, so what newer installs added is pruned. The rollback is recorded a
 	return cmd
 }
 
-// Run rolls back.
-func (a *RollbackAction) Run(ctx context.Context) error {
+// Run plans the rollback, asks unless -y, and rolls back.
+func (a *RollbackCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
-	client, err := a.Globals.Client()
-	if err != nil {
-		return err
+	rb := &action.Rollback{
+		Config:           a.Globals.Config(a.ErrOut),
+		Number:           a.Number,
+		Revision:         a.Revision,
+		DryRun:           a.DryRun,
+		ReadinessTimeout: a.Timeout,
+		HistoryMax:       a.HistoryMax,
+		TakeOwnership:    a.TakeOwnership,
+		Replan:           a.prompts(),
+		Events:           eventSink(a.Out, a.Output),
 	}
-	if _, err := client.ServerVersion(ctx); err != nil {
-		return err
+	plan, err := rb.Plan(ctx)
+	if err == nil && a.prompts() {
+		t := plan.Target
+		err = confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will roll revision %s back to install record %d (profile %q, istioctl %s, %s, %s). Proceed? (y/N) ",
+			t.Revision, t.Number, t.Profile, t.ToolVersion, t.Time.Local().Format(time.DateTime), t.Outcome))
 	}
-	store := &history.Store{Client: client, Namespace: a.Globals.IstioNamespace}
-	records, err := store.List(ctx, history.Rev(a.Revision))
-	if err != nil {
-		return err
-	}
-	if len(records) == 0 {
-		return fmt.Errorf("no install records of revision %s in namespace %s: nothing to roll back to (see 'istioctl history', and -i)", history.Rev(a.Revision), a.Globals.IstioNamespace)
-	}
-	target, err := history.Target(records, a.Number)
-	if err != nil {
-		return err
-	}
-	if !a.DryRun && !a.SkipConfirmation {
-		q := fmt.Sprintf("This will roll revision %s back to install record %d (profile %q, istioctl %s, %s, %s). Proceed? (y/N) ",
-			target.Revision, target.Number, target.Profile, target.ToolVersion, target.Time.Local().Format(time.DateTime), target.Outcome)
-		if err := confirm(a.In, a.Out, a.IsTerminal, q); err != nil {
-			return err
-		}
-	}
-	ap := &applier{flags: a.applyFlags, client: client, events: eventSink(a.Out, a.Output), errOut: a.ErrOut}
-	err = ap.rollback(ctx, target, "")
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: %w; run the same rollback again to finish it", err)
+	if err == nil {
+		_, err = rb.Run(ctx, plan)
 	}
 	return err
 }

@@ -12,16 +12,15 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 // UsageError marks a bad command line (unknown command or flag, wrong arguments); main
-// exits 64 for it, as upstream istioctl does.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// exits 64 for it, as upstream istioctl does. It is the action layer's type: a setting an
+// action cannot use as given is a bad command line too.
+type UsageError = action.UsageError
 
 // ExitError ends the command with Code and no error message (the command has printed
 // what it has to say), e.g. profile diff when the profiles differ.
@@ -49,9 +48,10 @@ type Globals struct {
 	profiling      profiling
 }
 
-// Client builds the cluster client from the global flags.
-func (g *Globals) Client() (*kube.Client, error) {
-	return kube.NewClient(&g.Kube)
+// Config is what the actions of a command share, from the global flags; the spec's and the
+// charts' warnings go to errOut.
+func (g *Globals) Config(errOut io.Writer) *action.Config {
+	return &action.Config{Kube: &g.Kube, IstioNamespace: g.IstioNamespace, Warn: printer.Warnings(errOut)}
 }
 
 // NewRootCommand builds the istioctl command tree.
@@ -98,7 +98,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
-	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", "istio-system", "Istio system namespace")
+	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
 }
 

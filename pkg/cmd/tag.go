@@ -8,17 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/check"
-	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/tag"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
-
-// tagCreated is upstream's message, line break included.
-const tagCreated = `Revision tag %q created, referencing control plane revision %q. To enable injection using this
-revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=%s'
-`
 
 func newTagCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -109,23 +101,14 @@ func newTagSetCommand(g *Globals, generate bool) *cobra.Command {
 
 // Run generates the tag and applies or prints it.
 func (a *TagSetAction) Run(ctx context.Context) error {
-	client, err := a.Globals.Client()
-	if err != nil {
-		return err
-	}
-	if _, err := client.ServerVersion(ctx); err != nil {
-		return err
-	}
-	p, err := tag.Generate(ctx, client, tag.Options{
-		Tag: a.Tag, Revision: a.Revision, IstioNamespace: a.Globals.IstioNamespace, WebhookName: a.WebhookName,
-		ManifestsDir: a.Manifests, AutoInjectNamespaces: a.AutoInject, Overwrite: a.Overwrite, Generate: a.Generate,
-		UserManaged: true,
-	})
+	ts := &action.TagSet{Config: a.Globals.Config(a.ErrOut), Tag: a.Tag, Revision: a.Revision, WebhookName: a.WebhookName,
+		ManifestsDir: a.Manifests, Overwrite: a.Overwrite, AutoInject: a.AutoInject, DryRun: a.DryRun, Generate: a.Generate}
+	p, err := ts.Plan(ctx)
 	if err != nil {
 		return err
 	}
 	if len(p.Overlaps) > 0 {
-		fmt.Fprint(a.ErrOut, overlapMessage(p.Overlaps))
+		printer.TagOverlaps(a.ErrOut, p.Overlaps)
 		if !a.Generate && !a.SkipConfirmation && !a.DryRun {
 			if err := confirm(a.In, a.Out, a.IsTerminal, "Apply anyways? [y/N] "); err != nil {
 				return err
@@ -133,39 +116,22 @@ func (a *TagSetAction) Run(ctx context.Context) error {
 		}
 	}
 	if a.Generate {
-		out, err := render.YAML(p.Objects)
+		out, err := p.YAML()
 		if err != nil {
 			return err
 		}
 		_, err = a.Out.Write(out)
 		return err
 	}
-	changes, err := p.Apply(ctx, client, a.DryRun)
+	changes, err := ts.Run(ctx, p)
 	if a.DryRun || err != nil {
-		for _, c := range changes {
-			fmt.Fprintf(a.Out, "  %s %s\n", c.Object, c.Status)
-		}
+		printer.TagChanges(a.Out, changes)
 	}
 	if err != nil {
-		return fmt.Errorf("failed to apply revision tag %q: %w", a.Tag, err)
+		return err
 	}
-	if a.DryRun {
-		fmt.Fprintf(a.Out, "Dry run: revision tag %q would reference control plane revision %q; nothing was written\n", a.Tag, a.Revision)
-		return nil
-	}
-	fmt.Fprintf(a.Out, tagCreated, a.Tag, a.Revision, a.Tag)
+	printer.TagSet(a.Out, a.Tag, a.Revision, a.DryRun)
 	return nil
-}
-
-// overlapMessage is upstream's conflict notice, one line per overlapping webhook.
-func overlapMessage(results []check.Result) string {
-	var b strings.Builder
-	b.WriteString("creating tag would conflict, pass --skip-confirmation to proceed:\n")
-	for _, r := range results {
-		kind, name, _ := strings.Cut(r.Object, "/")
-		fmt.Fprintf(&b, "Error [%s] (%s %s) %s\n", r.Code, kind, name, r.Message)
-	}
-	return b.String()
 }
 
 // TagListAction lists the revision tags.
@@ -202,13 +168,9 @@ func (a *TagListAction) Run(ctx context.Context) error {
 	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
 		return &UsageError{Err: err}
 	}
-	client, err := a.Globals.Client()
+	tags, err := (&action.TagList{Config: a.Globals.Config(io.Discard)}).Run(ctx)
 	if err != nil {
 		return err
-	}
-	tags, err := tag.List(ctx, client, a.Globals.IstioNamespace)
-	if err != nil {
-		return fmt.Errorf("failed to retrieve revision tags: %w", err)
 	}
 	return printer.Tags(a.Out, tags, printer.Format(a.Output))
 }
@@ -244,36 +206,23 @@ confirmation when some are: check with 'istioctl tag list' first.`,
 	return cmd
 }
 
-// Run removes the tag.
+// Run removes the tag, asking first when namespaces still use it.
 func (a *TagRemoveAction) Run(ctx context.Context) error {
-	client, err := a.Globals.Client()
+	tr := &action.TagRemove{Config: a.Globals.Config(io.Discard), Tag: a.Tag}
+	p, err := tr.Plan(ctx)
 	if err != nil {
 		return err
 	}
-	objs, err := tag.Objects(ctx, client, a.Globals.IstioNamespace, a.Tag)
-	if err != nil {
-		return err
-	}
-	if len(objs) == 0 {
-		return fmt.Errorf("cannot remove tag %q: cannot find MutatingWebhookConfiguration or Service for tag", a.Tag)
-	}
-	nss, err := tag.NamespacesUsing(ctx, client, a.Tag)
-	if err != nil {
-		return fmt.Errorf("failed to retrieve namespaces dependent on tag %q: %w", a.Tag, err)
-	}
-	if len(nss) > 0 && !a.SkipConfirmation {
+	if len(p.Namespaces) > 0 && !a.SkipConfirmation {
 		q := fmt.Sprintf("Caution, found %d namespace(s) still injected by tag %q: %s\nProceed with operation? [y/N] ",
-			len(nss), a.Tag, strings.Join(nss, " "))
+			len(p.Namespaces), a.Tag, strings.Join(p.Namespaces, " "))
 		if err := confirm(a.In, a.Out, a.IsTerminal, q); err != nil {
 			return err
 		}
 	}
-	if err := tag.Remove(ctx, client, objs, false); err != nil {
+	if err := tr.Run(ctx, p); err != nil {
 		return err
 	}
-	for _, o := range objs {
-		fmt.Fprintf(a.Out, "  %s removed\n", kube.Describe(o))
-	}
-	fmt.Fprintf(a.Out, "Revision tag %s removed\n", a.Tag)
+	printer.TagRemoved(a.Out, a.Tag, p.Objects)
 	return nil
 }

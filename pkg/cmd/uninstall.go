@@ -4,22 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/tag"
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
-// UninstallAction removes a revision's control plane, or with Purge everything installed.
-type UninstallAction struct {
+// UninstallCommand is uninstall: flags into an action.Uninstall.
+type UninstallCommand struct {
 	Spec             SpecFlags
 	Revision         string
 	Purge            bool
@@ -36,7 +30,7 @@ type UninstallAction struct {
 }
 
 func newUninstallCommand(g *Globals) *cobra.Command {
-	a := &UninstallAction{Globals: g}
+	a := &UninstallCommand{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove what istioctl installed: one revision's control plane and gateways, or everything with --purge",
@@ -74,134 +68,45 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	return cmd
 }
 
-// Run removes the targets.
-func (a *UninstallAction) Run(ctx context.Context) error {
+// Run plans the removal, lists it when asked (and always before a prompt), asks unless -y,
+// and removes.
+func (a *UninstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
-	res, err := a.Spec.resolve(a.In, a.ErrOut, a.Revision)
-	if err != nil {
-		return err
-	}
-	client, err := a.Globals.Client()
-	if err != nil {
-		return err
-	}
-	if _, err := client.ServerVersion(ctx); err != nil {
-		return err
-	}
-	in := &install.Installer{
-		Client: client,
-		Owner:  ownerOf(res),
-		Events: eventSink(a.Out, a.Output),
-	}
-	uopts := install.UninstallOptions{Purge: a.Purge, DryRun: a.DryRun, Timeout: a.Timeout}
-	targets, err := in.Targets(ctx, uopts)
-	if err != nil {
-		return err
-	}
-	// A spec that relies on components it does not install (gateways next to an existing
-	// istiod) removes only its own objects: the revision's tags and install records belong
-	// to the control plane it leaves alone.
-	relying := !a.Purge && len(in.Owner.Leave) > 0
-	var tags []*unstructured.Unstructured
-	if !relying {
-		// The revision tags pointing at the revision (every tag, with --purge) go first: an
-		// injector left calling a removed control plane would fail every pod it selects.
-		if tags, err = tag.UninstallTargets(ctx, client, in.Owner.Namespace, in.Owner.Rev(), a.Purge); err != nil {
-			return err
-		}
-		targets = withTags(tags, targets)
-		// The revision's install records go with it (every record with --purge), last: a
-		// later rollback or install --atomic must not bring back what was removed on purpose.
-		recordsOf := in.Owner.Rev()
-		if a.Purge {
-			recordsOf = ""
-		}
-		records, err := (&history.Store{Client: client, Namespace: recordNamespace(res)}).Secrets(ctx, recordsOf)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, records...)
-	} else if a.Output == "text" {
-		printRelied(a.ErrOut, in.Owner)
-	}
-	if len(targets) == 0 {
-		return a.nothingToRemove(ctx, client, in.Owner)
-	}
-	if a.Purge && (a.Revision != "" || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0) {
-		in.Events.Emit(event.Event{Type: event.Warning, Time: time.Now(),
-			Message: "--purge removes every revision and the Istio CRDs: -r, -f and --set are ignored"})
-	}
-	warnings, err := in.UninstallWarnings(ctx, targets, uopts)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		w.Time = time.Now()
-		in.Events.Emit(w)
-	}
 	prompt := !a.DryRun && !a.SkipConfirmation
+	u := &action.Uninstall{
+		Config:         a.Globals.Config(a.ErrOut),
+		Spec:           a.Spec.options(a.In, a.Revision),
+		Purge:          a.Purge,
+		DryRun:         a.DryRun,
+		IgnoreNotFound: a.IgnoreNotFound,
+		Timeout:        a.Timeout,
+		Replan:         prompt,
+		Events:         eventSink(a.Out, a.Output),
+	}
+	plan, err := u.Plan(ctx)
+	if plan != nil && a.Output == "text" {
+		printer.Leaving(a.ErrOut, plan.Leave)
+	}
+	if err != nil {
+		return err
+	}
+	if plan.Nothing != "" {
+		printer.Line(a.ErrOut, plan.Nothing)
+		return nil
+	}
 	if prompt || (a.Verbose && a.Output == "text") {
-		for _, t := range targets {
-			fmt.Fprintf(a.Out, "  %s\n", kube.Describe(t))
-		}
+		printer.Objects(a.Out, plan.Targets)
 	}
 	if prompt {
-		what := fmt.Sprintf("revision %q", in.Owner.Rev())
+		what := fmt.Sprintf("revision %q", plan.Revision)
 		if a.Purge {
 			what = "every revision and the Istio CRDs (and with them every Istio resource)"
 		}
-		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(targets))); err != nil {
+		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
 			return err
 		}
 	}
-	for _, t := range tags {
-		if !a.Purge && t.GetKind() == "MutatingWebhookConfiguration" && t.GetLabels()[tag.LabelTag] == tag.Default {
-			in.Events.Emit(event.Event{Type: event.Warning, Time: time.Now(), Object: kube.Describe(t),
-				Message: fmt.Sprintf("the default revision tag points at revision %q and goes with it: namespaces labelled istio-injection=enabled are not injected until 'istioctl tag set default --revision <revision>'", in.Owner.Rev())})
-		}
-	}
-	return in.Uninstall(ctx, targets, uopts)
-}
-
-// nothingToRemove is what an uninstall that found no target says. A purge, or an uninstall
-// told --ignore-not-found, has nothing left to do; naming a revision that is not there is an
-// error, as kubectl delete and helm uninstall of a missing object are: a typo must not pass
-// for a removal.
-func (a *UninstallAction) nothingToRemove(ctx context.Context, client *kube.Client, owner install.Owner) error {
-	if a.Purge {
-		fmt.Fprintln(a.ErrOut, "Nothing to remove: no object carries an istioctl install's labels.")
-		return nil
-	}
-	what := fmt.Sprintf("revision %q in namespace %s", owner.Rev(), owner.Namespace)
-	if a.IgnoreNotFound {
-		fmt.Fprintf(a.ErrOut, "Nothing to remove: no object carries the labels of %s.\n", what)
-		return nil
-	}
-	installed := "none"
-	if cps, err := client.ControlPlanes(ctx, owner.Namespace); err == nil && len(cps) > 0 {
-		var revs []string
-		for _, cp := range cps {
-			revs = append(revs, cp.Revision)
-		}
-		slices.Sort(revs)
-		installed = strings.Join(slices.Compact(revs), ", ")
-	}
-	return fmt.Errorf("nothing to remove: no object carries the labels of %s (control plane revisions there: %s); check -r, -f and -i, or pass --ignore-not-found", what, installed)
-}
-
-// withTags puts the tag objects first, then the other targets that are not among them.
-func withTags(tags, targets []*unstructured.Unstructured) []*unstructured.Unstructured {
-	seen := map[string]bool{}
-	out := append([]*unstructured.Unstructured{}, tags...)
-	for _, t := range tags {
-		seen[t.GroupVersionKind().GroupKind().String()+"/"+kube.Describe(t)] = true
-	}
-	for _, t := range targets {
-		if !seen[t.GroupVersionKind().GroupKind().String()+"/"+kube.Describe(t)] {
-			out = append(out, t)
-		}
-	}
-	return out
+	return u.Run(ctx, plan)
 }

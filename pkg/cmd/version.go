@@ -2,36 +2,29 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
-	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/pkg/version"
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 // VersionReport is what `istioctl version` prints, in every output format.
-type VersionReport struct {
-	Client        version.Info        `json:"clientVersion"`
-	Kubernetes    string              `json:"kubernetesVersion,omitempty"`
-	ControlPlanes []kube.ControlPlane `json:"controlPlanes,omitempty"`
-}
+type VersionReport = action.VersionReport
 
-// VersionAction gathers the client's version and, when Remote, the cluster's.
+// VersionAction is version: flags into an action.Version.
 type VersionAction struct {
-	Remote    bool
-	Namespace string
-	Output    string
-	Short     bool
-	Client    func() (*kube.Client, error)
-	Out       io.Writer
+	Remote  bool
+	Output  string
+	Short   bool
+	Globals *Globals
+	Out     io.Writer
 }
 
 func newVersionCommand(g *Globals) *cobra.Command {
-	a := &VersionAction{Client: g.Client}
+	a := &VersionAction{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the client version, and the cluster's Kubernetes and Istio versions",
@@ -45,7 +38,6 @@ printed and the command exits 1 with the reason.`,
   istioctl version --remote=false --short`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.Namespace = g.IstioNamespace
 			a.Out = cmd.OutOrStdout()
 			return a.Run(cmd.Context())
 		},
@@ -63,68 +55,14 @@ func (a *VersionAction) Run(ctx context.Context) error {
 	default:
 		return Usagef("--output %q is not supported; use json or yaml", a.Output)
 	}
-	rep := VersionReport{Client: version.Get()}
-	if !a.Remote {
-		return a.print(rep, false)
-	}
-	if err := a.remote(ctx, &rep); err != nil {
+	v := &action.Version{Config: a.Globals.Config(io.Discard), Remote: a.Remote}
+	rep, err := v.Run(ctx)
+	if err != nil {
 		// As kubectl version: what is known is printed, the failure is the exit status.
-		if perr := a.print(rep, false); perr != nil {
+		if perr := printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, false, v.Namespace()); perr != nil {
 			return perr
 		}
 		return fmt.Errorf("asking the cluster for its versions (--remote=false prints the client's only): %w", err)
 	}
-	return a.print(rep, true)
-}
-
-// remote fills in the cluster's Kubernetes and control plane versions.
-func (a *VersionAction) remote(ctx context.Context, rep *VersionReport) error {
-	c, err := a.Client()
-	if err != nil {
-		return err
-	}
-	sv, err := c.ServerVersion(ctx)
-	if err != nil {
-		return err
-	}
-	rep.Kubernetes = sv.GitVersion
-	rep.ControlPlanes, err = c.ControlPlanes(ctx, a.Namespace)
-	return err
-}
-
-func (a *VersionAction) print(rep VersionReport, remote bool) error {
-	switch a.Output {
-	case "json":
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(a.Out, string(b))
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		_, err = a.Out.Write(b)
-		return err
-	}
-	w := a.Out
-	if a.Short {
-		fmt.Fprintf(w, "client version: %s\n", rep.Client.Version)
-	} else {
-		fmt.Fprintf(w, "client version: %s\n", rep.Client)
-	}
-	if !remote {
-		return nil
-	}
-	fmt.Fprintf(w, "kubernetes version: %s\n", rep.Kubernetes)
-	if len(rep.ControlPlanes) == 0 {
-		fmt.Fprintf(w, "control plane version: none (no istiod Deployment in namespace %s)\n", a.Namespace)
-		return nil
-	}
-	for _, cp := range rep.ControlPlanes {
-		fmt.Fprintf(w, "control plane version: %s (revision %s, %s/%s, ready %s)\n", cp.Version, cp.Revision, cp.Namespace, cp.Name, cp.Ready)
-	}
-	return nil
+	return printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, a.Remote, v.Namespace())
 }

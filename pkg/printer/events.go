@@ -107,6 +107,8 @@ func (s *textSink) Emit(e event.Event) {
 			status = e.Status
 		}
 		fmt.Fprintf(s.w, "  %s %s\n", e.Object, status)
+	case event.Check:
+		fmt.Fprintf(s.w, "%s %s: %s\n", green("✔"), e.Object, e.Message)
 	case event.Warning:
 		if e.Object == "" {
 			fmt.Fprintf(s.w, "%s %s\n", yellow("!"), e.Message)

@@ -1,0 +1,82 @@
+package action
+
+import (
+	"context"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// ProfileList lists the available profiles.
+type ProfileList struct {
+	*Config
+	ManifestsDir string
+}
+
+// Run returns the profile names, sorted.
+func (a *ProfileList) Run(context.Context) ([]string, error) {
+	profs, err := spec.NewProfiles(a.ManifestsDir)
+	if err != nil {
+		return nil, err
+	}
+	return profs.Names()
+}
+
+// ProfileDump resolves a spec and dumps it.
+type ProfileDump struct {
+	*Config
+	Spec spec.Options
+	// Profile, when set, is the profile to dump (a --set profile= still wins).
+	Profile    string
+	ConfigPath string
+	// Format is spec.FormatYAML, FormatJSON or FormatFlags.
+	Format string
+}
+
+// Run returns the dump.
+func (a *ProfileDump) Run(context.Context) ([]byte, error) {
+	opts := a.Spec
+	if a.Profile != "" {
+		opts.Sets = append([]string{"profile=" + a.Profile}, opts.Sets...)
+	}
+	res, err := a.resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	return spec.Dump(res.Tree, a.ConfigPath, a.Format)
+}
+
+// ProfileDiff compares two resolved profiles.
+type ProfileDiff struct {
+	*Config
+	A, B         string
+	ManifestsDir string
+}
+
+// Run returns the unified diff of the two resolved profiles, "" when they are the same.
+func (a *ProfileDiff) Run(context.Context) (string, error) {
+	dump := func(name string) (string, error) {
+		res, err := spec.Resolve(spec.Options{Sets: []string{"profile=" + name}, ManifestsDir: a.ManifestsDir})
+		if err != nil {
+			return "", err
+		}
+		b, err := spec.Dump(res.Tree, "", spec.FormatYAML)
+		return string(b), err
+	}
+	left, err := dump(a.A)
+	if err != nil {
+		return "", err
+	}
+	right, err := dump(a.B)
+	if err != nil {
+		return "", err
+	}
+	if left == right {
+		return "", nil
+	}
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(left), B: difflib.SplitLines(right),
+		FromFile: a.A, ToFile: a.B, Context: 3,
+	})
+}

@@ -1,0 +1,120 @@
+package action
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/tag"
+)
+
+// TagSet creates or moves a revision tag (tag set), or only renders it (tag generate).
+type TagSet struct {
+	*Config
+	Tag, Revision, WebhookName, ManifestsDir string
+	Overwrite, AutoInject, DryRun, Generate  bool
+}
+
+// TagSetPlan is a generated tag checked against the cluster.
+type TagSetPlan struct {
+	// Overlaps are the pods the new webhook and another injector would both inject
+	// (upstream's IST0139): applying asks for confirmation.
+	Overlaps []check.Result
+	plan     *tag.Plan
+	client   *kube.Client
+}
+
+// Plan renders the tag and checks it against the cluster.
+func (a *TagSet) Plan(ctx context.Context) (*TagSetPlan, error) {
+	client, err := a.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := tag.Generate(ctx, client, tag.Options{
+		Tag: a.Tag, Revision: a.Revision, IstioNamespace: a.istioNamespace(), WebhookName: a.WebhookName,
+		ManifestsDir: a.ManifestsDir, AutoInjectNamespaces: a.AutoInject, Overwrite: a.Overwrite, Generate: a.Generate,
+		UserManaged: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &TagSetPlan{Overlaps: p.Overlaps, plan: p, client: client}, nil
+}
+
+// YAML is the tag's objects as a manifest (tag generate).
+func (p *TagSetPlan) YAML() ([]byte, error) { return render.YAML(p.plan.Objects) }
+
+// Run applies the plan (a server-side dry run with DryRun) and says what changed, also when
+// it fails part-way.
+func (a *TagSet) Run(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
+	changes, err := p.plan.Apply(ctx, p.client, a.DryRun)
+	if err != nil {
+		return changes, fmt.Errorf("failed to apply revision tag %q: %w", a.Tag, err)
+	}
+	return changes, nil
+}
+
+// TagList lists the revision tags.
+type TagList struct{ *Config }
+
+// Run finds the tags.
+func (a *TagList) Run(ctx context.Context) ([]tag.Description, error) {
+	client, err := a.Client()
+	if err != nil {
+		return nil, err
+	}
+	tags, err := tag.List(ctx, client, a.istioNamespace())
+	if err != nil {
+		return nil, fmt.Errorf("failed to retrieve revision tags: %w", err)
+	}
+	return tags, nil
+}
+
+// TagRemove removes a revision tag.
+type TagRemove struct {
+	*Config
+	Tag string
+}
+
+// TagRemovePlan is a tag's objects and the namespaces that still use it.
+type TagRemovePlan struct {
+	// Objects are removed, Kind/namespace/name, in removal order.
+	Objects []string
+	// Namespaces are labelled with the tag: they are no longer injected (confirm first).
+	Namespaces []string
+	objs       []*unstructured.Unstructured
+	client     *kube.Client
+}
+
+// Plan finds the tag's objects and who uses it.
+func (a *TagRemove) Plan(ctx context.Context) (*TagRemovePlan, error) {
+	client, err := a.Client()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := tag.Objects(ctx, client, a.istioNamespace(), a.Tag)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("cannot remove tag %q: cannot find MutatingWebhookConfiguration or Service for tag", a.Tag)
+	}
+	nss, err := tag.NamespacesUsing(ctx, client, a.Tag)
+	if err != nil {
+		return nil, fmt.Errorf("failed to retrieve namespaces dependent on tag %q: %w", a.Tag, err)
+	}
+	p := &TagRemovePlan{Namespaces: nss, objs: objs, client: client}
+	for _, o := range objs {
+		p.Objects = append(p.Objects, kube.Describe(o))
+	}
+	return p, nil
+}
+
+// Run removes the tag's objects.
+func (a *TagRemove) Run(ctx context.Context, p *TagRemovePlan) error {
+	return tag.Remove(ctx, p.client, p.objs, false)
+}

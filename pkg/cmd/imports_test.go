@@ -1,0 +1,60 @@
+package cmd_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// module is this module's import path.
+const module = "github.com/istioctl-installer/istioctl/"
+
+// allowedImports are the packages of this module the command layer may use: it turns flags
+// into actions, asks, and hands results and events to the printers. Everything an operation
+// decides lives behind operator/action.
+var allowedImports = map[string]bool{
+	module + "operator/action":    true,
+	module + "operator/spec":      true, // the spec options and output format names
+	module + "operator/event":     true, // the event types, for the sinks
+	module + "operator/kubeflags": true, // the connection flags
+	module + "operator/complete":  true, // shell completion's answers (completion.go only)
+	module + "pkg/printer":        true,
+	module + "pkg/version":        true,
+}
+
+// TestCommandLayerImports fails when a non-test file of pkg/cmd imports a package of this
+// module other than the allowed ones.
+func TestCommandLayerImports(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, imp := range parsed.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(path, module) && !allowedImports[path] {
+				t.Errorf("%s imports %s: the command layer reaches the engine only through operator/action (allowed: operator/action, operator/spec, operator/event, operator/kubeflags, operator/complete, pkg/printer, pkg/version)", f, path)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d files: is the test running in pkg/cmd?", checked)
+	}
+}
