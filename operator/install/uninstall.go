@@ -94,9 +94,10 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 	}
 }
 
-// Uninstall removes the targets and waits until they are gone. The caller emits the run's
-// done event; an uninstall its caller stopped returns an error that is a context.Canceled.
-func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
+// Uninstall removes the targets and waits until they are gone, and returns a change
+// (Removed) per object that went. The caller emits the run's done event; an uninstall its
+// caller stopped returns an error that is a context.Canceled.
+func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]Change, error) {
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
@@ -113,31 +114,32 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	// Batches of the same rank go at once; a CRD goes alone, after everything before it is
 	// gone: deleting CRDs together is no faster and can leave one terminating for minutes
 	// ("storage is (re)initializing" while its instances are listed; docs/install.md).
-	var deleted, removed []*unstructured.Unstructured
+	var deleted []*unstructured.Unstructured
+	var removed []Change
 	for _, batch := range removalBatches(targets) {
 		if batch[0].GetKind() == kube.CRDGVK.Kind && !opts.DryRun {
 			if err := in.waitGone(ctx, deleted, selector); err != nil {
-				return err
+				return removed, err
 			}
 			deleted = nil
 		}
 		if caller.Err() != nil {
-			return in.uninstallStopped(len(removed), len(targets))
+			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
-		went, err := in.removeBatch(caller, batch, opts.DryRun, "would be removed")
+		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed)
 		deleted = append(deleted, went...)
-		removed = append(removed, went...)
+		removed = append(removed, changes...)
 		if err != nil {
-			return err
+			return removed, err
 		}
 		if len(went) < len(batch) {
-			return in.uninstallStopped(len(removed), len(targets))
+			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
 	}
 	if !opts.DryRun {
-		return in.waitGone(ctx, deleted, selector)
+		return removed, in.waitGone(ctx, deleted, selector)
 	}
-	return nil
+	return removed, nil
 }
 
 // uninstallStopped is the error of an uninstall its caller stopped.

@@ -58,8 +58,13 @@ func Values(tree map[string]any, inst component.Instance) map[string]any {
 		b, _ := v.(bool)
 		return b
 	}
-	setPath(vals, []string{"pilot", "enabled"}, enabled("pilot"))
-	setPath(vals, []string{"pilot", "cni", "enabled"}, enabled("cni"))
+	// As upstream: the components' enablement tells the charts of each other; a value the
+	// user set there wins (values.pilot.cni.enabled without the CNI component, for one).
+	for path, key := range map[string]string{"pilot.enabled": "pilot", "pilot.cni.enabled": "cni"} {
+		if _, set := spec.Lookup(vals, strings.Split(path, ".")...); !set {
+			setPath(vals, strings.Split(path, "."), enabled(key))
+		}
+	}
 
 	if inst.ValuesRoot != "" && inst.ValuesRoot != "global" {
 		set(inst.ValuesRoot+".hub", inst.Hub)

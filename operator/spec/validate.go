@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/component"
 )
 
 // CompatibilityVersions are the releases whose defaults spec.compatibilityVersion can ask for.
@@ -59,6 +60,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 		}
 	}
 	checkImage("spec", spec)
+	checkImages(spec, bad)
 
 	// The name and namespace become every installed object's ownership label values: a
 	// value the apiserver rejects would fail the install at its first object.
@@ -117,6 +119,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 		}
 	}
 
+	helmEnabled := checkHelmEnabled(tree, values, warn)
 	for _, kind := range []string{"ingressGateways", "egressGateways"} {
 		list, _ := components[kind].([]any)
 		seen := map[string]int{}
@@ -156,7 +159,7 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 			if replicaSet(gw) && autoscaleOn(values, "gateways", valuesKey) {
 				warn(path+".k8s.replicaCount", "is set while autoscaling is on (values.gateways.%s.autoscaleEnabled); the autoscaler will override it", valuesKey)
 			}
-			if enabled, ok := gw["enabled"].(bool); ok && !enabled {
+			if enabled, ok := gw["enabled"].(bool); ok && !enabled && !helmEnabled[kind] {
 				continue
 			}
 			if t, ok := Lookup(gw, "k8s", "service", "type"); ok && !contains(serviceTypes, fmt.Sprint(t)) {
@@ -192,6 +195,42 @@ func Validate(tree map[string]any) v1alpha1.Problems {
 	validateExternal(spec, bad, warn)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
 	return ps
+}
+
+// checkHelmEnabled warns of Helm-level enabled values that do not do what they seem to:
+// upstream decides what is installed from spec.components, and of the values only a
+// gateway's true counts (it turns on every gateway of its list). It returns which gateway
+// lists that turns on.
+func checkHelmEnabled(tree, values map[string]any, warn func(path, format string, args ...any)) map[string]bool {
+	on := map[string]bool{}
+	for _, c := range component.All {
+		if c.Multi {
+			key := strings.TrimPrefix(c.ValuesRoot, "gateways.")
+			on[c.SpecKey] = component.HelmEnabled(values, c)
+			if v, ok := lookupBool(values, "gateways", key, "enabled"); ok && !v {
+				warn("spec.values.gateways."+key+".enabled", "false turns no gateway off (as upstream, only true counts: it turns on every gateway of components.%s); set components.%s[name:...].enabled: false instead", c.SpecKey, c.SpecKey)
+			}
+		}
+	}
+	iop, err := typed(tree)
+	if err != nil {
+		return on
+	}
+	installed := map[component.Name]bool{}
+	for _, i := range component.Instances(iop) {
+		installed[i.Name] = true
+	}
+	for _, c := range []component.Name{component.Pilot, component.Cni} {
+		comp, _ := component.Get(c)
+		if v, ok := lookupBool(values, comp.ValuesRoot, "enabled"); ok && v != installed[c] {
+			state := "not installed"
+			if installed[c] {
+				state = "installed"
+			}
+			warn("spec.values."+comp.ValuesRoot+".enabled", "is %v, but %s is %s: what is installed follows components.%s, not this value (as upstream)", v, comp.Title, state, comp.SpecKey)
+		}
+	}
+	return on
 }
 
 var serviceTypes = []string{"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"}

@@ -80,7 +80,7 @@ contexts: [{name: kind-east, context: {cluster: east, user: admin}}, {name: kind
 		{args: []string{"install", "--set", "profile=de"}, want: []string{"profile=default", "profile=demo"}},
 		{args: []string{"install", "--set", "pro"}, want: []string{"profile="}, noSpace: true},
 		{args: []string{"manifest", "generate", "--set", ""}, has: []string{"profile=", "revision=", "hub=", "tag=", "namespace=", "components.", "values.", "meshConfig."}, noSpace: true},
-		{args: []string{"install", "--set", "values."}, has: []string{"values.global.", "values.pilot.", "values.gateways.", "values.cni.", "values.ztunnel=", "values.base."}, noSpace: true},
+		{args: []string{"install", "--set", "values."}, has: []string{"values.global.", "values.pilot.", "values.gateways.", "values.cni.", "values.ztunnel.", "values.base."}, noSpace: true},
 		{args: []string{"install", "--set", "values.global.logging."}, want: []string{"values.global.logging.level="}, noSpace: true},
 		{args: []string{"install", "--set", "components.cni.enabled="}, want: []string{"components.cni.enabled=true", "components.cni.enabled=false"}},
 		{args: []string{"install", "--set", "meshConfig.accessLogEncoding="}, want: []string{"meshConfig.accessLogEncoding=TEXT", "meshConfig.accessLogEncoding=JSON"}},

@@ -49,8 +49,9 @@ type IstioOperatorSpec struct {
 	Components *ComponentsSpec `json:"components,omitempty"`
 	// Values are Helm values, checked against the Values schema.
 	Values map[string]any `json:"values,omitempty" schema:"values"`
-	// UnvalidatedValues are merged into the values without any check.
-	UnvalidatedValues map[string]any `json:"unvalidatedValues,omitempty"`
+	// UnvalidatedValues are merged into the values with no check of names or types; only
+	// their shapes are checked (an object where the charts read an object, ...).
+	UnvalidatedValues map[string]any `json:"unvalidatedValues,omitempty" schema:"unvalidated"`
 	// External is what the install relies on but does not install (this tool's extension:
 	// see ExternalSpec).
 	External *ExternalSpec `json:"external,omitempty"`
