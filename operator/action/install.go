@@ -406,7 +406,9 @@ func (p *InstallPlan) operation(rec *history.Record) string {
 
 // doneEvent is the run's last event: what it did, or why it stopped.
 func (a *Install) doneEvent(res *install.Result, err error, rec *history.Record, operation string) event.Event {
-	e := event.Event{Type: event.Done, Operation: operation}
+	// The code from the error itself: a default-tag step stopped by Ctrl-C is 130 though
+	// its done is not an interrupted install's.
+	e := event.Event{Type: event.Done, Operation: operation, ExitCode: event.Code(event.ExitCode(err))}
 	var interrupted *install.InterruptedError
 	switch {
 	case errors.As(err, &interrupted):

@@ -41,7 +41,7 @@ const (
 	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
 	// notice when the default moved back to the default revision).
 	RevisionTag Type = "revision-tag"
-	// Done: the run ended (Error when it failed).
+	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )
 
@@ -74,6 +74,9 @@ type Event struct {
 	SchemaVersion int `json:"schemaVersion,omitempty"`
 	// Plan is, on plan, the components the run installs, in install order, with their stages.
 	Plan []PlannedComponent `json:"plan,omitempty"`
+	// ExitCode is set on done only (0 included): the code istioctl exits with when this
+	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
+	ExitCode *int `json:"exitCode,omitempty"`
 }
 
 // SchemaVersion is the event stream's version. Types and fields are only ever added under
