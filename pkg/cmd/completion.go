@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/complete"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
@@ -29,7 +29,7 @@ var outputFormats = func() map[string][]string {
 	}
 }()
 
-// registerCompletions gives the command tree its completions (operator/complete): names
+// registerCompletions gives the command tree its completions (action.Completion): names
 // from the cluster for -r, tag remove, rollback and -n/-i, the kubeconfig's for --context,
 // --cluster and --user, profiles and spec paths for --set and the profile commands, the
 // formats for -o and spec files for -f. Completion asks the cluster with its own short
@@ -52,16 +52,17 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 	offline := func(list func() []string) func(*cobra.Command, string) ([]string, cobra.ShellCompDirective) {
 		return names(func(context.Context) []string { return list() })
 	}
-	namespaces := names(func(ctx context.Context) []string { return complete.Namespaces(ctx, &g.Kube) })
-	flag(root, "context", offline(func() []string { return complete.Contexts(&g.Kube) }))
-	flag(root, "cluster", offline(func() []string { return complete.Clusters(&g.Kube) }))
-	flag(root, "user", offline(func() []string { return complete.Users(&g.Kube) }))
+	comp := g.completion
+	namespaces := names(func(ctx context.Context) []string { return comp().Namespaces(ctx) })
+	flag(root, "context", offline(func() []string { return comp().Contexts() }))
+	flag(root, "cluster", offline(func() []string { return comp().Clusters() }))
+	flag(root, "user", offline(func() []string { return comp().Users() }))
 	flag(root, "namespace", namespaces)
 	flag(root, "istioNamespace", namespaces)
 
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		flag(c, "revision", names(func(ctx context.Context) []string { return complete.Revisions(ctx, &g.Kube) }))
+		flag(c, "revision", names(func(ctx context.Context) []string { return comp().Revisions(ctx) }))
 		if formats, ok := outputFormats[c.CommandPath()]; ok {
 			flag(c, "output", func(_ *cobra.Command, word string) ([]string, cobra.ShellCompDirective) {
 				return withPrefix(formats, word), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
@@ -72,8 +73,8 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 		}
 		flag(c, "set", func(cmd *cobra.Command, word string) ([]string, cobra.ShellCompDirective) {
 			dir, _ := cmd.Flags().GetString("manifests")
-			out, final := complete.SetPaths(word, complete.Profiles(dir),
-				func() []string { return complete.Revisions(ctxOf(cmd), &g.Kube) })
+			out, final := comp().SetPaths(word, comp().Profiles(dir),
+				func() []string { return comp().Revisions(ctxOf(cmd)) })
 			if final || len(out) == 0 {
 				return out, cobra.ShellCompDirectiveNoFileComp
 			}
@@ -92,15 +93,22 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 	walk(root)
 }
 
+// completion answers completions from the global flags as a run would see them (-i is
+// parsed by the time a completion runs).
+func (g *Globals) completion() *action.Completion {
+	return &action.Completion{Kube: &g.Kube, IstioNamespace: g.IstioNamespace}
+}
+
 // positional completes the arguments of the commands that take names: nil for the others.
 func positional(path string, g *Globals) func(cmd *cobra.Command, done []string) []string {
+	comp := g.completion
 	profiles := func(max int) func(*cobra.Command, []string) []string {
 		return func(cmd *cobra.Command, done []string) []string {
 			if len(done) >= max {
 				return nil
 			}
 			dir, _ := cmd.Flags().GetString("manifests")
-			return complete.Profiles(dir)
+			return comp().Profiles(dir)
 		}
 	}
 	switch path {
@@ -109,7 +117,7 @@ func positional(path string, g *Globals) func(cmd *cobra.Command, done []string)
 			if len(done) > 0 {
 				return nil
 			}
-			return complete.Tags(ctxOf(cmd), &g.Kube, g.IstioNamespace)
+			return comp().Tags(ctxOf(cmd))
 		}
 	case "istioctl rollback":
 		return func(cmd *cobra.Command, done []string) []string {
@@ -117,7 +125,7 @@ func positional(path string, g *Globals) func(cmd *cobra.Command, done []string)
 				return nil
 			}
 			rev, _ := cmd.Flags().GetString("revision")
-			return complete.Records(ctxOf(cmd), &g.Kube, g.IstioNamespace, rev)
+			return comp().Records(ctxOf(cmd), rev)
 		}
 	case "istioctl profile dump":
 		return profiles(1)
