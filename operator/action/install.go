@@ -99,6 +99,29 @@ func (p *InstallPlan) Changes(ctx context.Context) ([]install.Change, error) {
 	return p.changes, nil
 }
 
+// Summary says what the run will do, per component, from the reads the plan made (no
+// request): created, updated, unchanged, pruned, and the default revision tag's step. With
+// fields, a server-side dry run of each object to update says which of its fields change
+// (one read and one dry-run request each: for a person about to confirm, or -v).
+func (p *InstallPlan) Summary(ctx context.Context, fields bool) (*install.Summary, error) {
+	changes, err := p.Changes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if fields {
+		// A copy: the plan's changes are what a replan compares with.
+		changes = append([]install.Change(nil), changes...)
+		if err := p.installer.UpdatedFields(ctx, p.manifests, changes); err != nil {
+			return nil, err
+		}
+	}
+	s := install.Summarize(p.manifests, changes)
+	if p.SetsDefaultTag {
+		s.DefaultTag = &install.TagStep{Revision: p.defaultTag.Revision, From: p.defaultTag.Current}
+	}
+	return s, nil
+}
+
 // InstallResult is what a run did.
 type InstallResult struct {
 	Applied, Unchanged, Pruned int
@@ -341,6 +364,11 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests)}
 	if a.DryRun {
 		start.Status = "dry-run"
+	}
+	// The counts come from the metadata lists the plan read and the apply reuses: no
+	// request. Should they fail, the apply fails on the same reads and says why.
+	if s, err := p.Summary(ctx, false); err == nil {
+		start.Changes = &s.Changes
 	}
 	events.Emit(start)
 	if p.recordsErr != nil {

@@ -48,6 +48,16 @@ func (a *TagSet) Plan(ctx context.Context) (*TagSetPlan, error) {
 // YAML is the tag's objects as a manifest (tag generate).
 func (p *TagSetPlan) YAML() ([]byte, error) { return render.YAML(p.plan.Objects) }
 
+// Preview is what Run would do to each object, from a server-side dry run: for a person
+// about to confirm.
+func (a *TagSet) Preview(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
+	changes, err := p.plan.Apply(ctx, p.client, true)
+	if err != nil {
+		return changes, fmt.Errorf("checking revision tag %q (server-side dry run): %w", a.Tag, err)
+	}
+	return changes, nil
+}
+
 // Run applies the plan (a server-side dry run with DryRun) and says what changed, also when
 // it fails part-way.
 func (a *TagSet) Run(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {

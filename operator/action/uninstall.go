@@ -61,6 +61,20 @@ type UninstallPlan struct {
 	tags      []*unstructured.Unstructured
 }
 
+// Summary groups what the uninstall removes: per component, the revision tags, the install
+// records; from the plan's reads (no request).
+func (p *UninstallPlan) Summary() *install.Summary {
+	return install.SummarizeRemoval(p.targets, func(o *unstructured.Unstructured) (string, string) {
+		switch {
+		case o.GetLabels()[history.LabelRecord] == "true":
+			return "install-records", "Install records"
+		case o.GetLabels()[tag.LabelTag] != "":
+			return "revision-tags", "Revision tags"
+		}
+		return install.ComponentTitle(o)
+	})
+}
+
 func (a *Uninstall) events() event.Sink { return event.Stamped(orDiscard(a.Events)) }
 
 func (a *Uninstall) opts() install.UninstallOptions {

@@ -74,6 +74,9 @@ type Event struct {
 	SchemaVersion int `json:"schemaVersion,omitempty"`
 	// Plan is, on plan, the components the run installs, in install order, with their stages.
 	Plan []PlannedComponent `json:"plan,omitempty"`
+	// Changes is, on plan, what the run will do to the objects, foreseen from what the
+	// cluster holds: the totals and the counts per component.
+	Changes *Changes `json:"changes,omitempty"`
 	// ExitCode is set on done only (0 included): the code istioctl exits with when this
 	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
 	ExitCode *int `json:"exitCode,omitempty"`
@@ -105,6 +108,43 @@ type Stage struct {
 	Name    string `json:"name"`
 	Objects int    `json:"objects"`
 }
+
+// Changes counts what a run will do to the objects it renders and prunes: in total, and per
+// component (those it installs, in install order, then those it only prunes).
+type Changes struct {
+	Counts
+	Components []ComponentChanges `json:"components"`
+}
+
+// ComponentChanges is one component's share of Changes.
+type ComponentChanges struct {
+	Component string `json:"component"`
+	Title     string `json:"title,omitempty"`
+	Counts
+}
+
+// Counts counts objects by what a run does to them. Update counts the objects whose applied
+// hash differs from the rendered one (the server decides what changes); Remove is an
+// uninstall's.
+type Counts struct {
+	Create    int `json:"create"`
+	Update    int `json:"update"`
+	Unchanged int `json:"unchanged"`
+	Prune     int `json:"prune"`
+	Remove    int `json:"remove,omitempty"`
+}
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.Create += o.Create
+	c.Update += o.Update
+	c.Unchanged += o.Unchanged
+	c.Prune += o.Prune
+	c.Remove += o.Remove
+}
+
+// Changes says whether the counts include anything but unchanged objects.
+func (c Counts) Changes() bool { return c.Create+c.Update+c.Prune+c.Remove > 0 }
 
 // Sink receives events; it must be safe for concurrent use.
 type Sink interface {

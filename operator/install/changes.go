@@ -42,6 +42,9 @@ type Change struct {
 	Diff []string
 	// TakenOver lists the fields taken over from another field manager ("manager: .path").
 	TakenOver []string
+	// Fields are, for an object a run would configure, the paths of the fields that change
+	// (Installer.UpdatedFields; never values).
+	Fields []string
 	// Note says more ("its namespace does not exist yet, so the server could not check it").
 	Note string
 }

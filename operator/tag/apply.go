@@ -15,6 +15,9 @@ type Change struct {
 	Object string
 	// Status: created, configured, unchanged or deactivated ("would be ..." in a dry run).
 	Status string
+	// Fields are, in a dry run of an object that would be configured, the paths of the
+	// fields that change (never values).
+	Fields []string
 }
 
 // Apply writes the plan: the tag's objects by server-side apply as ownership.FieldManager, then
@@ -38,6 +41,10 @@ func (p *Plan) Apply(ctx context.Context, c *kube.Client, dryRun bool) ([]Change
 			}
 			changed = diff != ""
 		}
+		var fields []string
+		if dryRun && changed && r.Before != nil {
+			fields = objdiff.Fields(r.Before, r.Live, kube.ServerAnnotations...)
+		}
 		status := "unchanged"
 		switch {
 		case r.Created:
@@ -45,7 +52,7 @@ func (p *Plan) Apply(ctx context.Context, c *kube.Client, dryRun bool) ([]Change
 		case changed:
 			status = "configured"
 		}
-		out = append(out, Change{Object: kube.Describe(o), Status: would(status, dryRun)})
+		out = append(out, Change{Object: kube.Describe(o), Status: would(status, dryRun), Fields: fields})
 	}
 	for _, w := range p.Deactivate {
 		if _, err := c.ApplyFields(ctx, deactivation(w), DeactivationManager, dryRun); err != nil {

@@ -25,7 +25,9 @@ type InstallDefault struct {
 	// Needed says the install sets the default tag.
 	Needed bool
 	// Revision is the install's revision ("default" for the default one).
-	Revision       string
+	Revision string
+	// Current is the revision the default tag points at before the install ("": none).
+	Current        string
 	IstioNamespace string
 	ManifestsDir   string
 	AutoInject     bool
@@ -70,6 +72,9 @@ func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifes
 		return nil, err
 	}
 	exists := len(tags) > 0
+	if exists {
+		d.Current = tags[0].GetLabels()[LabelRev]
+	}
 	d.Needed = !exists || d.Revision == Default
 	if !d.Needed || d.Revision != Default {
 		return d, nil

@@ -154,7 +154,8 @@ func writes(reqs []string) []string {
 }
 
 // recordingProxy serves the cluster's API on a plain loopback address, forwarding with the
-// admin credentials and recording every request as "METHOD path?query". It returns a
+// admin credentials and recording every request as "METHOD path?query" (with " [metadata]"
+// after a request for metadata only). It returns a
 // kubeconfig for istioctl that goes through it: what istioctl sent is then known exactly,
 // not inferred from what changed.
 func recordingProxy(t *testing.T, c *cluster.Cluster) (string, *requestLog) {
@@ -171,7 +172,11 @@ func recordingProxy(t *testing.T, c *cluster.Cluster) (string, *requestLog) {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = rt
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log.add(r.Method + " " + r.URL.RequestURI())
+		entry := r.Method + " " + r.URL.RequestURI()
+		if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata") {
+			entry += " [metadata]"
+		}
+		log.add(entry)
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)

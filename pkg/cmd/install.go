@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -23,6 +25,9 @@ type applyFlags struct {
 	HistoryMax int
 	// TakeOwnership adopts rendered objects that exist without istioctl's ownership.
 	TakeOwnership bool
+	// Verbose prints every object's line on a terminal too, and the fields each update
+	// changes before the run.
+	Verbose bool
 }
 
 func (f *applyFlags) add(fs *pflag.FlagSet) {
@@ -32,6 +37,27 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
 	fs.IntVar(&f.HistoryMax, "history-max", action.DefaultHistoryMax, "How many install records of the revision to keep in the cluster (0: no limit)")
 	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
+	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "Print every object's progress on a terminal too, and before the run the fields each update changes (a server-side dry run of those objects)")
+}
+
+// summarize prints what the run will do before it starts or asks: with the fields each
+// update changes when it asks or with -v (the counts alone come with the plan event). It
+// returns false when there is nothing to change and nothing to ask: the command is done.
+func (f *applyFlags) summarize(ctx context.Context, out io.Writer, sink event.Sink, plan *action.InstallPlan) (bool, error) {
+	if f.DryRun || (!f.prompts() && !(f.Verbose && f.Output == "text")) {
+		return true, nil
+	}
+	s, err := plan.Summary(ctx, true)
+	if err != nil {
+		return false, err
+	}
+	if f.prompts() && !s.Writes() {
+		printer.NothingToChange(out, s, plan.Revision)
+		return false, nil
+	}
+	printer.Summary(out, s, f.Verbose)
+	printer.Summarized(sink)
+	return true, nil
 }
 
 // prompts says whether the run asks before writing.
@@ -52,7 +78,7 @@ type InstallCommand struct {
 }
 
 func newInstallCommand(g *Globals, use string) *cobra.Command {
-	a := &InstallCommand{Globals: g}
+	a := &InstallCommand{Globals: g, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
@@ -97,15 +123,27 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		TakeOwnership:    a.TakeOwnership,
 		Atomic:           a.Atomic,
 		Replan:           a.prompts(),
-		Events:           eventSink(a.Out, a.Output),
+		Events:           eventSink(a.Out, a.Output, a.Verbose),
 	}
 	plan, err := in.Plan(ctx)
-	if err == nil && a.prompts() {
-		err = confirm(a.In, a.Out, a.IsTerminal,
-			fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, plan.Profile))
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		_, err = in.Run(ctx, plan)
+	if a.prompts() {
+		// Before the summary: without a terminal to ask on, nothing is read for it.
+		if err := needTerminal(a.In, a.IsTerminal); err != nil {
+			return err
+		}
 	}
+	if goOn, err := a.summarize(ctx, a.Out, in.Events, plan); err != nil || !goOn {
+		return err
+	}
+	if a.prompts() {
+		if err := confirm(a.In, a.Out, a.IsTerminal,
+			fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, plan.Profile)); err != nil {
+			return err
+		}
+	}
+	_, err = in.Run(ctx, plan)
 	return err
 }

@@ -19,22 +19,30 @@ func isTerminalFile(w any) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-// eventSink prints a run's events in format to out: with a progress bar when out is a
-// terminal, plain lines otherwise.
-func eventSink(out io.Writer, format string) event.Sink {
+// eventSink prints a run's events in format to out: the live view when out is a terminal
+// (object lines only with verbose), plain lines otherwise.
+func eventSink(out io.Writer, format string, verbose bool) event.Sink {
 	if isTerminalFile(out) {
-		return printer.NewTerminalEvents(out, printer.Format(format))
+		return printer.NewTerminalEvents(out, printer.Format(format), printer.TerminalOptions{Verbose: verbose})
 	}
 	return printer.NewEvents(out, printer.Format(format))
 }
 
-// confirm asks question on a terminal; without one it is a usage error asking for -y.
-func confirm(in io.Reader, out io.Writer, isTerminal func() bool, question string) error {
+// needTerminal is the usage error of a prompt without a terminal to ask on.
+func needTerminal(in io.Reader, isTerminal func() bool) error {
 	if isTerminal == nil {
 		isTerminal = func() bool { return isTerminalFile(in) }
 	}
 	if !isTerminal() {
 		return Usagef("standard input is not a terminal, so istioctl cannot ask for confirmation: pass -y (--skip-confirmation)")
+	}
+	return nil
+}
+
+// confirm asks question on a terminal; without one it is a usage error asking for -y.
+func confirm(in io.Reader, out io.Writer, isTerminal func() bool, question string) error {
+	if err := needTerminal(in, isTerminal); err != nil {
+		return err
 	}
 	fmt.Fprint(out, question)
 	line, _ := bufio.NewReader(in).ReadString('\n')

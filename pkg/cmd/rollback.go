@@ -25,7 +25,7 @@ type RollbackCommand struct {
 }
 
 func newRollbackCommand(g *Globals) *cobra.Command {
-	a := &RollbackCommand{Globals: g}
+	a := &RollbackCommand{Globals: g, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:   "rollback [RECORD]",
 		Short: "Re-install an earlier install record of a revision (by default the previous successful one)",
@@ -69,16 +69,27 @@ func (a *RollbackCommand) Run(ctx context.Context) error {
 		HistoryMax:       a.HistoryMax,
 		TakeOwnership:    a.TakeOwnership,
 		Replan:           a.prompts(),
-		Events:           eventSink(a.Out, a.Output),
+		Events:           eventSink(a.Out, a.Output, a.Verbose),
 	}
 	plan, err := rb.Plan(ctx)
-	if err == nil && a.prompts() {
+	if err != nil {
+		return err
+	}
+	if a.prompts() {
+		if err := needTerminal(a.In, a.IsTerminal); err != nil {
+			return err
+		}
+	}
+	if goOn, err := a.summarize(ctx, a.Out, rb.Events, plan.Install); err != nil || !goOn {
+		return err
+	}
+	if a.prompts() {
 		t := plan.Target
-		err = confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will roll revision %s back to install record %d (profile %q, istioctl %s, %s, %s). Proceed? (y/N) ",
-			t.Revision, t.Number, t.Profile, t.ToolVersion, t.Time.Local().Format(time.DateTime), t.Outcome))
+		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will roll revision %s back to install record %d (profile %q, istioctl %s, %s, %s). Proceed? (y/N) ",
+			t.Revision, t.Number, t.Profile, t.ToolVersion, t.Time.Local().Format(time.DateTime), t.Outcome)); err != nil {
+			return err
+		}
 	}
-	if err == nil {
-		_, err = rb.Run(ctx, plan)
-	}
+	_, err = rb.Run(ctx, plan)
 	return err
 }

@@ -38,6 +38,9 @@ type Streams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// IsTerminal, when set, says whether In is a terminal one may ask on (tests); nil asks
+	// the file.
+	IsTerminal func() bool
 }
 
 // Globals are the flags every command shares.

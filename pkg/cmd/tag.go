@@ -57,7 +57,7 @@ type TagSetAction struct {
 }
 
 func newTagSetCommand(g *Globals, generate bool) *cobra.Command {
-	a := &TagSetAction{Globals: g, Generate: generate}
+	a := &TagSetAction{Globals: g, Generate: generate, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:   "set <revision-tag>",
 		Short: "Create or move a revision tag",
@@ -110,6 +110,14 @@ func (a *TagSetAction) Run(ctx context.Context) error {
 	if len(p.Overlaps) > 0 {
 		printer.TagOverlaps(a.ErrOut, p.Overlaps)
 		if !a.Generate && !a.SkipConfirmation && !a.DryRun {
+			if err := needTerminal(a.In, a.IsTerminal); err != nil {
+				return err
+			}
+			preview, err := ts.Preview(ctx, p)
+			if err != nil {
+				return err
+			}
+			printer.TagSummary(a.Out, preview)
 			if err := confirm(a.In, a.Out, a.IsTerminal, "Apply anyways? [y/N] "); err != nil {
 				return err
 			}
@@ -186,7 +194,7 @@ type TagRemoveAction struct {
 }
 
 func newTagRemoveCommand(g *Globals) *cobra.Command {
-	a := &TagRemoveAction{Globals: g}
+	a := &TagRemoveAction{Globals: g, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:     "remove <revision-tag>",
 		Aliases: []string{"delete"},
@@ -214,6 +222,10 @@ func (a *TagRemoveAction) Run(ctx context.Context) error {
 		return err
 	}
 	if len(p.Namespaces) > 0 && !a.SkipConfirmation {
+		if err := needTerminal(a.In, a.IsTerminal); err != nil {
+			return err
+		}
+		printer.TagRemoval(a.Out, p.Objects)
 		q := fmt.Sprintf("Caution, found %d namespace(s) still injected by tag %q: %s\nProceed with operation? [y/N] ",
 			len(p.Namespaces), a.Tag, strings.Join(p.Namespaces, " "))
 		if err := confirm(a.In, a.Out, a.IsTerminal, q); err != nil {

@@ -30,7 +30,7 @@ type UninstallCommand struct {
 }
 
 func newUninstallCommand(g *Globals) *cobra.Command {
-	a := &UninstallCommand{Globals: g}
+	a := &UninstallCommand{Globals: g, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove what istioctl installed: one revision's control plane and gateways, or everything with --purge",
@@ -83,7 +83,7 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 		IgnoreNotFound: a.IgnoreNotFound,
 		Timeout:        a.Timeout,
 		Replan:         prompt,
-		Events:         eventSink(a.Out, a.Output),
+		Events:         eventSink(a.Out, a.Output, a.Verbose),
 	}
 	plan, err := u.Plan(ctx)
 	if plan != nil && a.Output == "text" {
@@ -96,8 +96,17 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 		printer.Line(a.ErrOut, plan.Nothing)
 		return nil
 	}
-	if prompt || (a.Verbose && a.Output == "text") {
-		printer.Objects(a.Out, plan.Targets)
+	if prompt {
+		if err := needTerminal(a.In, a.IsTerminal); err != nil {
+			return err
+		}
+	}
+	// The summary, with every object before a prompt or with -v; with -y the counts alone.
+	switch {
+	case prompt || (a.Verbose && a.Output == "text"):
+		printer.Summary(a.Out, plan.Summary(), true)
+	case a.Output == "text":
+		printer.Counts(a.Out, plan.Summary())
 	}
 	if prompt {
 		what := fmt.Sprintf("revision %q", plan.Revision)

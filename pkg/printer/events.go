@@ -34,14 +34,30 @@ func NewEvents(w io.Writer, f Format) event.Sink {
 	return &textSink{w: w}
 }
 
-// NewTerminalEvents is NewEvents for a person at a terminal: the text lines, with a progress
-// bar kept below them while a run is going. Use it only when w is a terminal; logs get no
-// bar, so CI output has no spinner lines.
-func NewTerminalEvents(w io.Writer, f Format) event.Sink {
+// NewTerminalEvents is NewEvents for a person at a terminal (see liveSink): a live line per
+// component in progress and a progress bar, cut to the terminal's width, under the lines
+// that stay. Use it only when w is a terminal; logs get no bar, so CI output has no spinner
+// lines.
+func NewTerminalEvents(w io.Writer, f Format, opts TerminalOptions) event.Sink {
 	if f == JSON {
 		return NewEvents(w, f)
 	}
-	return &barSink{text: &textSink{w: w}, w: w}
+	return newLiveSink(w, opts)
+}
+
+// Summarized tells a text event printer that the change summary was printed already
+// (before a prompt, or with -v): the plan event does not print its counts again.
+func Summarized(s event.Sink) {
+	switch t := s.(type) {
+	case *textSink:
+		t.mu.Lock()
+		t.summarized = true
+		t.mu.Unlock()
+	case *liveSink:
+		t.mu.Lock()
+		t.text.summarized = true
+		t.mu.Unlock()
+	}
 }
 
 type jsonSink struct {
@@ -67,6 +83,8 @@ var (
 type textSink struct {
 	mu sync.Mutex
 	w  io.Writer
+	// summarized: the plan's counts were printed before the run (Summarized).
+	summarized bool
 }
 
 func (s *textSink) Emit(e event.Event) {
@@ -78,7 +96,11 @@ func (s *textSink) Emit(e event.Event) {
 	}
 	switch e.Type {
 	case event.Plan:
-		// The plan's size drives the terminal's progress bar; a line would only repeat it.
+		// The counts, unless printed before the run; the plan's size drives the terminal's
+		// progress bar.
+		if e.Changes != nil && !s.summarized {
+			io.WriteString(s.w, strings.Join(summaryLines(e.Changes, nil, false), "\n")+"\n")
+		}
 	case event.ComponentStarted:
 		fmt.Fprintf(s.w, "- Applying %s\n", title)
 	case event.Applied:

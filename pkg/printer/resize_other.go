@@ -1,0 +1,6 @@
+//go:build !unix
+
+package printer
+
+// onResize: without SIGWINCH, each redraw (every redrawEvery) reads the width again.
+func (s *liveSink) onResize(stop chan struct{}) {}
