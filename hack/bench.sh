@@ -4,6 +4,8 @@
 #  - install of the default profile into a fresh local cluster, and re-install of the same
 #    spec: wall time, and the apiserver's request counts during the run (all, and writes)
 #  - uninstall
+#  - install -y of this tree against the base commit's (BASE, main), each on a fresh cluster in
+#    the same rounds: a limit of +INSTALL_BUDGET_PCT (5) % on the median
 #  - start-up (version --remote=false, manifest generate) against a base commit (BASE, main)
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
@@ -23,11 +25,17 @@ fi
 make -s build cluster-bin >/dev/null
 go build -o bin/benchcmp ./hack/benchcmp
 OURS=$root/bin/istioctl
+BASE=${BASE:-main}
+INSTALL_BUDGET_PCT=${INSTALL_BUDGET_PCT:-5}
 work=$(mktemp -d)
 export HOME=$work/home
 mkdir -p "$HOME"
 out=$work/report.md
-trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# The base commit's binary: this tree's install -y against it, in the same rounds.
+git worktree add --detach "$work/base" "$(git rev-parse --verify "$BASE^{commit}")" >/dev/null 2>&1
+(cd "$work/base" && go build -o "$work/base.bin" ./cmd/istioctl)
+BASE_BIN=$work/base.bin
 
 machine="$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(go version | cut -d' ' -f3)"
 
@@ -128,11 +136,24 @@ run_floor() { # round
 	unset KUBECONFIG
 	hack/kube/down.sh >/dev/null 2>&1
 }
+# The base commit's install -y, as run_tool's first step: one fresh cluster.
+run_base() { # round
+	local i=$1 log=$work/base-$1.log a b
+	hack/kube/up.sh >/dev/null 2>&1
+	export KUBECONFIG=$STATE/kubeconfig
+	a=$(now_ms)
+	"$BASE_BIN" install -y "${SETS[@]}" >>"$log" 2>&1 || { echo "[bench] base round $i: install failed (log: $log)" >&2; cat "$log" >&2; exit 1; }
+	b=$(now_ms)
+	t_install[base]+="$((b - a)) "
+	unset KUBECONFIG
+	hack/kube/down.sh >/dev/null 2>&1
+}
 for i in $(seq 1 "$RUNS"); do
 	echo "[bench] cluster round $i/$RUNS" >&2
 	run_tool ours "$OURS" "$i"
 	run_tool upstream "$UPSTREAM" "$i"
 	run_floor "$i"
+	run_base "$i"
 done
 
 stats() { # numbers... -> "median (min-max)"
@@ -183,6 +204,16 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
 	echo "| re-install: write requests | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) |"
 	echo
 } >>"$out"
+{
+	echo "### install -y against $BASE ($(git rev-parse --short "$BASE")), same rounds"
+	echo
+	echo "| wall ms, median (min-max) | this tree | $BASE | difference |"
+	echo "|---|---|---|---|"
+	echo "| install into a fresh cluster | $(stats ${t_install[ours]}) | $(stats ${t_install[base]}) | $(awk -v a="$(med ${t_install[ours]})" -v b="$(med ${t_install[base]})" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / (b ? b : 1) }') |"
+	echo
+} >>"$out"
+limit "install -y against $BASE" "$(le "$(med ${t_install[ours]})" "$(awk -v b="$(med ${t_install[base]})" -v p="$INSTALL_BUDGET_PCT" 'BEGIN { print b * (100 + p) / 100 }')")" \
+	"our median $(med ${t_install[ours]}) ms is over $BASE's $(med ${t_install[base]}) ms + $INSTALL_BUDGET_PCT %"
 limit "uninstall --purge" "$(le "$(med ${t_uninstall[ours]})" "$(med ${t_uninstall[upstream]})")" \
 	"our median $(med ${t_uninstall[ours]}) ms is over upstream's $(med ${t_uninstall[upstream]}) ms"
 limit "install" "$(le "$(med ${t_install[ours]})" "$(med ${t_install[upstream]})")" \

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/tag"
@@ -48,14 +49,31 @@ func (a *TagSet) Plan(ctx context.Context) (*TagSetPlan, error) {
 // YAML is the tag's objects as a manifest (tag generate).
 func (p *TagSetPlan) YAML() ([]byte, error) { return render.YAML(p.plan.Objects) }
 
-// Preview is what Run would do to each object, from a server-side dry run: for a person
-// about to confirm.
-func (a *TagSet) Preview(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
+// Preview is what Run would do to the tag's objects, from a server-side dry run, as a
+// summary (the fields each update changes included): for a person about to confirm.
+func (a *TagSet) Preview(ctx context.Context, p *TagSetPlan) (*install.Summary, error) {
 	changes, err := p.plan.Apply(ctx, p.client, true)
 	if err != nil {
-		return changes, fmt.Errorf("checking revision tag %q (server-side dry run): %w", a.Tag, err)
+		return nil, fmt.Errorf("checking revision tag %q (server-side dry run): %w", a.Tag, err)
 	}
-	return changes, nil
+	out := make([]install.Change, len(changes))
+	for i, c := range changes {
+		out[i] = install.Change{Object: c.Object, Component: tagGroup, Action: install.Action(c.Action), DryRun: true, Fields: c.Fields}
+	}
+	return tagSummary(install.Summarize(nil, out)), nil
+}
+
+// tagGroup is the group a summary counts a tag's objects in.
+const tagGroup = "revision-tags"
+
+// tagSummary titles the tag's group of s.
+func tagSummary(s *install.Summary) *install.Summary {
+	for i := range s.Components {
+		if s.Components[i].Component == tagGroup {
+			s.Components[i].Title = "Revision tags"
+		}
+	}
+	return s
 }
 
 // Run applies the plan (a server-side dry run with DryRun) and says what changed, also when
@@ -98,6 +116,12 @@ type TagRemovePlan struct {
 	Namespaces []string
 	objs       []*unstructured.Unstructured
 	client     *kube.Client
+}
+
+// Summary is what removing the tag removes (from the plan's reads): for a person about to
+// confirm.
+func (p *TagRemovePlan) Summary() *install.Summary {
+	return install.SummarizeRemoval(p.objs, func(*unstructured.Unstructured) (string, string) { return tagGroup, "Revision tags" })
 }
 
 // Plan finds the tag's objects and who uses it.

@@ -42,7 +42,9 @@ func (s *Summary) Writes() bool {
 
 // Summarize groups an install's foreseen changes (Installer.Changes) by component: the
 // components manifests install, in install order, then the components whose objects are
-// only pruned, in registry order.
+// only pruned, in registry order. A pruned object carries its component's name (the label),
+// not an instance's: it counts under the one instance of that component the run installs,
+// or, with none or several (gateways), under the component itself.
 func Summarize(manifests []render.Manifest, changes []Change) *Summary {
 	s := &Summary{Objects: map[string][]Change{}}
 	index := map[string]int{}
@@ -54,23 +56,30 @@ func Summarize(manifests []render.Manifest, changes []Change) *Summary {
 		s.Components = append(s.Components, event.ComponentChanges{Component: key, Title: title})
 		return index[key]
 	}
+	instances := map[string][]string{}
 	for _, m := range manifests {
 		add(m.Instance.Key(), componentEvent(m.Instance).Title)
+		instances[string(m.Instance.Name)] = append(instances[string(m.Instance.Name)], m.Instance.Key())
 	}
-	// Pruned objects carry their component's name (the label), not an instance: their
-	// components come after, in registry order.
+	prunedUnder := func(name string) string {
+		if keys := instances[name]; len(keys) == 1 {
+			return keys[0]
+		}
+		return name
+	}
 	for _, c := range component.All {
 		for _, ch := range changes {
 			if ch.Action == Pruned && ch.Component == string(c.Name) {
-				if _, ok := index[ch.Component]; !ok {
-					add(ch.Component, c.Title)
-				}
+				add(prunedUnder(ch.Component), c.Title)
 			}
 		}
 	}
 	for _, ch := range changes {
-		i := add(ch.Component, ch.Component)
-		counts := &s.Components[i].Counts
+		key := ch.Component
+		if ch.Action == Pruned {
+			key = prunedUnder(key)
+		}
+		counts := &s.Components[add(key, key)].Counts
 		switch ch.Action {
 		case Created:
 			counts.Create++
@@ -84,7 +93,7 @@ func Summarize(manifests []render.Manifest, changes []Change) *Summary {
 			counts.Remove++
 		}
 		if ch.Action != Unchanged && ch.Action != Skipped {
-			s.Objects[ch.Component] = append(s.Objects[ch.Component], ch)
+			s.Objects[key] = append(s.Objects[key], ch)
 		}
 	}
 	for _, c := range s.Components {

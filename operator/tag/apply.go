@@ -15,6 +15,9 @@ type Change struct {
 	Object string
 	// Status: created, configured, unchanged or deactivated ("would be ..." in a dry run).
 	Status string
+	// Action is what happens to it, from the closed set of Status's words: created,
+	// configured, unchanged, deactivated (in a dry run too).
+	Action string
 	// Fields are, in a dry run of an object that would be configured, the paths of the
 	// fields that change (never values).
 	Fields []string
@@ -52,13 +55,13 @@ func (p *Plan) Apply(ctx context.Context, c *kube.Client, dryRun bool) ([]Change
 		case changed:
 			status = "configured"
 		}
-		out = append(out, Change{Object: kube.Describe(o), Status: would(status, dryRun), Fields: fields})
+		out = append(out, Change{Object: kube.Describe(o), Status: would(status, dryRun), Action: status, Fields: fields})
 	}
 	for _, w := range p.Deactivate {
 		if _, err := c.ApplyFields(ctx, deactivation(w), DeactivationManager, dryRun); err != nil {
 			return out, err
 		}
-		out = append(out, Change{Object: kube.Describe(w), Status: would("deactivated", dryRun)})
+		out = append(out, Change{Object: kube.Describe(w), Status: would("deactivated", dryRun), Action: "deactivated"})
 	}
 	return out, nil
 }

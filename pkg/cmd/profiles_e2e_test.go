@@ -302,7 +302,7 @@ func TestCanaryE2E(t *testing.T) {
 	// dry run too, and -v lists every object before.
 	out = ist("uninstall", "-r", "default", "--dry-run", "-v")
 	warn := "! these gateways are removed, and the traffic they carry stops:\n    Deployment/istio-system/istio-ingressgateway\n"
-	if i, j := strings.Index(out, warn), strings.Index(out, "  Deployment/istio-system/istiod\n"); i < 0 || j < i {
+	if i, j := strings.Index(out, warn), strings.Index(out, "    - Deployment/istio-system/istiod\n"); i < 0 || j < i {
 		t.Errorf("uninstall -r default --dry-run -v should warn about the gateway, then list the objects:\n%s", out)
 	}
 	if out := ist("uninstall", "--purge", "-r", "canary", "--dry-run"); !strings.Contains(out, "! --purge removes every revision and the Istio CRDs: -r, -f and --set are ignored") {

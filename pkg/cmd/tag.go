@@ -117,7 +117,7 @@ func (a *TagSetAction) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			printer.TagSummary(a.Out, preview)
+			printer.Summary(a.Out, preview, true)
 			if err := confirm(a.In, a.Out, a.IsTerminal, "Apply anyways? [y/N] "); err != nil {
 				return err
 			}
@@ -225,7 +225,7 @@ func (a *TagRemoveAction) Run(ctx context.Context) error {
 		if err := needTerminal(a.In, a.IsTerminal); err != nil {
 			return err
 		}
-		printer.TagRemoval(a.Out, p.Objects)
+		printer.Summary(a.Out, p.Summary(), true)
 		q := fmt.Sprintf("Caution, found %d namespace(s) still injected by tag %q: %s\nProceed with operation? [y/N] ",
 			len(p.Namespaces), a.Tag, strings.Join(p.Namespaces, " "))
 		if err := confirm(a.In, a.Out, a.IsTerminal, q); err != nil {

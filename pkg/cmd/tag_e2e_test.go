@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -193,6 +194,17 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 		!strings.Contains(stderr, "tag-e2e-rogue/rogue.sidecar-injector.istio.io") {
 		t.Errorf("an overlapping tag without -y and without a terminal: %v\n%s", err, stderr)
 	}
+	// At a terminal it says what the move changes (a server-side dry run) before asking;
+	// answered n, it writes nothing.
+	unasked := snapshot(t, c)
+	out, _, err = asking(t, "n\n", append(k, "tag", "set", "prod", "--revision", "default", "--overwrite")...)
+	if exitCode(err) != 1 || !regexp.MustCompile(`(?m)^Plan: 0 to create, [1-9]\d* to update, \d+ unchanged, 0 to prune\n  Revision tags  [1-9]\d* to update`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^    ~ MutatingWebhookConfiguration/istio-revision-tag-prod: \S`).MatchString(out) || !strings.HasSuffix(out, "Apply anyways? [y/N] Cancelled.\n") {
+		t.Errorf("an overlapping tag at a terminal, answered n: %v\n%s", err, out)
+	}
+	if after := snapshot(t, c); after != unasked {
+		t.Errorf("tag set answered n wrote:\nbefore %s\nafter  %s", unasked, after)
+	}
 	if err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, rogue.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +212,14 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 	// Removing a tag a namespace uses needs a confirmation.
 	if _, _, err := fails("tag", "remove", "prod"); !errors.As(err, &usage) {
 		t.Errorf("tag remove of a used tag without -y: %v", err)
+	}
+	out, _, err = asking(t, "n\n", append(k, "tag", "remove", "prod")...)
+	if exitCode(err) != 1 || !regexp.MustCompile(`(?m)^Plan: [1-9]\d* to remove\n  Revision tags  [1-9]\d* to remove\n`).MatchString(out) ||
+		!strings.Contains(out, "    - MutatingWebhookConfiguration/istio-revision-tag-prod\n") || !strings.HasSuffix(out, "Proceed with operation? [y/N] Cancelled.\n") {
+		t.Errorf("tag remove of a used tag at a terminal, answered n: %v\n%s", err, out)
+	}
+	if after := snapshot(t, c); after != unasked {
+		t.Errorf("tag remove answered n wrote:\nbefore %s\nafter  %s", unasked, after)
 	}
 	if out := ist("tag", "delete", "prod", "-y"); !strings.HasSuffix(out, "Revision tag prod removed\n") {
 		t.Errorf("tag delete:\n%s", out)

@@ -231,7 +231,8 @@ func (s *liveSink) shows(e event.Event) bool {
 }
 
 // lines writes e's plain lines to out: the first cut to the terminal's width, except a
-// warning's and a failure's, whose every word is the report; the plan's counts all cut.
+// warning's, a failure's and a skipped component's (why it was not applied), whose every
+// word is the report; the plan's counts all cut.
 func (s *liveSink) lines(out *bytes.Buffer, e event.Event) {
 	s.buf.Reset()
 	s.text.Emit(e)
@@ -240,11 +241,16 @@ func (s *liveSink) lines(out *bytes.Buffer, e event.Event) {
 	}
 	width, _ := s.size()
 	for i, l := range strings.Split(strings.TrimSuffix(s.buf.String(), "\n"), "\n") {
-		if e.Type == event.Plan || (i == 0 && e.Type != event.Warning && e.Type != event.ComponentFailed) {
+		if e.Type == event.Plan || (i == 0 && !whole(e.Type)) {
 			l = cut(l, width-1)
 		}
 		out.WriteString(l + "\n")
 	}
+}
+
+// whole says the lines of an event of type t are a report, never cut.
+func whole(t event.Type) bool {
+	return t == event.Warning || t == event.ComponentFailed || t == event.ComponentSkipped
 }
 
 // draw writes the live lines, each cut to the terminal's width and ended by a newline, so

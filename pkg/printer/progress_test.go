@@ -236,12 +236,14 @@ func TestTerminalEventsFailure(t *testing.T) {
 		{Type: event.ComponentStarted, Component: "Pilot", Title: "Istiod", Total: 1},
 		{Type: event.Applied, Component: "Pilot", Title: "Istiod", Object: "Deployment/istio-system/istiod", Status: "created"},
 		{Type: event.ComponentFailed, Component: "Pilot", Title: "Istiod", Error: "not ready within the readiness timeout (8s):", Details: []string{detail, "  pod istiod-x: unschedulable: 0/2 nodes are available"}},
+		{Type: event.ComponentSkipped, Component: "IngressGateways/istio-ingressgateway", Title: "Ingress gateways", Message: "not applied: the readiness deadline passed while waiting for Istiod"},
 		{Type: event.Done, Error: "Istiod: not ready"},
 	} {
 		sink.Emit(e)
 	}
 	out := strings.Join(scr.text(), "\n")
-	for _, want := range []string{"✘ Istiod failed: not ready within the readiness timeout (8s):", "    " + detail, "      pod istiod-x: unschedulable: 0/2 nodes are available", "✘ Installation failed"} {
+	for _, want := range []string{"✘ Istiod failed: not ready within the readiness timeout (8s):", "    " + detail, "      pod istiod-x: unschedulable: 0/2 nodes are available",
+		"✘ Ingress gateways not applied: the readiness deadline passed while waiting for Istiod", "✘ Installation failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the failure report lacks %q:\n%s", want, out)
 		}

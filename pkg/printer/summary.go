@@ -7,7 +7,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/tag"
 )
 
 // Summary prints what a run will do before it asks (or, with -v, before it starts): the
@@ -99,38 +98,4 @@ func countWords(c event.Counts, total bool) string {
 		return "nothing"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// TagSummary prints what applying a tag will do to each of its objects, before asking.
-func TagSummary(w io.Writer, changes []tag.Change) {
-	var create, update, same int
-	var lines []string
-	for _, c := range changes {
-		switch strings.TrimPrefix(c.Status, "would be ") {
-		case "created":
-			create++
-			lines = append(lines, "  "+green("+")+" "+c.Object)
-		case "configured", "deactivated":
-			update++
-			line := "  " + yellow("~") + " " + c.Object
-			if len(c.Fields) > 0 {
-				line += ": " + strings.Join(c.Fields, ", ")
-			}
-			lines = append(lines, line)
-		default:
-			same++
-		}
-	}
-	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d unchanged\n", create, update, same)
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-}
-
-// TagRemoval prints what removing a tag removes, before asking.
-func TagRemoval(w io.Writer, objects []string) {
-	fmt.Fprintf(w, "Plan: %d to remove\n", len(objects))
-	for _, o := range objects {
-		fmt.Fprintf(w, "  %s %s\n", red("-"), o)
-	}
 }
