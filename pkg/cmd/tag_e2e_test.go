@@ -213,6 +213,7 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 	if _, _, err := fails("tag", "remove", "prod"); !errors.As(err, &usage) {
 		t.Errorf("tag remove of a used tag without -y: %v", err)
 	}
+	unasked = snapshot(t, c)
 	out, _, err = asking(t, "n\n", append(k, "tag", "remove", "prod")...)
 	if exitCode(err) != 1 || !regexp.MustCompile(`(?m)^Plan: [1-9]\d* to remove\n  Revision tags  [1-9]\d* to remove\n`).MatchString(out) ||
 		!strings.Contains(out, "    - MutatingWebhookConfiguration/istio-revision-tag-prod\n") || !strings.HasSuffix(out, "Proceed with operation? [y/N] Cancelled.\n") {

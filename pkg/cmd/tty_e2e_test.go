@@ -168,7 +168,7 @@ func TestTerminalViewE2E(t *testing.T) {
 		// terminal, not cut.
 		for _, want := range []string{"✘ Istiod failed: not ready within the readiness timeout (20s)",
 			"Istiod: not ready within the readiness timeout (20s):", "Deployment/istio-system/istiod (0 of 1 replicas",
-			"✘ Ingress gateways not applied: the readiness deadline passed while waiting for Istiod",
+			"✘ Ingress gateways not applied: the readiness deadline passed while waiting for Pilot",
 			"didn't match Pod's node affinity/selector", "allow more time with --readiness-timeout", "✘ Installation failed"} {
 			if !strings.Contains(screen, want) {
 				t.Errorf("the failure report lacks %q:\n%s", want, screen)
