@@ -6,8 +6,10 @@ import (
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/existing"
+	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -50,10 +52,38 @@ func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Mani
 			out = append(out, Foreign{
 				Object:  kube.Describe(o),
 				Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
-				Helm:    meta.Annotations["meta.helm.sh/release-name"] != "",
+				Helm:    meta.Annotations[helmrelease.AnnotationName] != "",
 			})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
+	return out, nil
+}
+
+// HelmClaims lists, by Helm release (namespace/name), the rendered objects that exist and
+// that Helm's annotations give to that release: the releases an install takes objects
+// from, or took them from in an earlier run. It reads with the same metadata lists as
+// ForeignObjects.
+func (in *Installer) HelmClaims(ctx context.Context, manifests []render.Manifest) (map[string][]*unstructured.Unstructured, error) {
+	out := map[string][]*unstructured.Unstructured{}
+	for _, m := range manifests {
+		for _, o := range m.Objects {
+			if o.GetKind() == "Namespace" {
+				continue
+			}
+			meta, err := in.before(ctx, o)
+			if apierrors.IsForbidden(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading what exists before installing: %w", err)
+			}
+			if meta == nil || meta.Annotations[helmrelease.AnnotationName] == "" {
+				continue
+			}
+			key := meta.Annotations[helmrelease.AnnotationNamespace] + "/" + meta.Annotations[helmrelease.AnnotationName]
+			out[key] = append(out[key], o)
+		}
+	}
 	return out, nil
 }
