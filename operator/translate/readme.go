@@ -39,7 +39,8 @@ Set ` + "`ISTIO_CHARTS`" + ` to install the charts from elsewhere (a copy of ` +
 		if len(r.Differs) > 0 {
 			h, i := r.DiffFiles()
 			fmt.Fprintf(&b, "\n  ⚠️ Helm renders %d object(s) otherwise than istioctl (settings under `k8s` have no Helm value): %s.\n"+
-				"  Compare them with `diff %s %s`; the release's first upgrade applies Helm's.\n",
+				"  Compare them with `diff %s %s`. The live objects keep what only istioctl renders, but Helm does not\n"+
+				"  manage it: set it through a value of the chart, if it has one, before you rely on Helm.\n",
 				len(r.Differs), strings.Join(r.Differs, ", "), h, i)
 		}
 	}

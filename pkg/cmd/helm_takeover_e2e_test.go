@@ -76,11 +76,16 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lap := stopwatch(t)
 	charts := upstreamCharts(t)
 	x.ok("uninstall", "--purge", "-y")
+	lap("purge")
 	t.Cleanup(func() {
-		for _, r := range []string{"istiod", "istio-base"} {
-			_ = h.command("helm", "uninstall", r, "--namespace", "istio-system").Run()
+		// Upstream's CRDs carry no label a purge selects: a release not retired (the test
+		// failed) is uninstalled by Helm, or the next install would find them foreign.
+		for r := range h.releases() {
+			ns, name, _ := strings.Cut(r, "/")
+			_ = h.command("helm", "uninstall", name, "--namespace", ns).Run()
 		}
 		_, _ = x.run("uninstall", "--purge", "-y")
 	})
@@ -93,6 +98,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 		t.Fatalf("the Helm releases hold only %d objects", len(uids))
 	}
 	install := []string{"install", "--set", "profile=minimal", "-y", "--take-ownership"}
+	lap("helm install")
 
 	out := x.ok(append(install, "--retire-helm-releases", "--dry-run")...)
 	mustContain(t, "dry run", out, "Helm release istio-system/istio-base would be retired", "Secret/istio-system/sh.helm.release.v1.istio-base.v1",
@@ -100,6 +106,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	if got := h.releases(); len(got) != 2 {
 		t.Errorf("after the dry run helm list shows %v, want both releases", got)
 	}
+	lap("dry run")
 
 	out = x.ok(install...)
 	mustContain(t, "install without "+"--retire-helm-releases", out, "Helm release(s) "+strings.Join(releases, ", ")+" still list objects this install owns",
@@ -107,6 +114,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	if got := h.releases(); got[releases[0]] != "deployed" || got[releases[1]] != "deployed" {
 		t.Errorf("without the flag helm list shows %v, want both releases deployed", got)
 	}
+	lap("install without the flag")
 
 	out = x.ok(append(install, "--retire-helm-releases")...)
 	mustContain(t, "install --retire-helm-releases", out, "✔ Helm release istio-system/istio-base retired", "✔ Helm release istio-system/istiod retired", "✔ Installation complete")
@@ -116,6 +124,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	if got := h.releases(); len(got) != 0 {
 		t.Errorf("after retiring, helm list shows %v", got)
 	}
+	lap("install with the flag")
 	after, _ := liveIdentities(t, client, objs)
 	if diffs := versionsDiff(uids, after); len(diffs) > 0 {
 		t.Errorf("the takeover recreated objects (their UIDs changed):\n  %s", strings.Join(diffs, "\n  "))

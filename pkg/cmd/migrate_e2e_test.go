@@ -86,6 +86,16 @@ func (h *helmRun) releases() map[string]string {
 	return out
 }
 
+// stopwatch logs how long each step of a test took, for the report of what it costs.
+func stopwatch(t *testing.T) func(step string) {
+	last := time.Now()
+	return func(step string) {
+		t.Helper()
+		t.Logf("%s: %v", step, time.Since(last).Round(10*time.Millisecond))
+		last = time.Now()
+	}
+}
+
 // translated is one release of a translate output, as its install script says.
 type translated struct{ name, chart, namespace, values, script string }
 
@@ -258,13 +268,14 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lap := stopwatch(t)
 	istioctl("uninstall", "--purge", "-y")
-	var rels []translated
+	lap("purge")
 	t.Cleanup(func() {
-		for i := len(rels) - 1; i >= 0; i-- {
-			_ = h.command("helm", "uninstall", rels[i].name, "--namespace", rels[i].namespace).Run()
-		}
+		// Our charts label every object for a purge; the release records go with it.
 		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
+		_ = c.Kube.CoreV1().Secrets("istio-system").DeleteCollection(context.Background(), metav1.DeleteOptions{},
+			metav1.ListOptions{LabelSelector: "owner=helm"})
 	})
 
 	istioctl("install", "--set", "profile=demo", "-y")
@@ -274,14 +285,15 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	uids, _ := liveIdentities(t, client, objs)
+	lap("istioctl install demo")
 
-	dir, translatedRels := translateTo(t, "--set", "profile=demo")
-	rels = translatedRels
+	dir, rels := translateTo(t, "--set", "profile=demo")
 	var names []string
 	for _, r := range rels {
 		h.ok("bash", filepath.Join(dir, r.script))
 		names = append(names, r.namespace+"/"+r.name)
 	}
+	lap("translate and the scripts")
 	if want := []string{"istio-system/base", "istio-system/pilot", "istio-system/istio-ingressgateway", "istio-system/istio-egressgateway"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("releases %v, want %v", names, want)
 	}
@@ -316,9 +328,11 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 
 	// The same values again: Helm finds nothing to change.
 	versions = settledVersions(t, client, objs)
+	lap("settle")
 	for _, r := range rels {
 		h.ok("helm", "upgrade", r.name, filepath.Join(dir, "charts", r.chart), "--namespace", r.namespace, "-f", filepath.Join(dir, r.values))
 	}
+	lap("helm upgrade")
 	if _, now := liveIdentities(t, client, objs); !equalMaps(versions, now) {
 		t.Errorf("helm upgrade with the same values changed objects:\n  %s", strings.Join(versionsDiff(versions, now), "\n  "))
 	}
