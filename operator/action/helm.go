@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,15 +47,48 @@ func identityOf(o *unstructured.Unstructured) string {
 	return identity(o.GroupVersionKind(), o.GetNamespace(), o.GetName())
 }
 
-// planHelm finds the Helm releases whose annotations the rendered objects carry, reads
-// their records and says, for each, what it lists that this install will not own: the
-// objects it neither renders nor writes for the default tag, that exist and are not
-// already istioctl's.
+// planHelm finds the Helm releases whose annotations the rendered objects carry and reads
+// their records. With RetireHelmReleases it also says, for each, what it lists that this
+// install will not own: the objects it neither renders nor writes for the default tag, that
+// exist and are not already istioctl's. Without, a release whose records cannot be read
+// (no permission to list Secrets) is still named, from the annotations alone.
 func (a *Install) planHelm(ctx context.Context, p *InstallPlan) error {
-	claims, err := p.installer.HelmClaims(ctx, p.manifests)
-	if err != nil || len(claims) == 0 {
+	releases, err := p.installer.HelmReleases(ctx, p.manifests)
+	if err != nil || len(releases) == 0 {
 		return err
 	}
+	var owned map[string]bool
+	for _, key := range releases {
+		ns, name, _ := strings.Cut(key, "/")
+		rel, err := helmrelease.Get(ctx, p.client, ns, name)
+		switch {
+		case err != nil && !a.RetireHelmReleases:
+			p.HelmReleases = append(p.HelmReleases, HelmRelease{Release: key})
+			continue
+		case err != nil:
+			return err
+		case rel == nil:
+			continue // annotations naming a release that has no records left
+		}
+		h := HelmRelease{Release: rel.Key(), Records: rel.Records, rel: rel}
+		if a.RetireHelmReleases {
+			if owned == nil {
+				if owned, err = a.ownedAfter(ctx, p); err != nil {
+					return err
+				}
+			}
+			if h.Kept, err = kept(ctx, p.client, rel, owned); err != nil {
+				return err
+			}
+		}
+		p.HelmReleases = append(p.HelmReleases, h)
+	}
+	return nil
+}
+
+// ownedAfter are the identities of what the install owns once it ran: what it renders and
+// what it writes for the default revision tag.
+func (a *Install) ownedAfter(ctx context.Context, p *InstallPlan) (map[string]bool, error) {
 	owned := map[string]bool{}
 	for _, m := range p.manifests {
 		for _, o := range m.Objects {
@@ -65,45 +97,34 @@ func (a *Install) planHelm(ctx context.Context, p *InstallPlan) error {
 	}
 	tagObjects, err := p.defaultTag.Objects(ctx, p.client)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, o := range tagObjects {
 		owned[identityOf(o)] = true
 	}
-	keys := make([]string, 0, len(claims))
-	for k := range claims {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		ns, name, _ := strings.Cut(key, "/")
-		rel, err := helmrelease.Get(ctx, p.client, ns, name)
+	return owned, nil
+}
+
+// kept lists what a release lists that exists, is not owned and is not istioctl's already.
+func kept(ctx context.Context, c *kube.Client, rel *helmrelease.Release, owned map[string]bool) ([]string, error) {
+	var out []string
+	for _, o := range rel.Objects {
+		so, err := rel.Scoped(c, o)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if rel == nil {
-			continue // annotations naming a release that has no records left
+		if owned[identity(so.GVK(), so.Namespace, so.Name)] {
+			continue
 		}
-		h := HelmRelease{Release: rel.Key(), Records: rel.Records, rel: rel}
-		for _, o := range rel.Objects {
-			so, err := rel.Scoped(p.client, o)
-			if err != nil {
-				return err
-			}
-			if owned[identity(so.GVK(), so.Namespace, so.Name)] {
-				continue
-			}
-			meta, err := p.client.GetMeta(ctx, so.GVK(), so.Namespace, so.Name)
-			if err != nil {
-				return err
-			}
-			if meta != nil && !ownership.Ours(meta.Labels, meta.ManagedFields) {
-				h.Kept = append(h.Kept, so.Describe())
-			}
+		meta, err := c.GetMeta(ctx, so.GVK(), so.Namespace, so.Name)
+		if err != nil {
+			return nil, err
 		}
-		p.HelmReleases = append(p.HelmReleases, h)
+		if meta != nil && !ownership.Ours(meta.Labels, meta.ManagedFields) {
+			out = append(out, so.Describe())
+		}
 	}
-	return nil
+	return out, nil
 }
 
 // helmWarnings are said before the install writes: without RetireHelmReleases, the
@@ -151,7 +172,7 @@ func (a *Install) retireHelm(ctx context.Context, p *InstallPlan, events event.S
 		if !h.Emptied() {
 			continue
 		}
-		if err := a.retire(ctx, p.client, h); err != nil {
+		if err := a.retire(ctx, p.client, h, events); err != nil {
 			return &retireError{err}
 		}
 		e := event.Event{Type: event.HelmReleaseRetired, Object: h.Release, Status: "retired", Details: h.Records,
@@ -164,7 +185,9 @@ func (a *Install) retireHelm(ctx context.Context, p *InstallPlan, events event.S
 	return nil
 }
 
-func (a *Install) retire(ctx context.Context, c *kube.Client, h HelmRelease) error {
+// retire checks, deletes the records, then removes the annotations: once the records are
+// gone the release is retired, and an annotation left behind (a warning) misleads no tool.
+func (a *Install) retire(ctx context.Context, c *kube.Client, h HelmRelease, events event.Sink) error {
 	type annotated struct {
 		gvk       schema.GroupVersionKind
 		namespace string
@@ -197,12 +220,15 @@ func (a *Install) retire(ctx context.Context, c *kube.Client, h HelmRelease) err
 	if err := helmrelease.Retire(ctx, c, h.rel, a.DryRun); err != nil {
 		return err
 	}
-	var errs []error
 	for _, s := range strip {
-		errs = append(errs, c.RemoveAnnotations(ctx, s.gvk, s.namespace, s.name,
-			[]string{helmrelease.AnnotationName, helmrelease.AnnotationNamespace}, a.DryRun))
+		err := c.RemoveAnnotations(ctx, s.gvk, s.namespace, s.name, []string{helmrelease.AnnotationName, helmrelease.AnnotationNamespace}, a.DryRun)
+		if err != nil {
+			events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
+				"Helm release %s is retired, but its annotations stay on an object (harmless; kubectl annotate it with %s- %s-): %v",
+				h.Release, helmrelease.AnnotationName, helmrelease.AnnotationNamespace, err)})
+		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // helmDiff says how the Helm releases of two plans differ.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/existing"
@@ -34,38 +35,49 @@ type Foreign struct {
 // a kind the user may not list is skipped (precheck's permissions check names it).
 func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Manifest) ([]Foreign, error) {
 	var out []Foreign
-	for _, m := range manifests {
-		for _, o := range m.Objects {
-			if o.GetKind() == "Namespace" {
-				continue
-			}
-			meta, err := in.before(ctx, o)
-			if apierrors.IsForbidden(err) {
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("reading what exists before installing: %w", err)
-			}
-			if meta == nil || ownership.Ours(meta.Labels, meta.ManagedFields) {
-				continue
-			}
-			out = append(out, Foreign{
-				Object:  kube.Describe(o),
-				Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
-				Helm:    meta.Annotations[helmrelease.AnnotationName] != "",
-			})
+	err := in.eachExisting(ctx, manifests, func(o *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
+		if ownership.Ours(meta.Labels, meta.ManagedFields) {
+			return
 		}
+		out = append(out, Foreign{
+			Object:  kube.Describe(o),
+			Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
+			Helm:    meta.Annotations[helmrelease.AnnotationName] != "",
+		})
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
 	return out, nil
 }
 
-// HelmClaims lists, by Helm release (namespace/name), the rendered objects that exist and
-// that Helm's annotations give to that release: the releases an install takes objects
-// from, or took them from in an earlier run. It reads with the same metadata lists as
+// HelmReleases lists, sorted, the Helm releases (namespace/name) that Helm's annotations
+// on the rendered objects that exist name: the releases an install takes objects from, or
+// took them from in an earlier run. It reads with the same metadata lists as
 // ForeignObjects.
-func (in *Installer) HelmClaims(ctx context.Context, manifests []render.Manifest) (map[string][]*unstructured.Unstructured, error) {
-	out := map[string][]*unstructured.Unstructured{}
+func (in *Installer) HelmReleases(ctx context.Context, manifests []render.Manifest) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	err := in.eachExisting(ctx, manifests, func(_ *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
+		if name := meta.Annotations[helmrelease.AnnotationName]; name != "" {
+			key := meta.Annotations[helmrelease.AnnotationNamespace] + "/" + name
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, key)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// eachExisting calls fn with every rendered object that exists (but Namespaces, which are
+// shared) and what the metadata lists say of it; kinds the user may not list are skipped.
+func (in *Installer) eachExisting(ctx context.Context, manifests []render.Manifest, fn func(*unstructured.Unstructured, *metav1.PartialObjectMetadata)) error {
 	for _, m := range manifests {
 		for _, o := range m.Objects {
 			if o.GetKind() == "Namespace" {
@@ -76,14 +88,12 @@ func (in *Installer) HelmClaims(ctx context.Context, manifests []render.Manifest
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("reading what exists before installing: %w", err)
+				return fmt.Errorf("reading what exists before installing: %w", err)
 			}
-			if meta == nil || meta.Annotations[helmrelease.AnnotationName] == "" {
-				continue
+			if meta != nil {
+				fn(o, meta)
 			}
-			key := meta.Annotations[helmrelease.AnnotationNamespace] + "/" + meta.Annotations[helmrelease.AnnotationName]
-			out[key] = append(out[key], o)
 		}
 	}
-	return out, nil
+	return nil
 }
