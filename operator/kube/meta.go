@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 )
 
 // GetMeta reads an object's metadata (nil, nil when it does not exist, or its kind is no
@@ -55,15 +56,9 @@ func (c *Client) RemoveAnnotations(ctx context.Context, gvk schema.GroupVersionK
 	return nil
 }
 
-// metaResourceInterface is the part of the metadata client GetMeta and RemoveAnnotations use.
-type metaResourceInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*metav1.PartialObjectMetadata, error)
-	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*metav1.PartialObjectMetadata, error)
-}
-
 // metaResource is the metadata client of a kind in a namespace (nil for a kind the cluster
 // does not serve).
-func (c *Client) metaResource(gvk schema.GroupVersionKind, namespace string) (metaResourceInterface, error) {
+func (c *Client) metaResource(gvk schema.GroupVersionKind, namespace string) (metadata.ResourceInterface, error) {
 	_, mapping, err := c.Resource(gvk, namespace)
 	if err != nil {
 		if meta.IsNoMatchError(err) {

@@ -15,7 +15,7 @@ import (
 func newManifestCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "manifest",
-		Short: "Render the Kubernetes manifests of an install spec",
+		Short: "Render an install spec's Kubernetes manifests, translate them for Helm, or install them",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
