@@ -1,13 +1,10 @@
-package cmd_test
+package action_test
 
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -17,120 +14,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
-
-// The migration tests drive the real helm CLI (bin/helm, built by hack/helm/build.sh from
-// the module proxy) and kubectl against the local cluster; docs/migrate.md describes
-// what they prove.
 
 // translateExceptions are the objects istioctl and Helm may render differently from the
 // translated values (docs/migrate.md): the istiod values ConfigMap records the values it
 // was rendered with, and the translated ones add global.releaseLabel. istioctl's ownership
 // labels and annotations differ on the live objects only: both renders carry the same.
 var translateExceptions = map[string]bool{"ConfigMap/istio-system/values": true}
-
-// helmRun runs the tools the migration uses (helm, kubectl, the translate scripts) with
-// bin/ first on PATH, against c, with Helm's own directories in a temporary one.
-type helmRun struct {
-	t   *testing.T
-	env []string
-	bin string
-}
-
-func newHelmRun(t *testing.T, kubeconfig string) *helmRun {
-	helm := cluster.Bin(t, "helm")
-	cluster.Bin(t, "kubectl")
-	home := t.TempDir()
-	env := append(os.Environ(), "PATH="+filepath.Dir(helm)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KUBECONFIG="+kubeconfig, "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config",
-		"HELM_DATA_HOME="+home+"/data")
-	return &helmRun{t: t, env: env, bin: filepath.Dir(helm)}
-}
-
-// ok runs name with args and returns its output, failing the test on an error.
-func (h *helmRun) ok(name string, args ...string) string {
-	h.t.Helper()
-	cmd := h.command(name, args...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		h.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// command runs helm and kubectl from bin/, anything else from PATH.
-func (h *helmRun) command(name string, args ...string) *exec.Cmd {
-	if name == "helm" || name == "kubectl" {
-		name = filepath.Join(h.bin, name)
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Env = h.env
-	return cmd
-}
-
-// releases are the Helm releases helm list shows, name → status.
-func (h *helmRun) releases() map[string]string {
-	h.t.Helper()
-	var list []struct{ Name, Namespace, Status string }
-	if err := json.Unmarshal([]byte(h.ok("helm", "list", "-A", "-o", "json")), &list); err != nil {
-		h.t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, r := range list {
-		out[r.Namespace+"/"+r.Name] = r.Status
-	}
-	return out
-}
-
-// stopwatch logs how long each step of a test took, for the report of what it costs.
-func stopwatch(t *testing.T) func(step string) {
-	last := time.Now()
-	return func(step string) {
-		t.Helper()
-		t.Logf("%s: %v", step, time.Since(last).Round(10*time.Millisecond))
-		last = time.Now()
-	}
-}
-
-// translated is one release of a translate output, as its install script says.
-type translated struct{ name, chart, namespace, values, script string }
-
-var helmInstallLine = regexp.MustCompile(`helm upgrade --install (\S+) "\$\{ISTIO_CHARTS:-charts\}/(\S+)" --namespace (\S+) -f (\S+)`)
-
-// translateTo runs manifest translate into a new directory and reads its releases, in the
-// README's order.
-func translateTo(t *testing.T, args ...string) (string, []translated) {
-	t.Helper()
-	dir := t.TempDir()
-	out, stderr, err := run(t, append([]string{"manifest", "translate", "-o", dir}, args...)...)
-	if err != nil || !strings.Contains(out, "Output written to "+dir+"!") {
-		t.Fatalf("manifest translate %v: %v\n%s%s", args, err, out, stderr)
-	}
-	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rels []translated
-	for _, m := range regexp.MustCompile("`\\./(install-\\S+\\.sh)`").FindAllStringSubmatch(string(readme), -1) {
-		script, err := os.ReadFile(filepath.Join(dir, m[1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := helmInstallLine.FindStringSubmatch(string(script))
-		if h == nil {
-			t.Fatalf("%s runs no helm upgrade --install:\n%s", m[1], script)
-		}
-		rels = append(rels, translated{name: h[1], chart: h[2], namespace: h[3], values: h[4], script: m[1]})
-	}
-	if len(rels) == 0 {
-		t.Fatalf("the README names no install script:\n%s", readme)
-	}
-	return dir, rels
-}
 
 // byIdentity indexes objects by group, kind, namespace and name, each as plain JSON.
 func byIdentity(t *testing.T, what string, objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
@@ -169,15 +66,8 @@ func TestTranslateHelmTemplate(t *testing.T) {
 		}
 		t.Run(profile, func(t *testing.T) {
 			h := newHelmRun(t, "")
-			generated, stderr, err := run(t, "manifest", "generate", "--set", "profile="+profile)
-			if err != nil {
-				t.Fatalf("manifest generate: %v\n%s", err, stderr)
-			}
-			want, err := render.ParseObjects([]byte(generated))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir, rels := translateTo(t, "--set", "profile="+profile)
+			want := generate(t, "profile="+profile)
+			dir, rels := translateTo(t, "profile="+profile)
 			var got []*unstructured.Unstructured
 			for _, r := range rels {
 				out := h.ok("helm", "template", r.name, filepath.Join(dir, "charts", r.chart), "--namespace", r.namespace,
@@ -223,37 +113,22 @@ func TestTranslateHelmTemplate(t *testing.T) {
 	}
 }
 
-// liveIdentities reads, for the rendered objects, their UIDs and resourceVersions.
-func liveIdentities(t *testing.T, client *kube.Client, objs []*unstructured.Unstructured) (uids, versions map[string]string) {
+func purge(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
-	uids, versions = map[string]string{}, map[string]string{}
-	for _, o := range objs {
-		live, err := client.Get(context.Background(), o)
-		if err != nil || live == nil {
-			t.Fatalf("%s: missing (%v)", kube.Describe(o), err)
-		}
-		uids[kube.Describe(o)] = string(live.GetUID())
-		versions[kube.Describe(o)] = live.GetResourceVersion()
+	if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
 	}
-	return uids, versions
 }
 
-// settledVersions waits until the objects' resourceVersions stop changing (controllers
-// write the status of what was just installed) and returns them.
-func settledVersions(t *testing.T, client *kube.Client, objs []*unstructured.Unstructured) map[string]string {
+// install runs an install of sets to its end and returns its events.
+func install(t *testing.T, c *cluster.Cluster, in action.Install, sets ...string) *event.Recorder {
 	t.Helper()
-	_, prev := liveIdentities(t, client, objs)
-	for deadline := time.Now().Add(time.Minute); ; {
-		time.Sleep(time.Second)
-		_, now := liveIdentities(t, client, objs)
-		if equalMaps(prev, now) {
-			return now
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the objects kept changing for a minute:\n  %s", strings.Join(versionsDiff(prev, now), "\n  "))
-		}
-		prev = now
+	rec := &event.Recorder{}
+	in.Config, in.Spec, in.ReadinessTimeout, in.Events = config(c), spec.Options{Sets: sets}, 5*time.Minute, rec
+	if _, err := in.Run(context.Background(), nil); err != nil {
+		t.Fatalf("install %v: %v\n%s", sets, err, messages(rec, event.Warning))
 	}
+	return rec
 }
 
 // TestMigrateIstioctlToHelmE2E: an istioctl install of demo moved under Helm by the
@@ -261,33 +136,27 @@ func settledVersions(t *testing.T, client *kube.Client, objs []*unstructured.Uns
 // release deployed, and a helm upgrade with the same values changes nothing.
 func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 	c := cluster.Get(t)
-	t.Setenv("HOME", t.TempDir())
 	h := newHelmRun(t, c.Kubeconfig)
-	istioctl := istioctlOn(t, c)
 	client, err := kube.NewClientForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lap := stopwatch(t)
-	istioctl("uninstall", "--purge", "-y")
+	purge(t, c)
 	lap("purge")
 	t.Cleanup(func() {
 		// Our charts label every object for a purge; the release records go with it.
-		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
+		purge(t, c)
 		_ = c.Kube.CoreV1().Secrets("istio-system").DeleteCollection(context.Background(), metav1.DeleteOptions{},
 			metav1.ListOptions{LabelSelector: "owner=helm"})
 	})
 
-	istioctl("install", "--set", "profile=demo", "-y")
-	generated := istioctl("manifest", "generate", "--set", "profile=demo")
-	objs, err := render.ParseObjects([]byte(generated))
-	if err != nil {
-		t.Fatal(err)
-	}
+	install(t, c, action.Install{}, "profile=demo")
+	objs := generate(t, "profile=demo")
 	uids, _ := liveIdentities(t, client, objs)
 	lap("istioctl install demo")
 
-	dir, rels := translateTo(t, "--set", "profile=demo")
+	dir, rels := translateTo(t, "profile=demo")
 	var names []string
 	for _, r := range rels {
 		h.ok("bash", filepath.Join(dir, r.script))
@@ -297,9 +166,9 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 	if want := []string{"istio-system/base", "istio-system/pilot", "istio-system/istio-ingressgateway", "istio-system/istio-egressgateway"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("releases %v, want %v", names, want)
 	}
-	after, versions := liveIdentities(t, client, objs)
-	if diffs := versionsDiff(uids, after); len(diffs) > 0 {
-		t.Errorf("moving under Helm recreated objects (their UIDs changed):\n  %s", strings.Join(diffs, "\n  "))
+	after, _ := liveIdentities(t, client, objs)
+	if d := changed(uids, after); len(d) > 0 {
+		t.Errorf("moving under Helm recreated objects (their UIDs changed): %v", d)
 	}
 	listed := h.releases()
 	for _, n := range names {
@@ -327,18 +196,98 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 	}
 
 	// The same values again: Helm finds nothing to change.
-	versions = settledVersions(t, client, objs)
+	versions := settledVersions(t, client, objs)
 	lap("settle")
 	for _, r := range rels {
 		h.ok("helm", "upgrade", r.name, filepath.Join(dir, "charts", r.chart), "--namespace", r.namespace, "-f", filepath.Join(dir, r.values))
 	}
 	lap("helm upgrade")
-	if _, now := liveIdentities(t, client, objs); !equalMaps(versions, now) {
-		t.Errorf("helm upgrade with the same values changed objects:\n  %s", strings.Join(versionsDiff(versions, now), "\n  "))
+	if _, now := liveIdentities(t, client, objs); len(changed(versions, now)) > 0 {
+		t.Errorf("helm upgrade with the same values changed objects: %v", changed(versions, now))
 	}
 	for n, status := range h.releases() {
 		if status != "deployed" {
 			t.Errorf("after helm upgrade, %s is %q", n, status)
 		}
+	}
+}
+
+// TestMigrateHelmToIstioctlE2E: upstream's base and istio-discovery charts installed with
+// the helm CLI, as a new user would, then taken over by an install with TakeOwnership. A
+// dry run with RetireHelmReleases lists the release records it would delete and writes
+// nothing; without it the install warns, naming both releases, and helm list still shows
+// them; with it no object is recreated, helm list is empty and verify-install passes.
+func TestMigrateHelmToIstioctlE2E(t *testing.T) {
+	c := cluster.Get(t)
+	h := newHelmRun(t, c.Kubeconfig)
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lap := stopwatch(t)
+	charts := upstreamCharts(t)
+	purge(t, c)
+	lap("purge")
+	t.Cleanup(func() {
+		// Upstream's CRDs carry no label a purge selects: a release not retired (the test
+		// failed) is uninstalled by Helm, or the next install would find them foreign.
+		for r := range h.releases() {
+			ns, name, _ := strings.Cut(r, "/")
+			_ = h.command("helm", "uninstall", name, "--namespace", ns).Run()
+		}
+		purge(t, c)
+	})
+	h.ok("helm", "install", "istio-base", filepath.Join(charts, "base"), "--namespace", "istio-system", "--create-namespace")
+	h.ok("helm", "install", "istiod", filepath.Join(charts, "istio-control", "istio-discovery"), "--namespace", "istio-system")
+	releases := []string{"istio-system/istio-base", "istio-system/istiod"}
+	objs := append(releaseObjects(t, h, client, "istio-base", "istio-system"), releaseObjects(t, h, client, "istiod", "istio-system")...)
+	uids, _ := liveIdentities(t, client, objs)
+	if len(uids) < 20 {
+		t.Fatalf("the Helm releases hold only %d objects", len(uids))
+	}
+	lap("helm install")
+
+	rec := install(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true, DryRun: true}, "profile=minimal")
+	mustContain(t, "the dry run's retired events", messages(rec, event.HelmReleaseRetired),
+		"istio-system/istio-base would be retired", "Secret/istio-system/sh.helm.release.v1.istio-base.v1",
+		"istio-system/istiod would be retired", "Secret/istio-system/sh.helm.release.v1.istiod.v1")
+	if got := h.releases(); len(got) != 2 {
+		t.Errorf("after the dry run helm list shows %v, want both releases", got)
+	}
+	lap("dry run")
+
+	rec = install(t, c, action.Install{TakeOwnership: true}, "profile=minimal")
+	mustContain(t, "the warnings without RetireHelmReleases", messages(rec, event.Warning),
+		"Helm release(s) "+strings.Join(releases, ", ")+" still list objects this install owns", action.RetireHelmReleasesFlag)
+	if got := h.releases(); got[releases[0]] != "deployed" || got[releases[1]] != "deployed" {
+		t.Errorf("without RetireHelmReleases helm list shows %v, want both releases deployed", got)
+	}
+	if n := len(rec.Of(event.HelmReleaseRetired)); n > 0 {
+		t.Errorf("without RetireHelmReleases %d release(s) were retired", n)
+	}
+	lap("install without retiring")
+
+	rec = install(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true}, "profile=minimal")
+	mustContain(t, "the retired events", messages(rec, event.HelmReleaseRetired), "istio-system/istio-base retired", "istio-system/istiod retired")
+	if w := messages(rec, event.Warning); strings.Contains(w, "still list objects") {
+		t.Errorf("the retiring install still warns about the releases:\n%s", w)
+	}
+	if got := h.releases(); len(got) != 0 {
+		t.Errorf("after retiring, helm list shows %v", got)
+	}
+	lap("install retiring")
+	after, _ := liveIdentities(t, client, objs)
+	if d := changed(uids, after); len(d) > 0 {
+		t.Errorf("the takeover recreated objects (their UIDs changed): %v", d)
+	}
+	for _, o := range objs {
+		live, _ := client.Get(context.Background(), o)
+		if a := live.GetAnnotations(); a["meta.helm.sh/release-name"] != "" {
+			t.Errorf("%s still names Helm release %s", kube.Describe(o), a["meta.helm.sh/release-name"])
+		}
+	}
+	res, err := (&action.Check{Config: config(c), Command: "verify-install", Spec: &spec.Options{Sets: []string{"profile=minimal"}}}).Run(context.Background())
+	if err != nil || res.Failed {
+		t.Errorf("verify-install after the takeover: %v %+v", err, res)
 	}
 }
