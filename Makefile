@@ -9,7 +9,7 @@ VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 
-.PHONY: build generate test demo fuzz bench bench-spec bench-scale cluster-bin helm-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale cluster-bin helm-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl, version-stamped
 build:
@@ -30,6 +30,10 @@ fuzz:
 ## bench: ours against upstream istioctl master: render, install, re-install, uninstall (writes docs/benchmarks.md)
 bench:
 	hack/bench.sh
+
+## bench-startup: start-up time and max RSS of version --remote=false and manifest generate, this tree against BASE (main)
+bench-startup:
+	hack/bench-startup.sh
 
 ## bench-scale: install with 1/10/50 gateways, verify-install and precheck up to 10,000 pods (writes docs/benchmarks-scale.md)
 bench-scale:

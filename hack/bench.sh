@@ -4,6 +4,7 @@
 #  - install of the default profile into a fresh local cluster, and re-install of the same
 #    spec: wall time, and the apiserver's request counts during the run (all, and writes)
 #  - uninstall
+#  - start-up (version --remote=false, manifest generate) against a base commit (BASE, main)
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
 set -euo pipefail
@@ -123,6 +124,14 @@ its time); upstream sends the deletes and returns."
 	echo "| install: write requests (median) | $(med ${w_install[ours]}) | $(med ${w_install[upstream]}) | |"
 	echo "| re-install: write requests (median) | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) | |"
 	echo
+} >>"$out"
+{
+	echo "## start-up against ${BASE:-main} (hack/bench-startup.sh)"
+	echo
+	echo "This tree against the base commit, offline: the medians' differences, against the budget of"
+	echo "+2 ms (CPU time) and +1 MiB (max RSS) a change may add to the offline commands."
+	echo
+	hack/bench-startup.sh || true
 } >>"$out"
 cp "$out" docs/benchmarks.md
 cat docs/benchmarks.md

@@ -121,7 +121,7 @@ func purge(t *testing.T, c *cluster.Cluster) {
 }
 
 // install runs an install of sets to its end and returns its events.
-func install(t *testing.T, c *cluster.Cluster, in action.Install, sets ...string) *event.Recorder {
+func installWith(t *testing.T, c *cluster.Cluster, in action.Install, sets ...string) *event.Recorder {
 	t.Helper()
 	rec := &event.Recorder{}
 	in.Config, in.Spec, in.ReadinessTimeout, in.Events = config(c), spec.Options{Sets: sets}, 5*time.Minute, rec
@@ -151,7 +151,7 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 			metav1.ListOptions{LabelSelector: "owner=helm"})
 	})
 
-	install(t, c, action.Install{}, "profile=demo")
+	installWith(t, c, action.Install{}, "profile=demo")
 	objs := generate(t, "profile=demo")
 	uids, _ := liveIdentities(t, client, objs)
 	lap("istioctl install demo")
@@ -247,7 +247,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	}
 	lap("helm install")
 
-	rec := install(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true, DryRun: true}, "profile=minimal")
+	rec := installWith(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true, DryRun: true}, "profile=minimal")
 	mustContain(t, "the dry run's retired events", messages(rec, event.HelmReleaseRetired),
 		"istio-system/istio-base would be retired", "Secret/istio-system/sh.helm.release.v1.istio-base.v1",
 		"istio-system/istiod would be retired", "Secret/istio-system/sh.helm.release.v1.istiod.v1")
@@ -256,7 +256,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	}
 	lap("dry run")
 
-	rec = install(t, c, action.Install{TakeOwnership: true}, "profile=minimal")
+	rec = installWith(t, c, action.Install{TakeOwnership: true}, "profile=minimal")
 	mustContain(t, "the warnings without RetireHelmReleases", messages(rec, event.Warning),
 		"Helm release(s) "+strings.Join(releases, ", ")+" still list objects this install owns", action.RetireHelmReleasesFlag)
 	if got := h.releases(); got[releases[0]] != "deployed" || got[releases[1]] != "deployed" {
@@ -267,7 +267,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	}
 	lap("install without retiring")
 
-	rec = install(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true}, "profile=minimal")
+	rec = installWith(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true}, "profile=minimal")
 	mustContain(t, "the retired events", messages(rec, event.HelmReleaseRetired), "istio-system/istio-base retired", "istio-system/istiod retired")
 	if w := messages(rec, event.Warning); strings.Contains(w, "still list objects") {
 		t.Errorf("the retiring install still warns about the releases:\n%s", w)

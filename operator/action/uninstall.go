@@ -211,7 +211,7 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 		}
 	}
 	plan.installer.Events = events
-	err = plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	_, err = plan.installer.Uninstall(ctx, plan.targets, a.opts())
 	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.targets))}
 	var stopped *install.StoppedError
 	switch {
@@ -222,6 +222,7 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	case a.DryRun:
 		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.targets))
 	}
+	done.Operation = event.OperationUninstall
 	events.Emit(done)
 	return err
 }

@@ -257,32 +257,76 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// caPluggedIn checks the plugged-in CA Secret: the one spec.external.ca declares, or, when
+// the spec declares no CA, a cacerts Secret in the namespace of the istiod it installs
+// (istiod signs with it whenever it is there), with the same checks and messages.
 func caPluggedIn(ctx context.Context, env *Env) []Result {
 	d := env.External
-	if d == nil || d.CA == nil || d.CA.Type != v1alpha1.CACacerts {
+	declared := d != nil && d.CA != nil
+	if declared && d.CA.Type != v1alpha1.CACacerts {
 		return nil
 	}
-	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, d.CA.Secret)
-	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, d.CA.Secret)
+	ns, name := "", v1alpha1.DefaultCASecret
+	if declared {
+		ns, name = d.CA.Namespace, d.CA.Secret
+	} else if ns = istiodNamespace(env); ns == "" {
+		return nil // no istiod of this install's: its CA is another install's business
+	}
+	obj := fmt.Sprintf("Secret/%s/%s", ns, name)
+	s, err := get(ctx, env, kube.SecretGVK, ns, name)
 	if err != nil {
 		return notChecked(err)
 	}
-	if s == nil {
+	switch {
+	case s == nil && declared:
 		return []Result{{Object: obj, Message: "missing: spec.external.ca.type is cacerts, and without this Secret istiod signs with a self-signed CA instead"}}
+	case s == nil:
+		return nil // istiod signs with its own CA, as the spec expects
+	}
+	hint := ""
+	if !declared {
+		hint = "the spec declares no CA, but istiod signs with this Secret because it exists: fix it (ca-cert.pem, ca-key.pem, root-cert.pem and cert-chain.pem of one CA) " +
+			"and declare it with spec.external.ca.type cacerts, or delete it to let istiod sign with its own CA; see docs/external-components.md"
 	}
 	data, err := secretData(s)
 	if err != nil {
-		return []Result{{Object: obj, Message: err.Error()}}
+		return []Result{{Object: obj, Message: err.Error(), Hint: hint}}
 	}
 	findings, ok := inspectCA(data, time.Now())
 	var out []Result
 	for _, f := range findings {
-		out = append(out, Result{Object: obj, Severity: f.Severity, Message: f.Msg})
+		out = append(out, Result{Object: obj, Severity: f.Severity, Message: f.Msg, Hint: hint})
 	}
 	if len(out) == 0 {
+		if !declared {
+			ok = "istiod will sign with this plugged-in CA (the spec declares none): " + ok
+		}
 		out = append(out, Result{Object: obj, Passed: true, Message: ok})
 	}
 	return out
+}
+
+// istiodNamespace is where the istiod this run installs (or, verifying from labels, found
+// installed) runs; "" when there is none.
+func istiodNamespace(env *Env) string {
+	for _, m := range env.Manifests {
+		if m.Instance.Name == component.Pilot {
+			for _, o := range m.Objects {
+				if o.GetKind() == "Deployment" {
+					return o.GetNamespace()
+				}
+			}
+		}
+	}
+	if env.Manifests != nil {
+		return ""
+	}
+	for _, o := range env.Installed {
+		if o.GetKind() == "Deployment" && o.GetLabels()["operator.istio.io/component"] == string(component.Pilot) {
+			return o.GetNamespace()
+		}
+	}
+	return ""
 }
 
 // secretData decodes a Secret's data (never printed: only its keys may be named).

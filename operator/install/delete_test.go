@@ -39,7 +39,7 @@ func TestRemovalBatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, b := range removalBatches(inRemovalOrder(tc.objs)) {
+			for _, b := range removalBatches(InRemovalOrder(tc.objs)) {
 				var names []string
 				for _, o := range b {
 					names = append(names, o.GetName())

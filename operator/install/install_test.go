@@ -124,7 +124,7 @@ func TestInstallWaitPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Applied != 5 || res.Unchanged != 0 {
+	if res.Applied() != 5 || res.Unchanged() != 0 {
 		t.Errorf("first install: %+v", res)
 	}
 	if n := gets.Load(); n != 0 {
@@ -162,7 +162,7 @@ func TestInstallWaitPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Applied != 0 || res.Unchanged != 5 || res.Pruned != 0 {
+	if res.Applied() != 0 || res.Unchanged() != 5 || res.Pruned() != 0 {
 		t.Errorf("re-install: %+v", res)
 	}
 	if n := writes.Load(); n != 0 {
@@ -176,7 +176,7 @@ func TestInstallWaitPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	pruned := rec.Of(event.Pruned)
-	if res.Pruned != 1 || len(pruned) != 1 || pruned[0].Object != "ConfigMap/"+ns+"/istio" {
+	if res.Pruned() != 1 || len(pruned) != 1 || pruned[0].Object != "ConfigMap/"+ns+"/istio" {
 		t.Errorf("prune: %+v %+v", res, pruned)
 	}
 }

@@ -88,24 +88,26 @@ func pruneKind(gk schema.GroupKind) bool {
 }
 
 // prune deletes stale and waits until it is gone.
-func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) (int, error) {
+func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]Change, error) {
 	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
 	// once.
-	stale = inRemovalOrder(stale)
+	stale = InRemovalOrder(stale)
+	var changes []Change
 	for _, batch := range removalBatches(stale) {
-		went, err := in.removeBatch(ctx, batch, in.Opts.DryRun, "would be pruned")
+		went, c, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned)
+		changes = append(changes, c...)
 		if err != nil {
-			return 0, err
+			return changes, err
 		}
 		if len(went) < len(batch) {
-			return 0, ctx.Err()
+			return changes, ctx.Err()
 		}
 	}
 	if !in.Opts.DryRun {
 		// Done means gone: an install right after must not find them half-deleted.
 		if err := in.waitGone(ctx, stale, in.Owner.Selector()); err != nil {
-			return 0, err
+			return changes, err
 		}
 	}
-	return len(stale), nil
+	return changes, nil
 }

@@ -36,7 +36,7 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 	if err != nil {
 		return nil, err
 	}
-	return inRemovalOrder(out), nil
+	return InRemovalOrder(out), nil
 }
 
 // removalRank orders deletion as the reverse of installation: dependents first, webhooks
@@ -59,9 +59,24 @@ func removalRank(o *unstructured.Unstructured) int {
 	return rank
 }
 
+// A CRD's finalizer deletes its instances before the CRD goes. When it cannot list them
+// (the apiserver answers "storage is (re)initializing" for a while after a CRD changes,
+// longer on a loaded machine) it retries with exponential back-off, 5 ms doubling per
+// failure: after a dozen failures the next try is minutes away, and an uninstall waited up
+// to 292 s on one CRD. Any update of the CRD other than its Terminating condition makes the
+// finalizer try again at once, so a CRD still there nudgeAfter its deletion is annotated
+// every nudgeEvery until it is gone.
+const (
+	nudgeAfter = 2 * time.Second
+	nudgeEvery = 2 * time.Second
+	// NudgeAnnotation is the annotation a nudge sets (the time, RFC 3339).
+	NudgeAnnotation = "install.operator.istio.io/deletion-nudge"
+)
+
 // waitGone waits until every object in objs no longer exists, watching them through
 // selector (which they match).
 func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
+	nudged := map[string]time.Time{}
 	for {
 		changed := in.watch.Changed()
 		var left *unstructured.Unstructured
@@ -70,10 +85,13 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 			if err != nil {
 				return err
 			}
-			if live != nil {
-				left = live
-				break
+			if live == nil {
+				continue
 			}
+			if left == nil {
+				left = live
+			}
+			in.nudge(ctx, live, nudged)
 		}
 		if left == nil {
 			return nil
@@ -94,9 +112,26 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 	}
 }
 
-// Uninstall removes the targets and waits until they are gone. The caller emits the run's
-// done event; an uninstall its caller stopped returns an error that is a context.Canceled.
-func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
+// nudge annotates a CRD that has been terminating for nudgeAfter, at most every nudgeEvery
+// (see nudgeAfter). A nudge that fails is only a missed shortcut: the finalizer retries
+// anyway.
+func (in *Installer) nudge(ctx context.Context, live *unstructured.Unstructured, nudged map[string]time.Time) {
+	ts := live.GetDeletionTimestamp()
+	if live.GetKind() != kube.CRDGVK.Kind || ts == nil || time.Since(ts.Time) < nudgeAfter {
+		return
+	}
+	key := live.GetName()
+	if time.Since(nudged[key]) < nudgeEvery {
+		return
+	}
+	nudged[key] = time.Now()
+	_ = in.Client.Annotate(ctx, live, NudgeAnnotation, time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+// Uninstall removes the targets and waits until they are gone, and returns a change
+// (Removed) per object that went. The caller emits the run's done event; an uninstall its
+// caller stopped returns an error that is a context.Canceled.
+func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]Change, error) {
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
@@ -113,31 +148,32 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	// Batches of the same rank go at once; a CRD goes alone, after everything before it is
 	// gone: deleting CRDs together is no faster and can leave one terminating for minutes
 	// ("storage is (re)initializing" while its instances are listed; docs/install.md).
-	var deleted, removed []*unstructured.Unstructured
+	var deleted []*unstructured.Unstructured
+	var removed []Change
 	for _, batch := range removalBatches(targets) {
 		if batch[0].GetKind() == kube.CRDGVK.Kind && !opts.DryRun {
 			if err := in.waitGone(ctx, deleted, selector); err != nil {
-				return err
+				return removed, err
 			}
 			deleted = nil
 		}
 		if caller.Err() != nil {
-			return in.uninstallStopped(len(removed), len(targets))
+			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
-		went, err := in.removeBatch(caller, batch, opts.DryRun, "would be removed")
+		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed)
 		deleted = append(deleted, went...)
-		removed = append(removed, went...)
+		removed = append(removed, changes...)
 		if err != nil {
-			return err
+			return removed, err
 		}
 		if len(went) < len(batch) {
-			return in.uninstallStopped(len(removed), len(targets))
+			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
 	}
 	if !opts.DryRun {
-		return in.waitGone(ctx, deleted, selector)
+		return removed, in.waitGone(ctx, deleted, selector)
 	}
-	return nil
+	return removed, nil
 }
 
 // uninstallStopped is the error of an uninstall its caller stopped.
@@ -202,11 +238,9 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	}
 	var gateways []string
 	for _, t := range targets {
-		switch component.Name(t.GetLabels()[ownership.LabelComponent]) {
-		case component.IngressGateways, component.EgressGateways:
-			if t.GetKind() == "Deployment" {
-				gateways = append(gateways, kube.Describe(t))
-			}
+		c, known := component.Get(component.Name(t.GetLabels()[ownership.LabelComponent]))
+		if known && c.Multi && t.GetKind() == c.WorkloadKind {
+			gateways = append(gateways, kube.Describe(t))
 		}
 	}
 	if len(gateways) > 0 {

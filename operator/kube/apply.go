@@ -363,6 +363,22 @@ func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dry
 	return nil
 }
 
+// Annotate sets one annotation on the live object (a merge patch of metadata only).
+func (c *Client) Annotate(ctx context.Context, obj *unstructured.Unstructured, key, value string) error {
+	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	if err != nil {
+		return err
+	}
+	if _, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return c.ExplainError(fmt.Errorf("annotating %s: %w", Describe(obj), err))
+	}
+	return nil
+}
+
 // Get reads the live version of obj (nil, nil when it does not exist).
 func (c *Client) Get(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())

@@ -3,6 +3,7 @@ package tag
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -117,7 +118,7 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 	}
 	changes, err := p.Apply(ctx, c, false)
 	for _, ch := range changes {
-		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status})
+		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status, Action: strings.TrimPrefix(ch.Status, "would be ")})
 	}
 	if err != nil {
 		return fmt.Errorf("setting the default revision tag: %w", err)

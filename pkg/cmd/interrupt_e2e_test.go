@@ -107,7 +107,14 @@ func TestInterruptE2E(t *testing.T) {
 	}
 
 	for i := range faultRuns(t) {
-		code, out := interrupted(1500*time.Millisecond, "install", "-y", "--set", "profile=demo")
+		args := []string{"install", "-y", "--set", "profile=demo"}
+		if i%2 == 1 {
+			args = append(args, "-o", "json")
+		}
+		code, out := interrupted(1500*time.Millisecond, args...)
+		if done, ok := doneOf(out); ok && done["exitCode"] != float64(code) {
+			t.Errorf("run %d: exit %d, but the done event says %v", i, code, done["exitCode"])
+		}
 		switch code {
 		case 0:
 		case 130:

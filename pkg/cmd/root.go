@@ -92,6 +92,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
 		newHistoryCommand(g), newRollbackCommand(g),
 		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g))
+	registerCompletions(root, g)
 	return root
 }
 
