@@ -39,6 +39,11 @@ type Install struct {
 	HistoryMax int
 	// TakeOwnership adopts rendered objects that exist without istioctl's ownership.
 	TakeOwnership bool
+	// RetireHelmReleases retires, once the install succeeded, the Helm releases whose
+	// objects it took over and that it left nothing of their own: it deletes their release
+	// records (helm list no longer shows them, helm uninstall can no longer delete the
+	// objects) and leaves the objects to this install.
+	RetireHelmReleases bool
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
@@ -71,6 +76,8 @@ type InstallPlan struct {
 	Stale []string
 	// SetsDefaultTag says the run points the default revision tag at the revision.
 	SetsDefaultTag bool
+	// HelmReleases are the Helm releases listing objects the install applies.
+	HelmReleases []HelmRelease
 
 	res        *spec.Resolved
 	manifests  []render.Manifest
@@ -185,6 +192,9 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 	if p.Foreign, err = a.checkOwnership(ctx, p.installer, manifests); err != nil {
 		return nil, err // nothing written, nothing to record
 	}
+	if err := a.planHelm(ctx, p); err != nil {
+		return nil, err
+	}
 	if p.stale, err = p.installer.Stale(ctx, manifests); err != nil {
 		return nil, err
 	}
@@ -233,11 +243,12 @@ func (a *Install) execute(ctx context.Context, plan *InstallPlan) (*InstallResul
 	}
 	res, err := a.run(ctx, plan, rec, what)
 	var notReady *install.NotReadyError
+	var retireErr *retireError
 	atomic := a.Atomic && !a.DryRun
 	if errors.As(err, &notReady) && !atomic && ctx.Err() == nil && a.record == nil {
 		err = fmt.Errorf("%w\nFix what the lines above name (or allow more time with --readiness-timeout), then run the same install again: it continues from what is applied", err)
 	}
-	if err == nil || !atomic {
+	if err == nil || !atomic || errors.As(err, &retireErr) {
 		return res, err
 	}
 	if ctx.Err() != nil {
@@ -274,6 +285,7 @@ func (a *Install) replan(ctx context.Context, shown *InstallPlan) (*InstallPlan,
 	if len(shown.Foreign) != len(fresh.Foreign) {
 		diff = append(diff, fmt.Sprintf("objects not installed by istioctl: %d planned, %d now", len(shown.Foreign), len(fresh.Foreign)))
 	}
+	diff = append(diff, helmDiff(shown.HelmReleases, fresh.HelmReleases)...)
 	if shown.SetsDefaultTag != fresh.SetsDefaultTag {
 		diff = append(diff, fmt.Sprintf("sets the default revision tag: planned %v, now %v", shown.SetsDefaultTag, fresh.SetsDefaultTag))
 	}
@@ -332,11 +344,9 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	events := a.events()
 	for _, f := range p.Foreign {
 		msg := "adopted from " + f.Manager + ": this install now owns it (re-applies, prunes and uninstalls it)"
-		if f.Helm {
-			msg += "; the Helm release still lists it, so helm uninstall would delete it"
-		}
 		events.Emit(event.Event{Type: event.Warning, Object: f.Object, Message: msg})
 	}
+	a.helmWarnings(p, events)
 	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components),
 		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests)}
 	if a.DryRun {
@@ -347,9 +357,14 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		events.Emit(event.Event{Type: event.Warning, Message: "the install history cannot be read, so this run is named an install and recorded anew: " + p.recordsErr.Error()})
 	}
 	p.installer.Events = events
-	result, err := p.installer.Install(ctx, p.manifests, p.stale)
-	if err == nil && !a.DryRun && p.defaultTag.Needed {
-		err = p.defaultTag.Run(ctx, p.client, events)
+	result, installErr := p.installer.Install(ctx, p.manifests, p.stale)
+	if installErr == nil && !a.DryRun && p.defaultTag.Needed {
+		installErr = p.defaultTag.Run(ctx, p.client, events)
+	}
+	err := installErr
+	if err == nil {
+		// Only once the install stands: the releases' objects are now this install's.
+		err = a.retireHelm(ctx, p, events)
 	}
 	events.Emit(a.doneEvent(result, err, rec, p.operation(rec)))
 	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes}
@@ -365,9 +380,9 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		rec.Spec = string(y)
 	}
 	rec.Objects, rec.ObjectsOmitted = identities(p.manifests)
-	if err != nil {
+	if installErr != nil {
 		rec.Outcome = history.Failed
-		rec.SetDescription(what + " failed: " + err.Error())
+		rec.SetDescription(what + " failed: " + installErr.Error())
 	} else {
 		rec.Outcome = history.Succeeded
 		rec.SetDescription(fmt.Sprintf("%s complete (%d applied, %d unchanged, %d pruned)", what, out.Applied, out.Unchanged, out.Pruned))
@@ -376,12 +391,12 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	store := &history.Store{Client: p.client, Namespace: recordNamespace(res)}
-	if err == nil && out.Applied == 0 && out.Pruned == 0 {
+	if installErr == nil && out.Applied == 0 && out.Pruned == 0 {
 		// A re-install that changed nothing repeats the last record: no new one.
 		if records := p.records; history.Repeats(records, rec) {
 			rec.Number = records[len(records)-1].Number
 			out.Record = rec.Number
-			return out, nil
+			return out, err
 		}
 	}
 	if werr := store.Create(wctx, rec, a.HistoryMax); werr != nil {

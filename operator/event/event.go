@@ -41,6 +41,11 @@ const (
 	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
 	// notice when the default moved back to the default revision).
 	RevisionTag Type = "revision-tag"
+	// HelmReleaseRetired: after a successful install, a Helm release whose objects the
+	// install took over was retired: its release records were deleted, its objects left as
+	// they are (Object: the release, namespace/name; Status: retired, or "would be retired"
+	// in a dry run; Details: the records).
+	HelmReleaseRetired Type = "helm-release-retired"
 	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )

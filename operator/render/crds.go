@@ -14,8 +14,8 @@ import (
 // parsed form costs more than the rest of a render; their text is already right.
 var pristine sync.Map // *unstructured.Unstructured -> []byte
 
-// crdObjects reads a pre-rendered CRD file (YAML documents separated by ---). With lazy
-// set, each CRD is parsed only as far as its metadata (enough to sort and print it); the
+// crdObjects reads a pre-rendered CRD file (YAML documents separated by ---), giving each
+// CRD labels (nil: its labels as written). With lazy set, each CRD is parsed only as far as its metadata (enough to sort and print it); the
 // body is parsed when Materialize is called.
 func crdObjects(data []byte, labels map[string]string, lazy bool) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
@@ -34,7 +34,7 @@ func crdObjects(data []byte, labels map[string]string, lazy bool) ([]*unstructur
 		if err != nil {
 			return nil, err
 		}
-		if !maps.Equal(obj.GetLabels(), labels) {
+		if labels != nil && !maps.Equal(obj.GetLabels(), labels) {
 			// Relabelled, the text no longer matches: parse it whole and print it anew.
 			if lazy {
 				if obj, err = parseCRD(doc, false); err != nil {

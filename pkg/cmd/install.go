@@ -43,10 +43,12 @@ type InstallCommand struct {
 	Spec     SpecFlags
 	Revision string
 	// Atomic restores the previous successful install when this one fails.
-	Atomic      bool
-	Globals     *Globals
-	In          io.Reader
-	Out, ErrOut io.Writer
+	Atomic bool
+	// RetireHelmReleases retires the Helm releases the install took over, once it succeeded.
+	RetireHelmReleases bool
+	Globals            *Globals
+	In                 io.Reader
+	Out, ErrOut        io.Writer
 	// IsTerminal reports whether In is a terminal (prompts need one).
 	IsTerminal func() bool
 }
@@ -69,7 +71,10 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
   istioctl install -f my-spec.yaml -y -o json
 
   # on failure, put back what was installed before
-  istioctl upgrade -f my-spec.yaml -y --atomic`,
+  istioctl upgrade -f my-spec.yaml -y --atomic
+
+  # take over an Istio installed with Helm, then retire its Helm releases (docs/migrate.md)
+  istioctl install --set profile=minimal --take-ownership --retire-helm-releases -y`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -80,6 +85,8 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
 	a.applyFlags.add(cmd.Flags())
 	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
+	cmd.Flags().BoolVar(&a.RetireHelmReleases, action.RetireHelmReleasesFlag[2:], false,
+		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	return cmd
 }
 
@@ -89,15 +96,16 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		return err
 	}
 	in := &action.Install{
-		Config:           a.Globals.Config(a.ErrOut),
-		Spec:             a.Spec.options(a.In, a.Revision),
-		DryRun:           a.DryRun,
-		ReadinessTimeout: a.Timeout,
-		HistoryMax:       a.HistoryMax,
-		TakeOwnership:    a.TakeOwnership,
-		Atomic:           a.Atomic,
-		Replan:           a.prompts(),
-		Events:           eventSink(a.Out, a.Output),
+		Config:             a.Globals.Config(a.ErrOut),
+		Spec:               a.Spec.options(a.In, a.Revision),
+		DryRun:             a.DryRun,
+		ReadinessTimeout:   a.Timeout,
+		HistoryMax:         a.HistoryMax,
+		TakeOwnership:      a.TakeOwnership,
+		RetireHelmReleases: a.RetireHelmReleases,
+		Atomic:             a.Atomic,
+		Replan:             a.prompts(),
+		Events:             eventSink(a.Out, a.Output),
 	}
 	plan, err := in.Plan(ctx)
 	if err == nil && a.prompts() {

@@ -127,6 +127,15 @@ func (s *textSink) Emit(e event.Event) {
 		for _, d := range e.Details {
 			fmt.Fprintf(s.w, "  %s\n", d)
 		}
+	case event.HelmReleaseRetired:
+		mark := green("✔")
+		if e.Status != "retired" {
+			mark = "-"
+		}
+		fmt.Fprintf(s.w, "%s Helm release %s %s: %s\n", mark, e.Object, e.Status, e.Message)
+		for _, d := range e.Details {
+			fmt.Fprintf(s.w, "  %s\n", d)
+		}
 	case event.Done:
 		if e.Status == "dry-run" {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
