@@ -42,7 +42,7 @@ inittotals() {
 	done | sort -g | awk 'NR == 3 { printf "%s ms, %s MiB allocated at init", $1, $2 }'
 }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-echo "init (GODEBUG=inittrace=1, one start-up): ours $(inittotals "$work/ours"); upstream $(inittotals "$work/upstream")"
+echo "init (GODEBUG=inittrace=1, median of 5 start-ups): ours $(inittotals "$work/ours"); upstream $(inittotals "$work/upstream")"
 echo
 
 missed=0
