@@ -19,7 +19,15 @@ var pristine sync.Map // *unstructured.Unstructured -> []byte
 // body is parsed when Materialize is called.
 func crdObjects(data []byte, labels map[string]string, lazy bool) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+	sep := []byte("\n---\n")
+	for rest := data; len(rest) > 0; {
+		// Each document keeps its closing newline, so its text is a slice of data, not a copy.
+		var doc []byte
+		if i := bytes.Index(rest, sep); i >= 0 {
+			doc, rest = rest[:i+1:i+1], rest[i+len(sep):]
+		} else {
+			doc, rest = rest[:len(rest):len(rest)], nil
+		}
 		doc = bytes.TrimLeft(doc, "\n")
 		if i := bytes.Index(doc, []byte("---\n")); i == 0 {
 			doc = doc[4:]
