@@ -40,8 +40,9 @@ func run() int {
 	return ExitCode(err)
 }
 
-// ExitCode maps an error to istioctl's exit codes: 64 for a bad command line, 130 for a run
-// stopped by Ctrl-C (as shells report SIGINT), 1 otherwise.
+// ExitCode maps an error to istioctl's exit codes: 64 for a bad command line, 3 for a
+// writer that gave up waiting for another's cluster lock, 130 for a run stopped by Ctrl-C
+// (as shells report SIGINT), 1 otherwise (a run that lost the cluster lock too).
 func ExitCode(err error) int {
 	var usage *cmd.UsageError
 	if errors.As(err, &usage) {
@@ -50,6 +51,14 @@ func ExitCode(err error) int {
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
 		return exit.Code
+	}
+	var held *cmd.LockHeldError
+	if errors.As(err, &held) {
+		return 3
+	}
+	var lost *cmd.LockLostError
+	if errors.As(err, &lost) {
+		return 1
 	}
 	if errors.Is(err, context.Canceled) {
 		return 130

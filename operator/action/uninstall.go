@@ -32,6 +32,9 @@ type Uninstall struct {
 	// Replan: see Install.Replan.
 	Replan bool
 	Events event.Sink
+	// Planned, when set, is given the plan Run makes itself (Run without a plan), before
+	// anything is removed, also when planning failed part-way: what a command shows.
+	Planned func(*UninstallPlan)
 
 	// owner, when set, is the install to remove instead of the one Spec resolves to;
 	// componentsOnly removes just its components (no tags, records or warnings): what
@@ -58,6 +61,7 @@ type UninstallPlan struct {
 	installer *install.Installer
 	targets   []*unstructured.Unstructured
 	tags      []*unstructured.Unstructured
+	lock      planLock
 }
 
 func (a *Uninstall) events() event.Sink { return event.Stamped(orDiscard(a.Events)) }
@@ -68,23 +72,33 @@ func (a *Uninstall) opts() install.UninstallOptions {
 
 // Plan finds what to remove, in removal order, and warns (events) about what the removal
 // takes from workloads. A revision nothing carries the labels of is an error, unless Purge
-// or IgnoreNotFound.
+// or IgnoreNotFound. It also reads the cluster lock, as Install.Plan does.
 func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
-	return a.plan(ctx, a.events())
+	events := a.events()
+	owner, recordNS, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.plan(ctx, events, owner, recordNS)
+	if err == nil {
+		p.lock = a.planLockState(ctx, p.installer.Client, events, a.DryRun)
+	}
+	return p, err
 }
 
-func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan, error) {
-	var owner install.Owner
-	var recordNS string
+// target is the install to remove and where its records are (resolved offline).
+func (a *Uninstall) target() (install.Owner, string, error) {
 	if a.owner != nil {
-		owner, recordNS = *a.owner, a.owner.Namespace
-	} else {
-		res, err := a.resolve(a.Spec)
-		if err != nil {
-			return nil, err
-		}
-		owner, recordNS = ownerOf(res), recordNamespace(res)
+		return *a.owner, a.owner.Namespace, nil
 	}
+	res, err := a.resolve(a.Spec)
+	if err != nil {
+		return install.Owner{}, "", err
+	}
+	return ownerOf(res), recordNamespace(res), nil
+}
+
+func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner install.Owner, recordNS string) (*UninstallPlan, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -180,25 +194,61 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 	return fmt.Errorf("nothing to remove: no object carries the labels of %s (control plane revisions there: %s); check -r, -f and -i, or pass --ignore-not-found", what, installed)
 }
 
-// Run removes what plan lists (nil: it plans first) and waits until it is gone. With Replan
-// it plans again first, quietly, and returns a *PlanChangedError, removing nothing, when the
-// new plan removes other objects.
+// Run removes what plan lists (nil: it plans first) and waits until it is gone, holding the
+// cluster lock as Install.Run does (a dry run takes none). With Replan, or when another
+// writer held the lock since the plan was made, it plans again first, quietly, and returns
+// a *PlanChangedError, removing nothing, when the new plan removes other objects.
 func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
-	var err error
-	if plan == nil {
-		if plan, err = a.Plan(ctx); err != nil {
-			return err
-		}
-	} else if a.Replan {
-		fresh, err := a.plan(ctx, event.Discard{})
-		if err != nil {
-			return err
-		}
-		if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
-			return &PlanChangedError{Changes: diff}
-		}
-		plan = fresh
+	events := a.events()
+	owner, recordNS, err := a.target()
+	if err != nil {
+		return err
 	}
+	if a.DryRun {
+		if plan == nil {
+			plan, err = a.plan(ctx, events, owner, recordNS)
+			a.planned(plan)
+			if err != nil {
+				return err
+			}
+		}
+		return a.remove(ctx, plan)
+	}
+	run := lockRun{action: "uninstall", revision: owner.Rev(), namespace: owner.Namespace}
+	if a.Purge {
+		run.revision = ""
+	}
+	return a.locked(ctx, events, run, func(ctx context.Context) error {
+		switch {
+		case plan == nil:
+			var err error
+			plan, err = a.plan(ctx, events, owner, recordNS)
+			a.planned(plan)
+			if err != nil {
+				return err
+			}
+		case a.Replan || a.moved(plan.lock):
+			fresh, err := a.plan(ctx, event.Discard{}, owner, recordNS)
+			if err != nil {
+				return err
+			}
+			if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
+				return &PlanChangedError{Changes: diff}
+			}
+			plan = fresh
+		}
+		return a.remove(ctx, plan)
+	})
+}
+
+func (a *Uninstall) planned(p *UninstallPlan) {
+	if p != nil && a.Planned != nil {
+		a.Planned(p)
+	}
+}
+
+// remove carries out a plan.
+func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 	if len(plan.targets) == 0 && !a.componentsOnly {
 		return nil
 	}
@@ -210,7 +260,10 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 		}
 	}
 	plan.installer.Events = events
-	err = plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	if lost := lockLost(ctx); lost != nil {
+		err = lost
+	}
 	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.targets))}
 	var stopped *install.StoppedError
 	switch {

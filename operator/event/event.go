@@ -41,6 +41,10 @@ const (
 	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
 	// notice when the default moved back to the default revision).
 	RevisionTag Type = "revision-tag"
+	// Lock: the cluster lock, when it is not simply taken and released: Status waiting (another
+	// holds it: Holder, Since), acquired (after a wait), taken-over (an expired lock; Holder
+	// is the previous holder) or lost (the run stops writing; Error says why).
+	Lock Type = "lock"
 	// Done: the run ended (Error when it failed).
 	Done Type = "done"
 )
@@ -63,6 +67,10 @@ type Event struct {
 	Total int `json:"total,omitempty"`
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
 	Details []string `json:"details,omitempty"`
+	// Holder names who holds the cluster lock (Lock events).
+	Holder string `json:"holder,omitempty"`
+	// Since is when the holder took the lock, by its clock (Lock waiting events).
+	Since time.Time `json:"since,omitzero"`
 }
 
 // Sink receives events; it must be safe for concurrent use.
