@@ -147,7 +147,7 @@ func (l *Locker) elect(s *state, p Periods) (*elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
+	ctx, cancel := context.WithCancel(quiet())
 	e.cancel = cancel
 	go func() {
 		defer close(e.done)
@@ -155,6 +155,10 @@ func (l *Locker) elect(s *state, p Periods) (*elector, error) {
 	}()
 	return e, nil
 }
+
+// quiet is a context whose klog logger (client-go's, for the lock's requests) drops
+// everything: it would print onto the user's terminal.
+func quiet() context.Context { return klog.NewContext(context.Background(), logr.Discard()) }
 
 // stop ends the elector (its acquire or renew loop) and returns once it has.
 func (e *elector) stop() {
@@ -283,7 +287,7 @@ func (h *Held) Release() error {
 	if lost != nil || mine == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.p.RenewDeadline)
+	ctx, cancel := context.WithTimeout(quiet(), h.p.RenewDeadline)
 	defer cancel()
 	leases := h.l.Leases.Leases(Namespace)
 	lease := mine.DeepCopy()

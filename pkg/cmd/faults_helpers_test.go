@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -123,12 +124,22 @@ func specFile(t *testing.T, name, body string) string {
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []string
+	// last is when the last request arrived.
+	last time.Time
 }
 
 func (l *requestLog) add(r string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reqs = append(l.reqs, r)
+	l.last = time.Now()
+}
+
+// lastAt is when the last request arrived.
+func (l *requestLog) lastAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 // take returns the requests so far and forgets them.
