@@ -6,9 +6,26 @@
 #  - uninstall
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
+#  - the cluster lock's own cost: requests and time to take, renew and release it
+#    (`hack/bench.sh lock` prints only that, on a cluster of its own, in ~30 s)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
+lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1
+	local state=$1
+	STATE=$state hack/kube/up.sh >/dev/null 2>&1
+	ISTIOCTL_TEST_KUBECONFIG=$state/kubeconfig go test -count=1 -run '^TestLockCost$' -v ./operator/lock | grep -o 'lock cost.*' || true
+	STATE=$state hack/kube/down.sh >/dev/null 2>&1
+}
+if [ "${1:-}" = lock ]; then
+	make -s cluster-bin >/dev/null
+	tmp=$(mktemp -d)
+	trap 'STATE=$tmp/cluster hack/kube/down.sh >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+	lock_cost "$tmp/cluster"
+	exit 0
+fi
+
 RUNS=${RUNS:-5}
 RENDER_RUNS=${RENDER_RUNS:-10}
 UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
@@ -122,6 +139,19 @@ its time); upstream sends the deletes and returns."
 	echo "| install: apiserver requests (median) | $(med ${r_install[ours]}) | $(med ${r_install[upstream]}) | $(ratio "$(med ${r_install[upstream]})" "$(med ${r_install[ours]})") |"
 	echo "| install: write requests (median) | $(med ${w_install[ours]}) | $(med ${w_install[upstream]}) | |"
 	echo "| re-install: write requests (median) | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) | |"
+	echo
+} >>"$out"
+echo "[bench] the cluster lock's cost" >&2
+{
+	echo "## The cluster lock"
+	echo
+	echo "Every writer takes it (docs/install.md). Client-side request counts and wall times of taking, renewing"
+	echo "and releasing it on a fresh local cluster (\`TestLockCost\` in operator/lock, renewing every 250 ms;"
+	echo "\`hack/bench.sh lock\` prints this alone):"
+	echo
+	echo '```'
+	lock_cost "$work/lock-cluster"
+	echo '```'
 	echo
 } >>"$out"
 cp "$out" docs/benchmarks.md

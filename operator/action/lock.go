@@ -146,11 +146,11 @@ func (c *Config) locked(ctx context.Context, events event.Sink, run lockRun, fn 
 	switch {
 	case held.Previous.Identity != "":
 		note := c.recordInterrupted(lctx, client, held.Previous)
-		events.Emit(event.Event{Type: event.Lock, Status: "taken-over", Object: lockObject, Holder: held.Previous.String(),
+		events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Status: "taken-over", Object: lockObject, Holder: held.Previous.String(),
 			Message: fmt.Sprintf("took over the expired cluster lock of %s%s: it stopped renewing it without releasing it (killed, or cut off from the cluster)%s",
 				held.Previous, startedAt(held.Previous), note)})
 	case waited.Load():
-		events.Emit(event.Event{Type: event.Lock, Status: "acquired", Object: lockObject,
+		events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Status: "acquired", Object: lockObject,
 			Message: fmt.Sprintf("took the cluster lock after waiting %s", held.Waited.Round(100*time.Millisecond))})
 	}
 	err = fn(lctx)

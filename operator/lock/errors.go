@@ -1,7 +1,6 @@
 package lock
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -77,14 +76,6 @@ func (e *ForbiddenError) Error() string {
 }
 
 func (e *ForbiddenError) Unwrap() error { return e.Err }
-
-// IsLockError says err is one of this package's: it names the lock and what to do.
-func IsLockError(err error) bool {
-	var held *HeldError
-	var lost *LostError
-	var forbidden *ForbiddenError
-	return errors.As(err, &held) || errors.As(err, &lost) || errors.As(err, &forbidden)
-}
 
 // roundDuration rounds for people: whole seconds, or tenths under 10 s.
 func roundDuration(d time.Duration) time.Duration {

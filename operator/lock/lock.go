@@ -85,7 +85,7 @@ func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 			snap := s.snapshot()
 			switch {
 			case snap.acquired:
-				return &Held{Previous: snap.prev, Observed: snap.observed, Waited: time.Since(start), s: s, e: e, l: l, p: p}, nil
+				return &Held{Previous: snap.prev, Observed: snap.observed, Acquired: snap.acquiredAt, Waited: snap.acquiredAt.Sub(start), s: s, e: e, l: l, p: p}, nil
 			case snap.fatal != nil:
 				return fail(snap.fatal)
 			case snap.other.Identity != "" && snap.other.Identity != waitingFor:
@@ -218,8 +218,10 @@ type Held struct {
 	// Observed is the Lease's resourceVersion as read just before it was taken ("" when
 	// there was none): equal to what a plan read (Peek), no other writer held it since.
 	Observed string
-	// Waited is how long Acquire took.
-	Waited time.Duration
+	// Acquired is when the lock was taken (its write answered); Waited how long Acquire
+	// took until then.
+	Acquired time.Time
+	Waited   time.Duration
 
 	s *state
 	e *elector
@@ -362,30 +364,32 @@ type state struct {
 	fatal error
 	// acquired: the lock is ours; prev is whose expired lease it was, observed the
 	// resourceVersion it had then.
-	acquired  bool
-	prev      Holder
-	observed  string
-	mine      *coordinationv1.Lease
-	renewedAt time.Time
-	renewals  int
-	lastErr   error
-	lost      *LostError
-	released  bool
+	acquired   bool
+	acquiredAt time.Time
+	prev       Holder
+	observed   string
+	mine       *coordinationv1.Lease
+	renewedAt  time.Time
+	renewals   int
+	lastErr    error
+	lost       *LostError
+	released   bool
 }
 
 type snapshot struct {
-	acquired bool
-	fatal    error
-	other    Holder
-	prev     Holder
-	observed string
-	seenRV   string
+	acquired   bool
+	acquiredAt time.Time
+	fatal      error
+	other      Holder
+	prev       Holder
+	observed   string
+	seenRV     string
 }
 
 func (s *state) snapshot() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := snapshot{acquired: s.acquired, fatal: s.fatal, other: s.other, prev: s.prev, observed: s.observed}
+	snap := snapshot{acquired: s.acquired, acquiredAt: s.acquiredAt, fatal: s.fatal, other: s.other, prev: s.prev, observed: s.observed}
 	if s.seen != nil {
 		snap.seenRV = s.seen.ResourceVersion
 	}
@@ -506,7 +510,7 @@ func (s *state) afterWrite(verb string, l *coordinationv1.Lease, err error, sent
 	}
 	s.answered = true
 	if !s.acquired {
-		s.acquired = true
+		s.acquired, s.acquiredAt = true, time.Now()
 		if h := holderOf(s.seen); h.Identity != s.self.Identity {
 			s.prev = h
 		}

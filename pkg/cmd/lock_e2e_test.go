@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -38,9 +40,9 @@ func TestWriteLockE2E(t *testing.T) {
 	t.Run("one writer at a time", func(t *testing.T) {
 		istioctl("install", "-y", "-r", "canary", "--set", "profile=minimal")
 		runs := map[string][]string{
-			"default": {"install", "-y", "-o", "json", "--set", "profile=default"},
-			"demo":    {"install", "-y", "-o", "json", "--set", "profile=demo"},
-			"minimal": {"install", "-y", "-o", "json", "--set", "profile=minimal"},
+			"default":          {"install", "-y", "-o", "json", "--set", "profile=default"},
+			"demo":             {"install", "-y", "-o", "json", "--set", "profile=demo"},
+			"minimal":          {"install", "-y", "-o", "json", "--set", "profile=minimal"},
 			"uninstall canary": {"uninstall", "-r", "canary", "-y", "-o", "json"},
 		}
 		procs := map[string]*process{}
@@ -136,6 +138,21 @@ func TestWriteLockE2E(t *testing.T) {
 		t.Logf("--lock-timeout 0: exit %d %v after reading the Lease, %v after it started; %d request(s): %v",
 			code, decided.Round(time.Millisecond), took.Round(time.Millisecond), len(reqs), reqs)
 
+		// Every writer takes it: the tag commands too.
+		for _, args := range [][]string{{"tag", "set", "prod", "--revision", "default", "--lock-timeout", "0"}, {"tag", "remove", "default", "-y", "--lock-timeout", "0"},
+			{"rollback", "-y", "--lock-timeout", "0"}, {"uninstall", "--purge", "-y", "--lock-timeout", "0"}} {
+			_, _, err := run(t, append(append([]string{}, k...), args...)...)
+			var heldErr *cmd.LockHeldError
+			if !errors.As(err, &heldErr) || heldErr.Holder.Identity != holder.Identity {
+				t.Errorf("%s against a held lock: %v", strings.Join(args, " "), err)
+			}
+		}
+		// --skip-lock writes without it, saying so.
+		out, _, err := run(t, append(append([]string{}, k...), "uninstall", "-r", "nothing-here", "--ignore-not-found", "-y", "--skip-lock")...)
+		if err != nil || !strings.Contains(out, "! --skip-lock: writing WITHOUT the cluster lock") {
+			t.Errorf("--skip-lock: %v\n%s", err, out)
+		}
+
 		for _, args := range [][]string{{"verify-install"}, {"history"}, {"x", "precheck"}, {"install", "--dry-run"}} {
 			out, stderr, _ := run(t, append(append([]string{}, k...), args...)...)
 			if n := strings.Count(out+stderr, "a write is in progress: "+holder.String()); n != 1 {
@@ -223,7 +240,9 @@ func TestWriteLockE2E(t *testing.T) {
 	// waiting for it (the fixed periods: it would retry only every 2-4.4 s) starts within a
 	// second of the holder's done.
 	t.Run("interrupted holder", func(t *testing.T) {
-		// Its istiod cannot be scheduled: the holder waits for it until interrupted.
+		// From a converged install (the next writer's first stage, the CRDs, is then quick to
+		// report): the holder's istiod cannot be scheduled, so it waits until interrupted.
+		istioctl("install", "-y", "--set", "profile=default")
 		a := startIstioctl(t, "interrupted", bin, nil, append(append([]string{}, k...), "install", "-y", "-o", "json", "--readiness-timeout", "2m",
 			"--set", "components.pilot.k8s.nodeSelector.no-such-node=x")...)
 		a.waitFor(t, "a first write", a.out.when(firstWrite))
@@ -239,9 +258,11 @@ func TestWriteLockE2E(t *testing.T) {
 			t.Fatalf("the next writer: exit %d\n%s\n%s", code, b.out, b.errOut)
 		}
 		done, _ := last(a.events(t), isType("done"))
+		taken, _ := first(b.events(t), isLock("acquired"))
 		write, _ := first(b.events(t), streamEvent.writes)
 		gap := write.Time.Sub(done.Time)
-		t.Logf("the next writer's first write came %v after the interrupted holder's done", gap.Round(time.Millisecond))
+		t.Logf("the next writer took the lock %v after the interrupted holder's done, and its first write came %v after it",
+			taken.Time.Sub(done.Time).Round(time.Millisecond), gap.Round(time.Millisecond))
 		if done.Status != "interrupted" || gap > time.Second || gap < 0 {
 			t.Errorf("holder's done %+v; the next writer's first write %v after it, want within 1s", done, gap)
 		}
