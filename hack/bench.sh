@@ -19,7 +19,7 @@ lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1
 	STATE=$state hack/kube/down.sh >/dev/null 2>&1
 }
 if [ "${1:-}" = lock ]; then
-	make -s cluster-bin >/dev/null
+	make -s cluster-bin >/dev/null 2>&1
 	tmp=$(mktemp -d)
 	trap 'STATE=$tmp/cluster hack/kube/down.sh >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 	lock_cost "$tmp/cluster"

@@ -62,6 +62,7 @@ type UninstallPlan struct {
 	targets   []*unstructured.Unstructured
 	tags      []*unstructured.Unstructured
 	lock      planLock
+	recordNS  string
 }
 
 func (a *Uninstall) events() event.Sink { return event.Stamped(orDiscard(a.Events)) }
@@ -104,7 +105,7 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner install.O
 		return nil, err
 	}
 	in := &install.Installer{Client: client, Owner: owner}
-	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in}
+	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS}
 	if p.targets, err = in.Targets(ctx, a.opts()); err != nil {
 		return nil, err
 	}
@@ -200,13 +201,20 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 // a *PlanChangedError, removing nothing, when the new plan removes other objects.
 func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	events := a.events()
-	owner, recordNS, err := a.target()
-	if err != nil {
+	var owner install.Owner
+	var recordNS string
+	var err error
+	if plan != nil {
+		owner, recordNS = plan.installer.Owner, plan.recordNS
+	} else if owner, recordNS, err = a.target(); err != nil {
 		return err
 	}
 	if a.DryRun {
 		if plan == nil {
 			plan, err = a.plan(ctx, events, owner, recordNS)
+			if err == nil {
+				plan.lock = a.planLockState(ctx, plan.installer.Client, events, true) // its warning
+			}
 			a.planned(plan)
 			if err != nil {
 				return err

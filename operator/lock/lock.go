@@ -110,7 +110,7 @@ func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 		case <-timeout:
 			return fail(&HeldError{Holder: s.snapshot().other, Waited: time.Since(start), Timeout: l.Wait})
 		case <-ctx.Done():
-			return fail(ctx.Err())
+			return fail(fmt.Errorf("interrupted while waiting for %s: %w", what, ctx.Err()))
 		}
 	}
 }
