@@ -9,7 +9,7 @@ VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 
-.PHONY: build generate test demo fuzz bench bench-spec bench-scale cluster-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale cluster-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl, version-stamped
 build:
@@ -31,6 +31,10 @@ fuzz:
 bench:
 	hack/bench.sh
 
+## bench-startup: start-up time and max RSS of version --remote=false and manifest generate, this tree against BASE (main)
+bench-startup:
+	hack/bench-startup.sh
+
 ## bench-scale: install with 1/10/50 gateways, verify-install and precheck up to 10,000 pods (writes docs/benchmarks-scale.md)
 bench-scale:
 	hack/bench-scale.sh
@@ -47,12 +51,12 @@ demo: build cluster-bin
 cluster-bin:
 	hack/kube/build.sh
 
-## cluster-up / cluster-down: start or stop the local control plane (state in .cluster/)
+## cluster-up / cluster-down: start (replacing any running) or stop CLUSTERS (1) local control planes (state in .cluster/)
 cluster-up: cluster-bin
-	STATE=$(CLUSTER_STATE) hack/kube/up.sh
+	STATE=$(CLUSTER_STATE) CLUSTERS=$(or $(CLUSTERS),1) hack/kube/bed-up.sh
 
 cluster-down:
-	STATE=$(CLUSTER_STATE) hack/kube/down.sh
+	STATE=$(CLUSTER_STATE) hack/kube/bed-down.sh
 
 vet:
 	go vet ./...

@@ -3,6 +3,7 @@ module github.com/istioctl-installer/istioctl
 go 1.26.0
 
 require (
+	github.com/distribution/reference v0.6.0
 	github.com/mattn/go-isatty v0.0.22
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2

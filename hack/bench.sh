@@ -4,6 +4,7 @@
 #  - install of the default profile into a fresh local cluster, and re-install of the same
 #    spec: wall time, and the apiserver's request counts during the run (all, and writes)
 #  - uninstall
+#  - start-up (version --remote=false, manifest generate) against a base commit (BASE, main)
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
 #  - the cluster lock's own cost: requests and time to take, renew and release it
@@ -153,6 +154,14 @@ echo "[bench] the cluster lock's cost" >&2
 	lock_cost "$work/lock-cluster"
 	echo '```'
 	echo
+} >>"$out"
+{
+	echo "## start-up against ${BASE:-main} (hack/bench-startup.sh)"
+	echo
+	echo "This tree against the base commit, offline: the medians' differences, against the budget of"
+	echo "+2 ms (CPU time) and +1 MiB (max RSS) a change may add to the offline commands."
+	echo
+	hack/bench-startup.sh || true
 } >>"$out"
 cp "$out" docs/benchmarks.md
 cat docs/benchmarks.md

@@ -4,6 +4,8 @@
 # Outside the sandbox it downloads modules, builds the cluster binaries (cached per machine)
 # and compiles every test binary; then it re-runs itself in a network namespace that has only
 # loopback, starts one local control plane there, runs `go test ./...` against it and stops it.
+# Multi-cluster tests (cluster.GetBed) start the bed's clusters in the sandbox when the first
+# one asks; they serve every later test binary too and are stopped at the end.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +34,7 @@ tmp=$(mktemp -d /tmp/istioctl-test.XXXXXX)
 export STATE=$tmp/cluster
 cleanup() {
 	local rc=$?
+	[ ! -d "$tmp/bed" ] || STATE=$tmp/bed "$root/hack/kube/bed-down.sh" || true
 	"$root/hack/kube/down.sh" || true
 	rm -rf "$tmp"
 	exit $rc
@@ -43,13 +46,15 @@ export HOME=$tmp/home
 mkdir -p "$HOME"
 "$root/hack/kube/up.sh" >/dev/null
 export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
+export ISTIOCTL_TEST_BED=$tmp/bed ISTIOCTL_TEST_BED_OWNER=$$
 unset KUBECONFIG
 # Nothing may be fetched from here on: there is no network, and there must be no need.
 export GOPROXY=off GOFLAGS=-mod=readonly
 log "running go test ./... against the local cluster"
 # One package at a time: the e2e packages share the cluster, and some install and purge
-# cluster-wide objects (CRDs, webhooks).
-go test -count=1 -p 1 ${TEST_FLAGS:-} ./...
+# cluster-wide objects (CRDs, webhooks). pkg/cmd's e2e tests take ~10 minutes on 2 busy
+# cores, go test's default limit per test binary; the whole run's budget is 30 minutes.
+go test -count=1 -p 1 -timeout 25m ${TEST_FLAGS:-} ./...
 if [ -z "${TEST_FLAGS:-}" ]; then
 	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
 	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}"

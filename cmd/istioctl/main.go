@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 )
 
@@ -40,28 +41,18 @@ func run() int {
 	return ExitCode(err)
 }
 
-// ExitCode maps an error to istioctl's exit codes: 64 for a bad command line, 3 for a
-// writer that gave up waiting for another's cluster lock, 130 for a run stopped by Ctrl-C
-// (as shells report SIGINT), 1 otherwise (a run that lost the cluster lock too).
+// ExitCode maps an error to istioctl's exit codes (operator/event's table,
+// docs/exit-codes.md): 64 for a bad command line, a command's own code (profile diff,
+// verify-install and precheck exit 1 when they found differences or failures, having printed
+// them), 130 for a run stopped by Ctrl-C, 1 otherwise.
 func ExitCode(err error) int {
 	var usage *cmd.UsageError
 	if errors.As(err, &usage) {
-		return 64
+		return event.ExitUsage
 	}
 	var exit *cmd.ExitError
 	if errors.As(err, &exit) {
 		return exit.Code
 	}
-	var held *cmd.LockHeldError
-	if errors.As(err, &held) {
-		return 3
-	}
-	var lost *cmd.LockLostError
-	if errors.As(err, &lost) {
-		return 1
-	}
-	if errors.Is(err, context.Canceled) {
-		return 130
-	}
-	return 1
+	return event.ExitCode(err)
 }

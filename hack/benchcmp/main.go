@@ -170,6 +170,10 @@ func report(w io.Writer, subjects []*subject, n int) {
 	for i := 1; i < len(subjects); i++ {
 		fmt.Fprintf(w, "%s / %s: wall %.1fx, CPU %.1fx, max RSS %.1fx\n", subjects[i].name, subjects[0].name,
 			ratio(m[i].wall, m[0].wall), ratio(m[i].cpu, m[0].cpu), float64(m[i].rss)/float64(max(m[0].rss, 1)))
+		// The differences too: a budget in ms and MiB (hack/bench-startup.sh) reads these.
+		fmt.Fprintf(w, "%s - %s: wall %+.1fms, CPU %+.1fms, max RSS %+.1f MiB\n", subjects[i].name, subjects[0].name,
+			float64(m[i].wall-m[0].wall)/float64(time.Millisecond), float64(m[i].cpu-m[0].cpu)/float64(time.Millisecond),
+			mib(m[i].rss-m[0].rss))
 	}
 }
 

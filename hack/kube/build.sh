@@ -87,4 +87,15 @@ build kwok-stages.yaml stages_cmd
 for f in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages.yaml; do
 	ln -sfn "$CACHE/$f" "$BIN/$f"
 done
+
+# fakelb (the bed's load balancer addresses) is ours, built from the main module in
+# seconds. It is cached under the hash of its sources like the rest: a rebuild must not
+# replace the file a running fakelb was started from, or down.sh, which only signals
+# processes whose binary is still the recorded one, would no longer recognise it.
+fakelb_key=$( (cd "$root" && cat go.mod go.sum hack/fakelb/*.go) | sha256sum | cut -c1-12)
+FAKELB_CACHE=$CACHE_ROOT/fakelb-$fakelb_key
+mkdir -p "$FAKELB_CACHE"
+fakelb_cmd() { (cd "$root" && go build -ldflags "-s -w" -o "$tmp" ./hack/fakelb); }
+CACHE=$FAKELB_CACHE build fakelb fakelb_cmd
+ln -sfn "$FAKELB_CACHE/fakelb" "$BIN/fakelb"
 log "binaries ready in $BIN (-> $CACHE)"

@@ -4,7 +4,9 @@
 # on 127.0.0.1, with a fresh PKI and kubeconfig in $STATE. Prints the exports to use it.
 #
 # Knobs: STATE (default ./.cluster), PORT_BASE (default: first free block from 26000),
-# NODES (2), BIN (./bin), SERVICE_CIDR, POD_CIDR, NODE_IP_PREFIX, UP_TIMEOUT (seconds, 90).
+# NODES (2), BIN (./bin), SERVICE_CIDR, POD_CIDR, NODE_IP_PREFIX, UP_TIMEOUT (seconds, 90),
+# BED_INDEX (cluster i of a bed, 1-8: names cluster-i, service range 127.(63+i).0.0/16 and
+# fakelb), FAKE_LB (1: run fakelb; default 1 in a bed, else 0).
 # Stop it with down.sh (same STATE).
 set -euo pipefail
 
@@ -13,18 +15,37 @@ root=$(cd "$here/../.." && pwd)
 BIN=${BIN:-$root/bin}
 STATE=${STATE:-$root/.cluster}
 NODES=${NODES:-2}
+log() { printf '[cluster-up] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# The members of a bed (make cluster-up CLUSTERS=N, pkg/testing/cluster's beds) differ in
+# everything two clusters of one mesh must not share: kubeconfig names, service range
+# (so ClusterIPs never collide) and fake load balancer addresses. The rules live here only.
+BED_INDEX=${BED_INDEX:-}
+if [ -n "$BED_INDEX" ]; then
+	[[ $BED_INDEX =~ ^[1-8]$ ]] || die "BED_INDEX=$BED_INDEX: a bed has clusters 1 to 8"
+	CONTEXT=cluster-$BED_INDEX KUBE_USER=cluster-$BED_INDEX-admin
+	SERVICE_CIDR=${SERVICE_CIDR:-127.$((63 + BED_INDEX)).0.0/16}
+	FAKE_LB=${FAKE_LB:-1}
+else
+	CONTEXT=istioctl-local KUBE_USER=admin
+fi
 # Loopback on purpose: the apiserver calls webhooks at the Service's ClusterIP, and a
 # loopback address keeps such a call on this host (it fails fast when nothing serves it).
 SERVICE_CIDR=${SERVICE_CIDR:-127.64.0.0/16}
+# fakelb writes LoadBalancer addresses from 192.0.2.0/24 (TEST-NET-1, never dialled) into
+# Service status: cluster i of a bed gets 192.0.2.(32i-31) to 192.0.2.(32i-2).
+FAKE_LB=${FAKE_LB:-0}
+lb_first=$((32 * (${BED_INDEX:-1} - 1) + 1))
+LB_POOL=192.0.2.$lb_first-192.0.2.$((lb_first + 29))
 # Fake addresses that nothing may ever dial.
 POD_CIDR=${POD_CIDR:-10.244.0.0/16}
 NODE_IP_PREFIX=${NODE_IP_PREFIX:-10.255.0.}
 UP_TIMEOUT=${UP_TIMEOUT:-90}
 
-log() { printf '[cluster-up] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
-for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages.yaml; do
+bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages.yaml)
+[ "$FAKE_LB" != 1 ] || bins+=(fakelb)
+for b in "${bins[@]}"; do
 	[ -e "$BIN/$b" ] || die "$BIN/$b is missing: run 'make cluster-bin' (hack/kube/build.sh) first"
 done
 command -v openssl >/dev/null || die "openssl is needed to make the cluster's certificates"
@@ -33,17 +54,28 @@ if [ -f "$STATE/pids/kube-apiserver.pid" ]; then
 	die "a cluster already runs with state $STATE: stop it with 'make cluster-down' (or STATE=$STATE hack/kube/down.sh)"
 fi
 
-# Clusters started at the same time (one per test binary under a plain go test ./...) would
-# race for the same free ports: hold a lock from choosing ports until they are bound.
+# Clusters started at the same time (a bed, or one per test binary under a plain go test
+# ./...) would race for the same free ports. Under a short lock each chooses a block and
+# reserves it with a file naming this script's pid; the reservation lapses when the script
+# ends, by when its ports are bound (or it failed and freed them). So starts run in parallel.
+locked=
 if [ -z "${CLUSTER_UP_LOCKED:-}" ] && command -v flock >/dev/null; then
 	exec 9>"${TMPDIR:-/tmp}/istioctl-cluster-up.lock"
 	flock 9
-	export CLUSTER_UP_LOCKED=1
+	locked=1
 fi
+reservations=${TMPDIR:-/tmp}/istioctl-cluster-ports
+mkdir -p "$reservations"
+reserved() { # block: another live up.sh holds it
+	local pid
+	read -r pid 2>/dev/null <"$reservations/$1" || return 1
+	[ "$pid" != $$ ] && kill -0 "$pid" 2>/dev/null
+}
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 block_free() {
 	local b=$1 off
+	! reserved "$b" || return 1
 	for off in 379 380 443 257 259 247; do port_free $((b + off)) || return 1; done
 }
 if [ -n "${PORT_BASE:-}" ]; then
@@ -57,6 +89,9 @@ else
 fi
 ETCD_PORT=$((PORT_BASE + 379)) ETCD_PEER_PORT=$((PORT_BASE + 380)) API_PORT=$((PORT_BASE + 443))
 KCM_PORT=$((PORT_BASE + 257)) SCHED_PORT=$((PORT_BASE + 259)) KWOK_PORT=$((PORT_BASE + 247))
+echo $$ >"$reservations/$PORT_BASE"
+trap '[ "$(cat "$reservations/$PORT_BASE" 2>/dev/null)" != $$ ] || rm -f "$reservations/$PORT_BASE"' EXIT
+[ -z "$locked" ] || exec 9>&-
 FIRST_SERVICE_IP=$(echo "$SERVICE_CIDR" | awk -F'[./]' '{print $1"."$2"."$3"."$4+1}')
 
 mkdir -p "$STATE"/{pki,pids,logs,etcd,flexvolume,kubecache}
@@ -81,7 +116,7 @@ cert() { # name subject [san] : a key and a cert signed by the cluster CA
 	rm -f "$PKI/$name.csr" "$ext"
 }
 openssl req -x509 -new -nodes -newkey rsa:2048 -keyout "$PKI/ca.key" -out "$PKI/ca.crt" \
-	-subj "/CN=istioctl-local-ca" -days 365 -sha256 2>/dev/null
+	-subj "/CN=$CONTEXT-ca" -days 365 -sha256 2>/dev/null
 cert apiserver "/CN=kube-apiserver" \
 	"IP:127.0.0.1,IP:::1,IP:$FIRST_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
 cert admin "/O=system:masters/CN=kubernetes-admin"
@@ -96,19 +131,19 @@ cat >"$KUBECONFIG_FILE" <<KCFG
 apiVersion: v1
 kind: Config
 clusters:
-- name: istioctl-local
+- name: $CONTEXT
   cluster:
     server: https://127.0.0.1:$API_PORT
     certificate-authority-data: $(b64 "$PKI/ca.crt")
 users:
-- name: admin
+- name: $KUBE_USER
   user:
     client-certificate-data: $(b64 "$PKI/admin.crt")
     client-key-data: $(b64 "$PKI/admin.key")
 contexts:
-- name: istioctl-local
-  context: {cluster: istioctl-local, user: admin}
-current-context: istioctl-local
+- name: $CONTEXT
+  context: {cluster: $CONTEXT, user: $KUBE_USER}
+current-context: $CONTEXT
 KCFG
 chmod 600 "$KUBECONFIG_FILE"
 K=$KUBECONFIG_FILE
@@ -183,6 +218,10 @@ start kube-scheduler --kubeconfig="$K" --authentication-kubeconfig="$K" --author
 start kwok --kubeconfig="$K" --config="$BIN/kwok-stages.yaml" --manage-all-nodes=true \
 	--cidr="$POD_CIDR" --node-name=localhost --node-port="$KWOK_PORT" --server-address="127.0.0.1:$KWOK_PORT" \
 	--tls-cert-file="$PKI/kwok.crt" --tls-private-key-file="$PKI/kwok.key" --node-lease-duration-seconds=40
+if [ "$FAKE_LB" = 1 ]; then
+	rm -f "$STATE/fakelb.ready"
+	start fakelb -kubeconfig="$K" -pool="$LB_POOL" -ready-file="$STATE/fakelb.ready"
+fi
 wait_for kube-controller-manager "kube-controller-manager /healthz" curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
 wait_for kube-scheduler "kube-scheduler /healthz" curl -sfk "https://127.0.0.1:$SCHED_PORT/healthz"
 
@@ -208,6 +247,7 @@ wait_for kube-apiserver "the node objects to be created" kubectl apply -f "$STAT
 nodes_ready() { kubectl wait --for=condition=Ready node --all --timeout=1s; }
 wait_for kwok "$NODES kwok nodes to be Ready" nodes_ready
 wait_for kube-controller-manager "the default ServiceAccount" kubectl -n default get serviceaccount default
+[ "$FAKE_LB" != 1 ] || wait_for fakelb "fakelb to watch Services" test -f "$STATE/fakelb.ready"
 
 # A test binary that dies without stopping its cluster (a test timeout panics) would leave
 # it running: with CLUSTER_OWNER_PID set, a watchdog stops the cluster when that process ends.
@@ -220,6 +260,7 @@ cat >"$STATE/env" <<ENV
 export KUBECONFIG=$KUBECONFIG_FILE
 export KUBECACHEDIR=$KUBECACHEDIR
 ENV
-[ -z "${CLUSTER_UP_LOCKED:-}" ] || exec 9>&-
-log "cluster up in $((SECONDS - started))s: apiserver https://127.0.0.1:$API_PORT, $NODES kwok nodes, state in $STATE"
+lb_note=
+[ "$FAKE_LB" != 1 ] || lb_note=", LoadBalancer addresses $LB_POOL"
+log "cluster $CONTEXT up in $((SECONDS - started))s: apiserver https://127.0.0.1:$API_PORT, services $SERVICE_CIDR, $NODES kwok nodes$lb_note, state in $STATE"
 cat "$STATE/env"

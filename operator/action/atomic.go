@@ -13,14 +13,10 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
-// unrecorded says the revision is installed but has no install record (an istioctl without
-// install history installed it): --atomic then has nothing to restore, and must not remove it.
-func unrecorded(ctx context.Context, client *kube.Client, res *spec.Resolved) (bool, error) {
-	store := &history.Store{Client: client, Namespace: recordNamespace(res)}
-	records, err := store.Secrets(ctx, history.Rev(res.IOP.Spec.Revision))
-	if err != nil || len(records) > 0 {
-		return false, err
-	}
+// installedWithoutRecords says the revision, which has no install record, is installed (an
+// istioctl without install history installed it): --atomic then has nothing to restore,
+// and must not remove it.
+func installedWithoutRecords(ctx context.Context, client *kube.Client, res *spec.Resolved) (bool, error) {
 	in := &install.Installer{Client: client, Owner: ownerOf(res)}
 	installed, err := in.Targets(ctx, install.UninstallOptions{})
 	return len(installed) > 0, err

@@ -6,10 +6,10 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -117,23 +117,16 @@ func (a *Check) installed(ctx context.Context, env *check.Env) (*check.Report, e
 			return nil, err
 		}
 		if len(installed) == 0 {
-			return nil, fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", revName(rev), env.IstioNamespace)
+			return nil, fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", ownership.Rev(rev), env.IstioNamespace)
 		}
 		renv.Installed = installed
 		r := check.Run(ctx, a.Command, a.checks(), &renv)
 		if len(revisions) > 1 {
-			r.Prefix(fmt.Sprintf("revision %s: ", revName(rev)))
+			r.Prefix(fmt.Sprintf("revision %s: ", ownership.Rev(rev)))
 		}
 		reports = append(reports, r)
 	}
 	return check.Merge(a.Command, reports...), nil
-}
-
-func revName(rev string) string {
-	if rev == "" {
-		return "default"
-	}
-	return rev
 }
 
 // installedRevisions lists the revisions whose control plane runs in the istio namespace
@@ -146,10 +139,7 @@ func installedRevisions(ctx context.Context, env *check.Env) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, cp := range cps {
-		rev := cp.Revision
-		if rev == "default" {
-			rev = ""
-		}
+		rev := ownership.Revision(cp.Revision)
 		if !seen[rev] {
 			seen[rev] = true
 			out = append(out, rev)
@@ -164,21 +154,6 @@ func installedRevisions(ctx context.Context, env *check.Env) ([]string, error) {
 
 // installedObjects finds what the install of the revision labelled as its own.
 func installedObjects(ctx context.Context, env *check.Env) ([]*unstructured.Unstructured, error) {
-	owner := install.Owner{Namespace: env.IstioNamespace, Revision: env.Revision}
-	var out []*unstructured.Unstructured
-	kinds := append([]schema.GroupVersionKind{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}}, install.PruneKinds...)
-	lists, err := env.Client.ListKinds(ctx, kinds, owner.Selector())
-	if err != nil {
-		return nil, err
-	}
-	for _, items := range lists {
-		for i := range items {
-			o := &items[i]
-			if len(o.GetOwnerReferences()) == 0 {
-				out = append(out, o)
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].GetKind()+out[i].GetName() < out[j].GetKind()+out[j].GetName() })
-	return out, nil
+	in := &install.Installer{Client: env.Client, Owner: ownership.Owner{Namespace: env.IstioNamespace, Revision: env.Revision}}
+	return in.Installed(ctx)
 }

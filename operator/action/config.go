@@ -7,10 +7,11 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/lock"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
-// DefaultIstioNamespace is the istio namespace when nothing names another.
-const DefaultIstioNamespace = "istio-system"
+// DefaultIstioNamespace is the istio namespace when nothing names another (the -i default).
+const DefaultIstioNamespace = ownership.DefaultNamespace
 
 // Config is what the actions of one command share: how to reach the cluster, the istio
 // namespace the command was given, and where warnings go.

@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
@@ -77,7 +78,10 @@ type InstallPlan struct {
 	installer  *install.Installer
 	stale      []*unstructured.Unstructured
 	defaultTag *tag.InstallDefault
-	// unrecorded: the revision is installed without an install record (Atomic only).
+	// records are the revision's install records before the run; unrecorded says the
+	// revision is installed without any (Atomic only).
+	records    []*history.Record
+	recordsErr error
 	unrecorded bool
 	changes    []install.Change
 	lock       planLock
@@ -99,6 +103,8 @@ func (p *InstallPlan) Changes(ctx context.Context) ([]install.Change, error) {
 // InstallResult is what a run did.
 type InstallResult struct {
 	Applied, Unchanged, Pruned int
+	// Changes are what happened to each object (the counts derive from them).
+	Changes []install.Change
 	// Record is the number of the install record the run wrote (0: none, e.g. a dry run).
 	Record int
 }
@@ -165,8 +171,11 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 	for _, m := range manifests {
 		p.Objects += len(m.Objects)
 	}
-	if a.Atomic && !a.DryRun {
-		if p.unrecorded, err = unrecorded(ctx, client, res); err != nil {
+	// A history that cannot be read does not stop the install (the run says so): the
+	// records only name the operation and spare a repeated record.
+	p.records, p.recordsErr = (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, owner.Rev())
+	if a.Atomic && !a.DryRun && len(p.records) == 0 && p.recordsErr == nil {
+		if p.unrecorded, err = installedWithoutRecords(ctx, client, res); err != nil {
 			return nil, err
 		}
 	}
@@ -196,9 +205,9 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 
 // tagLabels are the labels of the default tag's objects an install sets: its own (so an
 // uninstall of the revision, or a purge, removes them) and the opt-out of its prune.
-func tagLabels(owner install.Owner) map[string]string {
+func tagLabels(owner ownership.Owner) map[string]string {
 	l := owner.Labels(component.Pilot)
-	l[install.LabelNotPruned] = "true"
+	l[ownership.LabelNotPruned] = "true"
 	return l
 }
 
@@ -347,7 +356,7 @@ func (e *PlanChangedError) Error() string {
 
 // changesDiff says, object by object, how two foreseen change lists differ.
 func changesDiff(before, now []install.Change) []string {
-	was := map[string]string{}
+	was := map[string]install.Action{}
 	for _, c := range before {
 		was[c.Object] = c.Action
 	}
@@ -382,11 +391,15 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		}
 		events.Emit(event.Event{Type: event.Warning, Object: f.Object, Message: msg})
 	}
-	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components)}
+	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components),
+		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests)}
 	if a.DryRun {
 		start.Status = "dry-run"
 	}
 	events.Emit(start)
+	if p.recordsErr != nil {
+		events.Emit(event.Event{Type: event.Warning, Message: "the install history cannot be read, so this run is named an install and recorded anew: " + p.recordsErr.Error()})
+	}
 	p.installer.Events = events
 	result, err := p.installer.Install(ctx, p.manifests, p.stale)
 	if err == nil && !a.DryRun && p.defaultTag.Needed {
@@ -395,8 +408,8 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	if lost := lockLost(ctx); lost != nil {
 		err = lost // it stopped the run: say so, not "interrupted"
 	}
-	events.Emit(a.doneEvent(result, err, rec))
-	out := &InstallResult{Applied: result.Applied, Unchanged: result.Unchanged, Pruned: result.Pruned}
+	events.Emit(a.doneEvent(result, err, rec, p.operation(rec)))
+	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes}
 	if a.DryRun {
 		return out, err
 	}
@@ -417,14 +430,15 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		rec.SetDescription(what + " failed: " + err.Error())
 	} else {
 		rec.Outcome = history.Succeeded
-		rec.SetDescription(fmt.Sprintf("%s complete (%d applied, %d unchanged, %d pruned)", what, result.Applied, result.Unchanged, result.Pruned))
+		rec.SetDescription(fmt.Sprintf("%s complete (%d applied, %d unchanged, %d pruned)", what, out.Applied, out.Unchanged, out.Pruned))
 	}
 	// Recorded even when the run was interrupted: a fresh deadline for the write.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	store := &history.Store{Client: p.client, Namespace: recordNamespace(res)}
-	if err == nil && result.Applied == 0 && result.Pruned == 0 {
-		if records, lerr := store.List(wctx, history.Rev(rec.Revision)); lerr == nil && history.Repeats(records, rec) {
+	if err == nil && out.Applied == 0 && out.Pruned == 0 {
+		// A re-install that changed nothing repeats the last record: no new one.
+		if records := p.records; history.Repeats(records, rec) {
 			rec.Number = records[len(records)-1].Number
 			out.Record = rec.Number
 			return out, nil
@@ -438,9 +452,23 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	return out, err
 }
 
+// operation names the run for its done event: a rollback, an upgrade when the revision
+// already had a successful install, an install otherwise.
+func (p *InstallPlan) operation(rec *history.Record) string {
+	if rec.Action == history.ActionRollback {
+		return event.OperationRollback
+	}
+	if history.LastSucceeded(p.records) != nil {
+		return event.OperationUpgrade
+	}
+	return event.OperationInstall
+}
+
 // doneEvent is the run's last event: what it did, or why it stopped.
-func (a *Install) doneEvent(res *install.Result, err error, rec *history.Record) event.Event {
-	e := event.Event{Type: event.Done}
+func (a *Install) doneEvent(res *install.Result, err error, rec *history.Record, operation string) event.Event {
+	// The code from the error itself: a default-tag step stopped by Ctrl-C is 130 though
+	// its done is not an interrupted install's.
+	e := event.Event{Type: event.Done, Operation: operation, ExitCode: event.Code(event.ExitCode(err))}
 	var interrupted *install.InterruptedError
 	switch {
 	case errors.As(err, &interrupted):
@@ -450,10 +478,10 @@ func (a *Install) doneEvent(res *install.Result, err error, rec *history.Record)
 		e.Error = err.Error()
 	case a.DryRun:
 		e.Status = "dry-run"
-		e.Message = fmt.Sprintf("%d would be applied, %d unchanged, %d would be pruned", res.Applied, res.Unchanged, res.Pruned)
+		e.Message = fmt.Sprintf("%d would be applied, %d unchanged, %d would be pruned", res.Applied(), res.Unchanged(), res.Pruned())
 		return e
 	default:
-		e.Message = fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied, res.Unchanged, res.Pruned)
+		e.Message = fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied(), res.Unchanged(), res.Pruned())
 	}
 	if rec.Action == history.ActionRollback {
 		// A rollback's end says so, so the printers do not say "Installation complete"
@@ -476,9 +504,7 @@ func (a *Install) checkRelied(ctx context.Context, client *kube.Client, res *spe
 	if err := withExternal(env, res); err != nil {
 		return err
 	}
-	if env.External == nil {
-		return nil
-	}
+	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
 	rep := check.Run(ctx, "install", check.External(), env)
 	var blocking []string
 	for _, r := range rep.Results {

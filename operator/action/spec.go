@@ -9,7 +9,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/version"
@@ -48,26 +48,12 @@ func (c *Config) render(opts spec.Options, lazy bool, only ...component.Name) (*
 }
 
 // ownerOf is the ownership identity of a resolved spec's install.
-func ownerOf(res *spec.Resolved) install.Owner {
-	ns := res.IOP.Metadata.Namespace
-	if ns == "" {
-		ns = DefaultIstioNamespace
-	}
-	return install.Owner{Name: res.IOP.Metadata.Name, Namespace: ns, Revision: res.IOP.Spec.Revision, Version: version.Version,
-		Leave: external.FromSpec(res.IOP).Relied}
+func ownerOf(res *spec.Resolved) ownership.Owner {
+	return ownership.OwnerOf(res.IOP, version.Version, external.FromSpec(res.IOP).Relied)
 }
 
-// recordNamespace is where a spec's install records live: the namespace its components go
-// to by default (the istio namespace).
-func recordNamespace(res *spec.Resolved) string {
-	if ns := res.IOP.Spec.Namespace; ns != "" {
-		return ns
-	}
-	if ns := res.IOP.Metadata.Namespace; ns != "" {
-		return ns
-	}
-	return DefaultIstioNamespace
-}
+// recordNamespace is where a spec's install records live.
+func recordNamespace(res *spec.Resolved) string { return res.IOP.ComponentsNamespace() }
 
 // identities are the objects' identities an install record keeps.
 func identities(manifests []render.Manifest) ([]history.ObjectRef, int) {

@@ -57,7 +57,8 @@ func TestRenderRecordRoundTrip(t *testing.T) {
 // TestDoneEvent: the run's last event says what kind of run ended and how, so that the
 // printers never say "Installation complete" after a rollback or a failure.
 func TestDoneEvent(t *testing.T) {
-	res := &install.Result{Applied: 1, Unchanged: 2, Pruned: 3}
+	res := &install.Result{Changes: []install.Change{{Action: install.Created}, {Action: install.Unchanged}, {Action: install.Unchanged},
+		{Action: install.Pruned}, {Action: install.Pruned}, {Action: install.Pruned}}}
 	inst := &history.Record{Action: history.ActionInstall}
 	rb := &history.Record{Action: history.ActionRollback, RollbackOf: 3}
 	for _, tc := range []struct {
@@ -77,7 +78,7 @@ func TestDoneEvent(t *testing.T) {
 		{"dry-run rollback", &Install{DryRun: true}, rb, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", ""},
 		{"interrupted rollback", &Install{}, rb, &install.InterruptedError{}, "interrupted", "", "interrupted: 0 objects applied"},
 	} {
-		e := tc.a.doneEvent(res, tc.err, tc.rec)
+		e := tc.a.doneEvent(res, tc.err, tc.rec, "install")
 		if e.Status != tc.status || e.Message != tc.message || !strings.HasPrefix(e.Error, tc.errText) || (tc.errText == "") != (e.Error == "") {
 			t.Errorf("%s: %+v", tc.name, e)
 		}

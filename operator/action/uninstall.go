@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -39,7 +40,7 @@ type Uninstall struct {
 	// owner, when set, is the install to remove instead of the one Spec resolves to;
 	// componentsOnly removes just its components (no tags, records or warnings): what
 	// install --atomic undoes.
-	owner          *install.Owner
+	owner          *ownership.Owner
 	componentsOnly bool
 }
 
@@ -88,18 +89,18 @@ func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
 }
 
 // target is the install to remove and where its records are (resolved offline).
-func (a *Uninstall) target() (install.Owner, string, error) {
+func (a *Uninstall) target() (ownership.Owner, string, error) {
 	if a.owner != nil {
 		return *a.owner, a.owner.Namespace, nil
 	}
 	res, err := a.resolve(a.Spec)
 	if err != nil {
-		return install.Owner{}, "", err
+		return ownership.Owner{}, "", err
 	}
 	return ownerOf(res), recordNamespace(res), nil
 }
 
-func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner install.Owner, recordNS string) (*UninstallPlan, error) {
+func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership.Owner, recordNS string) (*UninstallPlan, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 // a *PlanChangedError, removing nothing, when the new plan removes other objects.
 func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	events := a.events()
-	var owner install.Owner
+	var owner ownership.Owner
 	var recordNS string
 	var err error
 	if plan != nil {
@@ -268,7 +269,7 @@ func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 		}
 	}
 	plan.installer.Events = events
-	err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	_, err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
 	if lost := lockLost(ctx); lost != nil {
 		err = lost
 	}
@@ -282,6 +283,7 @@ func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 	case a.DryRun:
 		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.targets))
 	}
+	done.Operation = event.OperationUninstall
 	events.Emit(done)
 	return err
 }

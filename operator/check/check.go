@@ -15,6 +15,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -76,6 +78,18 @@ type Env struct {
 
 	// live holds what the cluster has of the expected objects, read once per run.
 	live *liveCache
+}
+
+// lister reads related objects live, for the readiness rules that need them.
+func (e *Env) lister(ctx context.Context) readiness.Lister {
+	return func(gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
+		items, err := e.Client.ListIn(ctx, gvk, namespace, selector)
+		out := make([]*unstructured.Unstructured, len(items))
+		for i := range items {
+			out[i] = &items[i]
+		}
+		return out, err
+	}
 }
 
 // concurrency bounds the requests a check has in flight.
@@ -318,7 +332,7 @@ func sevRank(s Severity) int {
 func objectRank(o *unstructured.Unstructured) int {
 	comp := 9
 	for i, c := range component.All {
-		if string(c.Name) == o.GetLabels()["operator.istio.io/component"] {
+		if string(c.Name) == o.GetLabels()[ownership.LabelComponent] {
 			comp = i
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -47,11 +49,6 @@ func External() []Check {
 			Hint: "install Prometheus first, or fix spec.external.prometheus; the mesh's meshConfig.defaultProviders.metrics must name a Prometheus provider" + doc, Run: prometheus},
 	}
 }
-
-var (
-	secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
-	cmGVK     = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-)
 
 func get(ctx context.Context, env *Env, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
 	o := &unstructured.Unstructured{}
@@ -103,7 +100,7 @@ func reliedControlPlane(ctx context.Context, env *Env) []Result {
 		}
 		out = append(out, Result{Object: p.Object, Passed: true, Message: msg + ". This install wires its components to it and leaves it alone"})
 	}
-	if existing.SameOwner(p.Live.GetLabels(), env.IstioNamespace, cp.Revision) {
+	if ownership.SameOwner(p.Live.GetLabels(), env.IstioNamespace, cp.Revision) {
 		out = append(out, Result{Object: p.Object, Severity: Warning,
 			Message: "installed by an install spec without metadata.name, with the same ownership labels as this install: installing that spec again would prune what this one installs",
 			Hint:    "give the control plane's spec a metadata.name of its own before installing it again"})
@@ -260,32 +257,76 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// caPluggedIn checks the plugged-in CA Secret: the one spec.external.ca declares, or, when
+// the spec declares no CA, a cacerts Secret in the namespace of the istiod it installs
+// (istiod signs with it whenever it is there), with the same checks and messages.
 func caPluggedIn(ctx context.Context, env *Env) []Result {
 	d := env.External
-	if d == nil || d.CA == nil || d.CA.Type != v1alpha1.CACacerts {
+	declared := d != nil && d.CA != nil
+	if declared && d.CA.Type != v1alpha1.CACacerts {
 		return nil
 	}
-	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, d.CA.Secret)
-	s, err := get(ctx, env, secretGVK, d.CA.Namespace, d.CA.Secret)
+	ns, name := "", v1alpha1.DefaultCASecret
+	if declared {
+		ns, name = d.CA.Namespace, d.CA.Secret
+	} else if ns = istiodNamespace(env); ns == "" {
+		return nil // no istiod of this install's: its CA is another install's business
+	}
+	obj := fmt.Sprintf("Secret/%s/%s", ns, name)
+	s, err := get(ctx, env, kube.SecretGVK, ns, name)
 	if err != nil {
 		return notChecked(err)
 	}
-	if s == nil {
+	switch {
+	case s == nil && declared:
 		return []Result{{Object: obj, Message: "missing: spec.external.ca.type is cacerts, and without this Secret istiod signs with a self-signed CA instead"}}
+	case s == nil:
+		return nil // istiod signs with its own CA, as the spec expects
+	}
+	hint := ""
+	if !declared {
+		hint = "the spec declares no CA, but istiod signs with this Secret because it exists: fix it (ca-cert.pem, ca-key.pem, root-cert.pem and cert-chain.pem of one CA) " +
+			"and declare it with spec.external.ca.type cacerts, or delete it to let istiod sign with its own CA; see docs/external-components.md"
 	}
 	data, err := secretData(s)
 	if err != nil {
-		return []Result{{Object: obj, Message: err.Error()}}
+		return []Result{{Object: obj, Message: err.Error(), Hint: hint}}
 	}
 	findings, ok := inspectCA(data, time.Now())
 	var out []Result
 	for _, f := range findings {
-		out = append(out, Result{Object: obj, Severity: f.Severity, Message: f.Msg})
+		out = append(out, Result{Object: obj, Severity: f.Severity, Message: f.Msg, Hint: hint})
 	}
 	if len(out) == 0 {
+		if !declared {
+			ok = "istiod will sign with this plugged-in CA (the spec declares none): " + ok
+		}
 		out = append(out, Result{Object: obj, Passed: true, Message: ok})
 	}
 	return out
+}
+
+// istiodNamespace is where the istiod this run installs (or, verifying from labels, found
+// installed) runs; "" when there is none.
+func istiodNamespace(env *Env) string {
+	for _, m := range env.Manifests {
+		if m.Instance.Name == component.Pilot {
+			for _, o := range m.Objects {
+				if o.GetKind() == "Deployment" {
+					return o.GetNamespace()
+				}
+			}
+		}
+	}
+	if env.Manifests != nil {
+		return ""
+	}
+	for _, o := range env.Installed {
+		if o.GetKind() == "Deployment" && o.GetLabels()["operator.istio.io/component"] == string(component.Pilot) {
+			return o.GetNamespace()
+		}
+	}
+	return ""
 }
 
 // secretData decodes a Secret's data (never printed: only its keys may be named).
@@ -320,7 +361,7 @@ func caIstiod(ctx context.Context, env *Env) []Result {
 		return nil
 	}
 	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, v1alpha1.DefaultCASecret)
-	s, err := get(ctx, env, secretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
+	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -367,7 +408,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 		if r := d.ControlPlane.Revision; r != "" && r != "default" {
 			name += "-" + r
 		}
-		live, err := get(ctx, env, cmGVK, d.ControlPlane.Namespace, name)
+		live, err := get(ctx, env, kube.ConfigMapGVK, d.ControlPlane.Namespace, name)
 		if err != nil {
 			return notChecked(err)
 		}
@@ -399,7 +440,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 // serviceReady checks that a Service exists, has the port, and has a ready endpoint.
 func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what string) []Result {
 	obj := fmt.Sprintf("Service/%s/%s", ref.Namespace, ref.Name)
-	svc, err := get(ctx, env, svcGVK, ref.Namespace, ref.Name)
+	svc, err := get(ctx, env, kube.ServiceGVK, ref.Namespace, ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -424,22 +465,11 @@ func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what s
 	if !found {
 		return []Result{{Object: obj, Message: fmt.Sprintf("has no port %s (it has %s), which %s names", ref.Port, strings.Join(have, ", "), what)}}
 	}
-	list, err := env.Client.List(ctx, sliceGVK, "kubernetes.io/service-name="+ref.Name)
+	list, err := env.lister(ctx)(kube.EndpointSliceGVK, ref.Namespace, "kubernetes.io/service-name="+ref.Name)
 	if err != nil {
 		return notChecked(err)
 	}
-	ready := 0
-	for _, s := range list {
-		if s.GetNamespace() != ref.Namespace {
-			continue
-		}
-		eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
-		for _, ep := range eps {
-			if ok, found, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok || !found {
-				ready++
-			}
-		}
-	}
+	ready := readiness.ReadyEndpoints(list, ref.Namespace, ref.Name)
 	if ready == 0 {
 		return []Result{{Object: obj, Message: fmt.Sprintf("no ready endpoint: nothing serves %s", what)}}
 	}

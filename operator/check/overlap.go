@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,7 +132,7 @@ func labelSets(key, on, off string, revs []string) []labels.Set {
 	out := append([]labels.Set{}, base...)
 	for _, r := range revs {
 		for _, b := range base {
-			s := labels.Set{"istio.io/rev": r}
+			s := labels.Set{ownership.LabelRevision: r}
 			for k, v := range b {
 				s[k] = v
 			}
@@ -153,7 +154,7 @@ func selects(sel *metav1.LabelSelector, l labels.Set) bool {
 // revisionsOf lists the revisions a webhook configuration is labelled for or selects.
 func revisionsOf(c *admissionv1.MutatingWebhookConfiguration) []string {
 	set := map[string]bool{}
-	if r, ok := c.Labels["istio.io/rev"]; ok {
+	if r, ok := c.Labels[ownership.LabelRevision]; ok {
 		set[r] = true
 	}
 	for _, wh := range c.Webhooks {
@@ -161,11 +162,11 @@ func revisionsOf(c *admissionv1.MutatingWebhookConfiguration) []string {
 			if sel == nil {
 				continue
 			}
-			if r, ok := sel.MatchLabels["istio.io/rev"]; ok {
+			if r, ok := sel.MatchLabels[ownership.LabelRevision]; ok {
 				set[r] = true
 			}
 			for _, e := range sel.MatchExpressions {
-				if e.Key == "istio.io/rev" {
+				if e.Key == ownership.LabelRevision {
 					for _, v := range e.Values {
 						set[v] = true
 					}

@@ -13,6 +13,8 @@ import (
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // MinKubernetes is the oldest Kubernetes release Istio 1.30 supports.
@@ -145,10 +147,7 @@ func existingControlPlane(ctx context.Context, env *Env) []Result {
 	if len(cps) == 0 {
 		return []Result{{Object: "(Cluster)", Passed: true, Severity: Info, Message: "no Istio control plane installed"}}
 	}
-	rev := env.Revision
-	if rev == "" {
-		rev = "default"
-	}
+	rev := ownership.Rev(env.Revision)
 	var out []Result
 	for _, cp := range cps {
 		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: true, Severity: Info,
@@ -162,11 +161,9 @@ func existingControlPlane(ctx context.Context, env *Env) []Result {
 	return out
 }
 
-var nsGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
-
 func getNamespace(ctx context.Context, env *Env, name string) *unstructured.Unstructured {
 	o := &unstructured.Unstructured{}
-	o.SetGroupVersionKind(nsGVK)
+	o.SetGroupVersionKind(kube.NamespaceGVK)
 	o.SetName(name)
 	live, _ := env.Client.Get(ctx, o)
 	return live
@@ -210,8 +207,6 @@ func podSecurity(ctx context.Context, env *Env) []Result {
 	return out
 }
 
-var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
 func gatewayAPI(ctx context.Context, env *Env) []Result {
 	need := map[string][]string{ // CRD -> versions istiod needs served (IST0156), then wants (IST0172)
 		"gateways":        {"v1beta1", "v1"},
@@ -229,7 +224,7 @@ func gatewayAPI(ctx context.Context, env *Env) []Result {
 	found := 0
 	for _, n := range names {
 		o := &unstructured.Unstructured{}
-		o.SetGroupVersionKind(crdGVK)
+		o.SetGroupVersionKind(kube.CRDGVK)
 		o.SetName(n + ".gateway.networking.k8s.io")
 		live, err := env.Client.Get(ctx, o)
 		if err != nil || live == nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"istio.io/api/annotation"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,21 +33,16 @@ func init() {
 
 var morePrechecks []Check
 
-var mwcGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"}
-
 // injectorOverlap finds sidecar injectors, not installed by this install, that already
 // inject the namespaces the default revision's injector would (istio-injection=enabled):
 // two injectors on one namespace make every pod creation conflict.
 func injectorOverlap(ctx context.Context, env *Env) []Result {
-	rev := env.Revision
-	if rev == "" {
-		rev = "default"
-	}
+	rev := ownership.Rev(env.Revision)
 	if env.Manifests != nil && !rendersInjector(env) {
 		// An install relying on an existing control plane (gateways only) injects nothing.
 		return []Result{{Object: "(Cluster)", Passed: true, Message: "this install renders no sidecar injector"}}
 	}
-	list, err := env.Client.List(ctx, mwcGVK, "app=sidecar-injector")
+	list, err := env.Client.List(ctx, kube.MutatingWebhookGVK, "app=sidecar-injector")
 	if err != nil {
 		return notChecked(err)
 	}
@@ -53,18 +50,18 @@ func injectorOverlap(ctx context.Context, env *Env) []Result {
 	for i := range list {
 		w := &list[i]
 		l := w.GetLabels()
-		ours := l["install.operator.istio.io/owning-resource-namespace"] == env.IstioNamespace && l["istio.io/rev"] == rev
+		ours := l[ownership.LabelOwnerNamespace] == env.IstioNamespace && l[ownership.LabelRevision] == rev
 		r := Result{Object: "MutatingWebhookConfiguration/" + w.GetName(), Passed: true,
-			Message: fmt.Sprintf("injector of revision %q", l["istio.io/rev"])}
-		if rev == "default" && l["istio.io/tag"] == "default" {
+			Message: fmt.Sprintf("injector of revision %q", l[ownership.LabelRevision])}
+		if rev == ownership.DefaultRevision && l["istio.io/tag"] == "default" {
 			// An install of the default revision points the default tag at itself.
-			r.Message = fmt.Sprintf("the default revision tag (now revision %q): this install takes it over", l["istio.io/rev"])
+			r.Message = fmt.Sprintf("the default revision tag (now revision %q): this install takes it over", l[ownership.LabelRevision])
 			out = append(out, r)
 			continue
 		}
-		if !ours && rev == "default" && injectsDefaultNamespaces(w) && !strings.Contains(w.GetName(), "deactivated") {
+		if !ours && rev == ownership.DefaultRevision && injectsDefaultNamespaces(w) && !strings.Contains(w.GetName(), "deactivated") {
 			r.Passed = false
-			r.Message = fmt.Sprintf("already injects namespaces labelled istio-injection=enabled (revision %q): creating default injection would conflict", l["istio.io/rev"])
+			r.Message = fmt.Sprintf("already injects namespaces labelled istio-injection=enabled (revision %q): creating default injection would conflict", l[ownership.LabelRevision])
 		}
 		out = append(out, r)
 	}
@@ -171,8 +168,6 @@ func notChecked(err error) []Result {
 	return []Result{{Object: "(Cluster)", Message: err.Error()}}
 }
 
-var svcGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
-
 // upgradeNotes: coming from 1.21 or older, a zipkin Service in the istio namespace means
 // tracing was relying on a default that changed.
 func upgradeNotes(ctx context.Context, env *Env) []Result {
@@ -187,7 +182,7 @@ func upgradeNotes(ctx context.Context, env *Env) []Result {
 		return []Result{{Object: "(Cluster)", Passed: true, Message: "no behaviour change to note since " + env.FromVersion}}
 	}
 	o := &unstructured.Unstructured{}
-	o.SetGroupVersionKind(svcGVK)
+	o.SetGroupVersionKind(kube.ServiceGVK)
 	o.SetNamespace(env.IstioNamespace)
 	o.SetName("zipkin")
 	live, err := env.Client.Get(ctx, o)

@@ -10,11 +10,11 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -56,7 +56,11 @@ func objectHealth(ctx context.Context, env *Env) []Result {
 		case live == nil:
 			r.Message = "missing"
 		default:
-			v := readiness.Check(live)
+			v, err := readiness.CheckWith(live, env.lister(ctx))
+			if err != nil {
+				r.Message = err.Error()
+				break
+			}
 			r.Passed = v.Status == readiness.Ready
 			r.Message = v.Message
 			if v.Status == readiness.InProgress {
@@ -78,8 +82,6 @@ func webhooks(env *Env) []*unstructured.Unstructured {
 	return out
 }
 
-var sliceGVK = schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}
-
 func webhookEndpoints(ctx context.Context, env *Env) []Result {
 	var out []Result
 	seen := map[string]bool{}
@@ -96,24 +98,14 @@ func webhookEndpoints(ctx context.Context, env *Env) []Result {
 			}
 			seen[key] = true
 			r := Result{Object: key, rank: 2}
-			slices, err := env.Client.List(ctx, sliceGVK, "kubernetes.io/service-name="+fmt.Sprint(svc["name"]))
+			ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
+			slices, err := env.lister(ctx)(kube.EndpointSliceGVK, ns, "kubernetes.io/service-name="+name)
 			if err != nil {
 				r.Message = err.Error()
 				out = append(out, r)
 				continue
 			}
-			ready := 0
-			for _, s := range slices {
-				if s.GetNamespace() != fmt.Sprint(svc["namespace"]) {
-					continue
-				}
-				eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
-				for _, ep := range eps {
-					if r, ok, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok && r {
-						ready++
-					}
-				}
-			}
+			ready := readiness.ReadyEndpoints(slices, ns, name)
 			r.Passed = ready > 0
 			r.Message = fmt.Sprintf("%d ready endpoint(s), serving %s", ready, wh.GetName())
 			if !r.Passed {
@@ -351,10 +343,7 @@ func controlPlaneVersion(ctx context.Context, env *Env) []Result {
 	if err != nil {
 		return []Result{{Object: "(Cluster)", Message: err.Error()}}
 	}
-	rev := env.Revision
-	if rev == "" {
-		rev = "default"
-	}
+	rev := ownership.Rev(env.Revision)
 	var out []Result
 	for _, cp := range cps {
 		if cp.Revision != rev {

@@ -6,6 +6,7 @@ package component
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 )
@@ -43,19 +44,21 @@ type Component struct {
 	WorkloadKind, WorkloadName, Container string
 	// Parents must be healthy before it is applied.
 	Parents []Name
+	// DefaultOn says the component is installed when the spec does not mention it.
+	DefaultOn bool
 }
 
 // All lists the components in dependency order.
 var All = []Component{
-	{Name: Base, SpecKey: "base", Chart: "base", ValuesRoot: "global", Title: "Istio core", Icon: "⛵️"},
+	{Name: Base, SpecKey: "base", Chart: "base", ValuesRoot: "global", Title: "Istio core", Icon: "⛵️", DefaultOn: true},
 	{Name: Pilot, SpecKey: "pilot", Chart: "istio-control/istio-discovery", ValuesRoot: "pilot", Title: "Istiod", Icon: "🧠",
-		WorkloadKind: "Deployment", WorkloadName: "istiod", Container: "discovery", Parents: []Name{Base}},
+		WorkloadKind: "Deployment", WorkloadName: "istiod", Container: "discovery", Parents: []Name{Base}, DefaultOn: true},
 	{Name: Cni, SpecKey: "cni", Chart: "istio-cni", ValuesRoot: "cni", Title: "CNI", Icon: "🪢",
 		WorkloadKind: "DaemonSet", WorkloadName: "istio-cni-node", Container: "install-cni", Parents: []Name{Base}},
 	{Name: Ztunnel, SpecKey: "ztunnel", Chart: "ztunnel", ValuesRoot: "ztunnel", FlattenValues: true, Title: "Ztunnel", Icon: "🔒",
 		WorkloadKind: "DaemonSet", WorkloadName: "ztunnel", Container: "istio-proxy", Parents: []Name{Cni}},
 	{Name: IngressGateways, SpecKey: "ingressGateways", Chart: "gateways/istio-ingress", ValuesRoot: "gateways.istio-ingressgateway", Multi: true,
-		Title: "Ingress gateways", Icon: "🛬", WorkloadKind: "Deployment", WorkloadName: "istio-ingressgateway", Container: "istio-proxy", Parents: []Name{Pilot}},
+		Title: "Ingress gateways", Icon: "🛬", WorkloadKind: "Deployment", WorkloadName: "istio-ingressgateway", Container: "istio-proxy", Parents: []Name{Pilot}, DefaultOn: true},
 	{Name: EgressGateways, SpecKey: "egressGateways", Chart: "gateways/istio-egress", ValuesRoot: "gateways.istio-egressgateway", Multi: true,
 		Title: "Egress gateways", Icon: "🛫", WorkloadKind: "Deployment", WorkloadName: "istio-egressgateway", Container: "istio-proxy", Parents: []Name{Pilot}},
 }
@@ -118,7 +121,7 @@ func (i Instance) ResourceName(revision string) string {
 	switch {
 	case i.InstanceName != "":
 		return i.InstanceName
-	case i.Name == Pilot && revision != "" && revision != "default":
+	case i.Name == Pilot && v1alpha1.RevisionName(revision) != v1alpha1.DefaultRevision:
 		return i.WorkloadName + "-" + revision
 	}
 	return i.WorkloadName
@@ -132,22 +135,30 @@ func (i Instance) Key() string {
 	return string(i.Name) + "/" + i.InstanceName
 }
 
-// Instances lists the enabled instances of a resolved spec, in dependency order.
+// Instances lists the enabled instances of a resolved spec, in dependency order, enabled as
+// upstream decides:
+//   - a component whose spec.components entry is absent (or null) takes its default: on for
+//     Base, Pilot and the ingress gateway (one, named istio-ingressgateway), off for the rest;
+//   - a present entry is on unless it says enabled: false (an entry without enabled is on);
+//     a listed gateway likewise;
+//   - the Helm-level values.gateways.istio-ingressgateway.enabled (and its egress twin), when
+//     true, turns on every gateway of its list, even one that says enabled: false, and the
+//     default one when the list is absent. False, or anything but a boolean, changes nothing.
 func Instances(iop *v1alpha1.IstioOperator) []Instance {
-	defaultNS := iop.Spec.Namespace
-	if defaultNS == "" {
-		defaultNS = iop.Metadata.Namespace
-	}
-	if defaultNS == "" {
-		defaultNS = "istio-system"
-	}
+	defaultNS := iop.ComponentsNamespace()
 	cs := iop.Spec.Components
 	if cs == nil {
 		cs = &v1alpha1.ComponentsSpec{}
 	}
 	var out []Instance
 	single := func(c Component, spec *v1alpha1.ComponentSpec) {
-		if spec == nil || spec.Enabled == nil || !*spec.Enabled {
+		if spec == nil {
+			if c.DefaultOn {
+				out = append(out, Instance{Component: c, Namespace: defaultNS})
+			}
+			return
+		}
+		if !orTrue(spec.Enabled) {
 			return
 		}
 		ns := spec.Namespace
@@ -157,24 +168,26 @@ func Instances(iop *v1alpha1.IstioOperator) []Instance {
 		out = append(out, Instance{Component: c, Namespace: ns, Hub: spec.Hub, Tag: spec.Tag, K8s: spec.Kubernetes})
 	}
 	for _, c := range All {
-		switch c.Name {
-		case Base:
-			if cs.Base != nil && cs.Base.Enabled != nil && *cs.Base.Enabled {
-				out = append(out, Instance{Component: c, Namespace: defaultNS, K8s: cs.Base.Kubernetes})
+		switch {
+		case c.Name == Base:
+			if cs.Base == nil || orTrue(cs.Base.Enabled) {
+				inst := Instance{Component: c, Namespace: defaultNS}
+				if cs.Base != nil {
+					inst.K8s = cs.Base.Kubernetes
+				}
+				out = append(out, inst)
 			}
-		case Pilot:
-			single(c, cs.Pilot)
-		case Cni:
-			single(c, cs.Cni)
-		case Ztunnel:
-			single(c, cs.Ztunnel)
-		case IngressGateways, EgressGateways:
-			list := cs.IngressGateways
-			if c.Name == EgressGateways {
-				list = cs.EgressGateways
+		case c.Multi:
+			list, _ := cs.Gateways(c.SpecKey)
+			alt := HelmEnabled(iop.Spec.Values, c)
+			if list == nil {
+				if c.DefaultOn || alt {
+					out = append(out, Instance{Component: c, InstanceName: c.WorkloadName, Namespace: defaultNS})
+				}
+				continue
 			}
 			for _, gw := range list {
-				if gw.Enabled != nil && !*gw.Enabled {
+				if !alt && !orTrue(gw.Enabled) {
 					continue
 				}
 				ns := gw.Namespace
@@ -184,9 +197,61 @@ func Instances(iop *v1alpha1.IstioOperator) []Instance {
 				out = append(out, Instance{Component: c, InstanceName: gw.Name, Namespace: ns,
 					Hub: gw.Hub, Tag: gw.Tag, Label: gw.Label, K8s: gw.Kubernetes})
 			}
+		default:
+			single(c, cs.Single(c.SpecKey))
 		}
 	}
 	return out
+}
+
+func orTrue(b *bool) bool { return b == nil || *b }
+
+// ValuesKey is a gateway kind's key under values.gateways ("istio-ingressgateway"); "" for
+// the other components.
+func (c Component) ValuesKey() string {
+	if !c.Multi {
+		return ""
+	}
+	_, key, _ := strings.Cut(c.ValuesRoot, ".")
+	return key
+}
+
+// GatewayKinds lists the gateway kinds (the components with a list of instances), in
+// dependency order.
+func GatewayKinds() []Component {
+	var out []Component
+	for _, c := range All {
+		if c.Multi {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// HelmEnabled says the component's Helm-level enablement value (values.<root>.enabled of a
+// gateway) is true: upstream turns the component on then. Only the gateways have one.
+func HelmEnabled(values map[string]any, c Component) bool {
+	if !c.Multi {
+		return false
+	}
+	var cur any = values
+	for _, k := range append(splitRoot(c.ValuesRoot), "enabled") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		cur = m[k]
+	}
+	b, _ := cur.(bool)
+	return b
+}
+
+// splitRoot splits a dotted values root; a gateway's root holds a dash-named key.
+func splitRoot(root string) []string {
+	if head, rest, ok := strings.Cut(root, "."); ok {
+		return []string{head, rest}
+	}
+	return []string{root}
 }
 
 // Names returns the distinct component names of instances, in dependency order.

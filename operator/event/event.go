@@ -45,7 +45,7 @@ const (
 	// holds it: Holder, Since), acquired (after a wait), taken-over (an expired lock; Holder
 	// is the previous holder) or lost (the run stops writing; Error says why).
 	Lock Type = "lock"
-	// Done: the run ended (Error when it failed).
+	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )
 
@@ -71,6 +71,47 @@ type Event struct {
 	Holder string `json:"holder,omitempty"`
 	// Since is when the holder took the lock, by its clock (Lock waiting events).
 	Since time.Time `json:"since,omitzero"`
+	// Action is, on applied and pruned events, what happened to the object, from a closed
+	// set: created, configured, unchanged, deactivated, pruned, removed. Status keeps its
+	// wording ("would be created" in a dry run).
+	Action string `json:"action,omitempty"`
+	// Operation is, on done, the kind of run that ended: install, upgrade, rollback or
+	// uninstall.
+	Operation string `json:"operation,omitempty"`
+	// SchemaVersion is, on plan, the version of this event stream (SchemaVersion).
+	SchemaVersion int `json:"schemaVersion,omitempty"`
+	// Plan is, on plan, the components the run installs, in install order, with their stages.
+	Plan []PlannedComponent `json:"plan,omitempty"`
+	// ExitCode is set on done only (0 included): the code istioctl exits with when this
+	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
+	ExitCode *int `json:"exitCode,omitempty"`
+}
+
+// SchemaVersion is the event stream's version. Types and fields are only ever added under
+// it, and an existing status keeps its meaning (docs/events.md).
+const SchemaVersion = 1
+
+// The operations a done event names.
+const (
+	OperationInstall   = "install"
+	OperationUpgrade   = "upgrade"
+	OperationRollback  = "rollback"
+	OperationUninstall = "uninstall"
+)
+
+// PlannedComponent is one component instance of a plan: what it waits for and what it
+// applies, stage by stage.
+type PlannedComponent struct {
+	Component string   `json:"component"`
+	Title     string   `json:"title,omitempty"`
+	Parents   []string `json:"parents,omitempty"`
+	Stages    []Stage  `json:"stages"`
+}
+
+// Stage is a group of objects a component applies together; the next waits until it is ready.
+type Stage struct {
+	Name    string `json:"name"`
+	Objects int    `json:"objects"`
 }
 
 // Sink receives events; it must be safe for concurrent use.

@@ -12,49 +12,26 @@ import (
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
 
-// The labels and annotations that say who manages an object.
+// The annotations and label other tools use to say they manage an object.
 const (
-	// LabelManaged is set by istioctl (this tool and upstream) on everything it applies.
-	LabelManaged   = "operator.istio.io/managed"
-	labelOwner     = "install.operator.istio.io/owning-resource"
-	labelOwnerNS   = "install.operator.istio.io/owning-resource-namespace"
-	labelRevision  = "istio.io/rev"
-	labelVersion   = "operator.istio.io/version"
 	helmRelease    = "meta.helm.sh/release-name"
 	helmReleaseNS  = "meta.helm.sh/release-namespace"
 	labelManagedBy = "app.kubernetes.io/managed-by"
 )
 
-// Ours says istioctl applied the object: it carries the ownership label, or istioctl's
-// field manager applied it.
-func Ours(labels map[string]string, managed []metav1.ManagedFieldsEntry) bool {
-	if labels[LabelManaged] == "Reconcile" {
-		return true
-	}
-	for _, mf := range managed {
-		if mf.Manager == kube.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
-			return true
-		}
-	}
-	return false
-}
-
 // Manager names who manages an object, for messages: "istioctl (install spec "cp",
 // revision default)", "Helm release istio-system/istiod", "field manager kubectl-create".
 func Manager(labels, annotations map[string]string, managed []metav1.ManagedFieldsEntry) string {
-	if Ours(labels, managed) {
+	if ownership.Ours(labels, managed) {
 		owner := "an unnamed install spec"
-		if n := labels[labelOwner]; n != "" && n != "unknown" {
+		if n := labels[ownership.LabelOwner]; n != "" && n != "unknown" {
 			owner = fmt.Sprintf("install spec %q", n)
 		}
-		rev := labels[labelRevision]
-		if rev == "" {
-			rev = "default"
-		}
-		return fmt.Sprintf("istioctl (%s, revision %s)", owner, rev)
+		return fmt.Sprintf("istioctl (%s, revision %s)", owner, ownership.Rev(labels[ownership.LabelRevision]))
 	}
 	if name := annotations[helmRelease]; name != "" {
 		return fmt.Sprintf("Helm release %s/%s", annotations[helmReleaseNS], name)
@@ -84,21 +61,6 @@ func ManagerOf(o metav1.Object) string {
 	return Manager(o.GetLabels(), o.GetAnnotations(), o.GetManagedFields())
 }
 
-// SameOwner says an object istioctl applied belongs to the install identified by the owner
-// namespace and revision and carries no owner name: an install spec without metadata.name
-// and the same namespace and revision selects it for pruning.
-func SameOwner(labels map[string]string, ownerNamespace, revision string) bool {
-	if revision == "" {
-		revision = "default"
-	}
-	rev := labels[labelRevision]
-	if rev == "" {
-		rev = "default"
-	}
-	n := labels[labelOwner]
-	return labels[LabelManaged] == "Reconcile" && labels[labelOwnerNS] == ownerNamespace && rev == revision && (n == "" || n == "unknown")
-}
-
 // Piece is an installed object an install relies on.
 type Piece struct {
 	// Object is Kind/namespace/name.
@@ -113,25 +75,17 @@ type Piece struct {
 	Manager string
 }
 
-var (
-	deployGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	dsGVK     = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
-	crdGVK    = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-)
-
 // ControlPlane finds the istiod of a revision in namespace ("default" or "" for the default
 // revision). When there is none, the Piece has no Live object and others lists the control
 // planes that run in the namespace instead (Deployment name and revision).
 func ControlPlane(ctx context.Context, c *kube.Client, namespace, revision string) (p *Piece, others []string, err error) {
-	if revision == "" {
-		revision = "default"
-	}
+	revision = ownership.Rev(revision)
 	cps, err := c.ControlPlanes(ctx, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
 	name := "istiod"
-	if revision != "default" {
+	if revision != ownership.DefaultRevision {
 		name += "-" + revision
 	}
 	p = &Piece{Object: fmt.Sprintf("Deployment/%s/%s", namespace, name), Revision: revision}
@@ -141,7 +95,7 @@ func ControlPlane(ctx context.Context, c *kube.Client, namespace, revision strin
 			continue
 		}
 		p.Object, p.Version = fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), cp.Version
-		if err := p.read(ctx, c, deployGVK, cp.Namespace, cp.Name); err != nil {
+		if err := p.read(ctx, c, kube.DeploymentGVK, cp.Namespace, cp.Name); err != nil {
 			return nil, nil, err
 		}
 		return p, nil, nil
@@ -152,12 +106,12 @@ func ControlPlane(ctx context.Context, c *kube.Client, namespace, revision strin
 // DaemonSet finds a node agent (the CNI's istio-cni-node).
 func DaemonSet(ctx context.Context, c *kube.Client, namespace, name string) (*Piece, error) {
 	p := &Piece{Object: fmt.Sprintf("DaemonSet/%s/%s", namespace, name)}
-	if err := p.read(ctx, c, dsGVK, namespace, name); err != nil {
+	if err := p.read(ctx, c, kube.DaemonSetGVK, namespace, name); err != nil {
 		return nil, err
 	}
 	if p.Live != nil {
-		p.Revision = p.Live.GetLabels()[labelRevision]
-		p.Version = p.Live.GetLabels()[labelVersion]
+		p.Revision = p.Live.GetLabels()[ownership.LabelRevision]
+		p.Version = p.Live.GetLabels()[ownership.LabelVersion]
 	}
 	return p, nil
 }
@@ -167,7 +121,7 @@ func CRDs(ctx context.Context, c *kube.Client, names []string) ([]*Piece, error)
 	out := make([]*Piece, 0, len(names))
 	for _, n := range names {
 		p := &Piece{Object: "CustomResourceDefinition/" + n}
-		if err := p.read(ctx, c, crdGVK, "", n); err != nil {
+		if err := p.read(ctx, c, kube.CRDGVK, "", n); err != nil {
 			return nil, err
 		}
 		out = append(out, p)

@@ -3,6 +3,7 @@ package existing
 import (
 	"testing"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -14,9 +15,9 @@ func TestExternalManager(t *testing.T) {
 		managers    []string
 		want        string
 	}{
-		{"istioctl, named spec", map[string]string{LabelManaged: "Reconcile", labelOwner: "cp", labelRevision: "canary"}, nil, nil,
+		{"istioctl, named spec", map[string]string{ownership.LabelManaged: "Reconcile", ownership.LabelOwner: "cp", ownership.LabelRevision: "canary"}, nil, nil,
 			`istioctl (install spec "cp", revision canary)`},
-		{"istioctl, unnamed spec", map[string]string{LabelManaged: "Reconcile", labelOwner: "unknown"}, nil, nil,
+		{"istioctl, unnamed spec", map[string]string{ownership.LabelManaged: "Reconcile", ownership.LabelOwner: "unknown"}, nil, nil,
 			"istioctl (an unnamed install spec, revision default)"},
 		{"Helm release", map[string]string{labelManagedBy: "Helm"}, map[string]string{helmRelease: "istiod", helmReleaseNS: "istio-system"}, []string{"helm"},
 			"Helm release istio-system/istiod"},
@@ -33,7 +34,7 @@ func TestExternalManager(t *testing.T) {
 		}
 	}
 	applied := []metav1.ManagedFieldsEntry{{Manager: "istio-operator", Operation: metav1.ManagedFieldsOperationApply}}
-	if !Ours(nil, applied) || Ours(nil, []metav1.ManagedFieldsEntry{{Manager: "istio-operator", Operation: metav1.ManagedFieldsOperationUpdate}}) {
+	if !ownership.Ours(nil, applied) || ownership.Ours(nil, []metav1.ManagedFieldsEntry{{Manager: "istio-operator", Operation: metav1.ManagedFieldsOperationUpdate}}) {
 		t.Error("Ours: an apply by istio-operator is ours, an update is not")
 	}
 }

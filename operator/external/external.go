@@ -113,14 +113,8 @@ func FromSpec(iop *v1alpha1.IstioOperator) *Declaration {
 		}
 	}
 
-	istioNS, _ := lookupString(iop.Spec.Values, "global", "istioNamespace")
-	if istioNS == "" {
-		istioNS = "istio-system"
-	}
-	rev := iop.Spec.Revision
-	if rev == "" {
-		rev = "default"
-	}
+	istioNS := iop.IstioNamespace()
+	rev := v1alpha1.RevisionName(iop.Spec.Revision)
 	if ext.ControlPlane != nil || (relied[component.Pilot] && ext.Remote == nil) {
 		cp := &ControlPlane{Namespace: istioNS, Revision: rev, Declared: ext.ControlPlane != nil}
 		if ext.ControlPlane != nil {

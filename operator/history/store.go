@@ -12,10 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // How records are stored: a Secret per record (a Secret rather than a ConfigMap because
@@ -26,15 +26,11 @@ const (
 	ManagedBy      = "istioctl"
 	LabelRecord    = "install.istio.io/record"
 	LabelNumber    = "install.istio.io/record-number"
-	// LabelRevision is the revision, as on every installed object ("default" for none).
-	LabelRevision = "istio.io/rev"
-	DataKey       = "record.json.gz"
+	DataKey        = "record.json.gz"
 )
 
 // DefaultMax is how many records of a revision are kept unless told otherwise.
 const DefaultMax = 10
-
-var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 
 // Store reads and writes the records in one namespace.
 type Store struct {
@@ -43,12 +39,7 @@ type Store struct {
 }
 
 // Rev is the revision label value of a spec revision ("default" for none).
-func Rev(revision string) string {
-	if revision == "" {
-		return "default"
-	}
-	return revision
-}
+func Rev(revision string) string { return ownership.Rev(revision) }
 
 // SecretName names record n of a revision.
 func SecretName(rev string, n int) string {
@@ -59,13 +50,13 @@ func SecretName(rev string, n int) string {
 func Selector(rev string) string {
 	s := LabelRecord + "=true," + LabelManagedBy + "=" + ManagedBy
 	if rev != "" {
-		s += "," + LabelRevision + "=" + rev
+		s += "," + ownership.LabelRevision + "=" + rev
 	}
 	return s
 }
 
 func (s *Store) resource() (dynamic.ResourceInterface, error) {
-	ri, _, err := s.Client.Resource(secretGVK, s.Namespace)
+	ri, _, err := s.Client.Resource(kube.SecretGVK, s.Namespace)
 	return ri, err
 }
 
@@ -87,7 +78,7 @@ func (s *Store) Secrets(ctx context.Context, rev string) ([]*unstructured.Unstru
 	for i := range list.Items {
 		o := &list.Items[i]
 		if t, _, _ := unstructured.NestedString(o.Object, "type"); t == SecretType {
-			o.SetGroupVersionKind(secretGVK)
+			o.SetGroupVersionKind(kube.SecretGVK)
 			out = append(out, o)
 		}
 	}
@@ -128,10 +119,10 @@ func (s *Store) secret(r *Record) (*unstructured.Unstructured, error) {
 			Name:      SecretName(r.Revision, r.Number),
 			Namespace: s.Namespace,
 			Labels: map[string]string{
-				LabelManagedBy: ManagedBy,
-				LabelRecord:    "true",
-				LabelRevision:  Rev(r.Revision),
-				LabelNumber:    strconv.Itoa(r.Number),
+				LabelManagedBy:          ManagedBy,
+				LabelRecord:             "true",
+				ownership.LabelRevision: Rev(r.Revision),
+				LabelNumber:             strconv.Itoa(r.Number),
 			},
 		},
 		Type: SecretType,
@@ -166,7 +157,7 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		if err != nil {
 			return err
 		}
-		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: kube.FieldManager})
+		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
 		if apierrors.IsAlreadyExists(err) && attempt < 5 {
 			continue
 		}
@@ -195,7 +186,7 @@ func (s *Store) Update(ctx context.Context, r *Record) error {
 		return s.Client.ExplainError(fmt.Errorf("reading install record %s/%s: %w", s.Namespace, obj.GetName(), err))
 	}
 	obj.SetResourceVersion(live.GetResourceVersion())
-	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: kube.FieldManager}); err != nil {
+	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager}); err != nil {
 		return s.Client.ExplainError(fmt.Errorf("updating install record %s/%s: %w", s.Namespace, obj.GetName(), err))
 	}
 	return nil

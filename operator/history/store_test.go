@@ -11,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -94,7 +95,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// Neither an install's prune nor an uninstall, even with purge, sees the records.
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns}}
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns}}
 	stale, err := in.Stale(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

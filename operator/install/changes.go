@@ -7,58 +7,122 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
-// The actions a plan foresees for an object.
+// Action is what a run did to an object (in a plan or a dry run: would do), from a closed
+// set. It is the applied and pruned events' action field.
+type Action string
+
+// The actions.
 const (
-	WillCreate    = "create"
-	WillConfigure = "configure"
-	WillSkip      = "unchanged"
-	WillPrune     = "prune"
+	Created     Action = "created"
+	Configured  Action = "configured"
+	Unchanged   Action = "unchanged"
+	Deactivated Action = "deactivated"
+	Pruned      Action = "pruned"
+	Removed     Action = "removed"
+	// Skipped: not applied (the run stopped, or a parent component failed).
+	Skipped Action = "skipped"
 )
 
-// Change is what a plan foresees for one object.
+// Change is what happened, or would happen, to one object.
 type Change struct {
 	// Object is Kind/namespace/name.
 	Object    string
 	Component string
-	// Action is WillCreate, WillConfigure (the server decides whether anything changes),
-	// WillSkip (the object is as we would apply it: no write) or WillPrune.
-	Action string
+	Action    Action
+	// DryRun says nothing was written: the change would happen.
+	DryRun bool
+	// Diff is, for an object a dry run would configure, the unified diff of what the
+	// server says it would become (Secret values masked).
+	Diff []string
+	// TakenOver lists the fields taken over from another field manager ("manager: .path").
+	TakenOver []string
+	// Note says more ("its namespace does not exist yet, so the server could not check it").
+	Note string
+}
+
+// Status is the change as the events' status field has always worded it: created,
+// configured, unchanged, deactivated; "would be created" and the like in a dry run (with the
+// note in brackets); pruned and removed objects have none unless in a dry run.
+func (c Change) Status() string {
+	s := string(c.Action)
+	switch c.Action {
+	case Pruned, Removed:
+		s = ""
+		if c.DryRun {
+			s = "would be " + string(c.Action)
+		}
+	case Created, Configured, Deactivated:
+		if c.DryRun {
+			s = "would be " + s
+		}
+	}
+	if c.Note != "" {
+		s += " (" + c.Note + ")"
+	}
+	return s
+}
+
+// Event is the change's event, on top of base (the component's fields): applied, or pruned
+// for a pruned or removed object.
+func (c Change) Event(base event.Event) event.Event {
+	e := base
+	e.Type, e.Object, e.Status, e.Action, e.Details = event.Applied, c.Object, c.Status(), string(c.Action), c.Diff
+	if c.Action == Pruned || c.Action == Removed {
+		e.Type, e.Component = event.Pruned, c.Component
+	}
+	return e
+}
+
+// Count is how many of changes are of one of the actions.
+func Count(changes []Change, actions ...Action) int {
+	n := 0
+	for _, c := range changes {
+		for _, a := range actions {
+			if c.Action == a {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Changes foresees, from what the metadata lists say exists (the same lists the apply
 // reuses, so no request the install would not make), what applying manifests and pruning
-// stale would do to each object. The namespaces a run creates for its components are not
-// among them.
+// stale would do to each object: Created, Configured (the server decides whether anything
+// changes), Unchanged (no write) or Pruned. The namespaces a run creates for its components
+// are not among them.
 func (in *Installer) Changes(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) ([]Change, error) {
 	var out []Change
 	for _, m := range manifests {
 		labels := in.Owner.Labels(m.Instance.Name)
 		for _, o := range m.Objects {
-			c := Change{Object: kube.Describe(o), Component: m.Instance.Key(), Action: WillCreate}
+			c := Change{Object: kube.Describe(o), Component: m.Instance.Key(), Action: Created, DryRun: true}
 			before, err := in.before(ctx, o)
 			switch {
 			case apierrors.IsForbidden(err):
 				// Not allowed to list the kind: the apply reads the object itself.
-				c.Action = WillConfigure
+				c.Action = Configured
 			case err != nil:
 				return nil, fmt.Errorf("reading what exists before installing: %w", err)
 			case before != nil:
-				c.Action = WillConfigure
+				c.Action = Configured
 				if same, err := kube.Unchanged(withLabels(o, labels), before); err != nil {
 					return nil, err
 				} else if same {
-					c.Action = WillSkip
+					c.Action = Unchanged
 				}
 			}
 			out = append(out, c)
 		}
 	}
 	for _, o := range stale {
-		out = append(out, Change{Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent], Action: WillPrune})
+		out = append(out, Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: Pruned, DryRun: true})
 	}
 	return out, nil
 }

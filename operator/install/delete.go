@@ -10,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // removalBatches splits objs (in removal order) into the batches that may be deleted at
@@ -17,7 +18,7 @@ import (
 func removalBatches(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
 	for i, o := range objs {
-		if i == 0 || o.GetKind() == crdGVK.Kind || objs[i-1].GetKind() == crdGVK.Kind || removalRank(o) != removalRank(objs[i-1]) {
+		if i == 0 || o.GetKind() == kube.CRDGVK.Kind || objs[i-1].GetKind() == kube.CRDGVK.Kind || removalRank(o) != removalRank(objs[i-1]) {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], o)
@@ -25,9 +26,9 @@ func removalBatches(objs []*unstructured.Unstructured) [][]*unstructured.Unstruc
 	return out
 }
 
-// inRemovalOrder returns objs sorted by removal rank (stable: same-rank objects keep their
+// InRemovalOrder returns objs sorted by removal rank (stable: same-rank objects keep their
 // order).
-func inRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+func InRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	out := append([]*unstructured.Unstructured(nil), objs...)
 	sort.SliceStable(out, func(i, j int) bool { return removalRank(out[i]) < removalRank(out[j]) })
 	return out
@@ -67,16 +68,15 @@ func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstruc
 	return deleted, errors.Join(errs...)
 }
 
-// removeBatch deletes a batch (deleteAll) and emits a Pruned event for each object that went,
-// in the batch's order; in a dry run the events say wouldStatus.
-func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, wouldStatus string) ([]*unstructured.Unstructured, error) {
+// removeBatch deletes a batch (deleteAll) and emits a pruned event for each object that
+// went, in the batch's order, with action (Pruned or Removed); it returns what went and
+// its changes.
+func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, action Action) ([]*unstructured.Unstructured, []Change, error) {
 	went, err := in.deleteAll(ctx, batch, dryRun)
-	for _, o := range went {
-		e := event.Event{Type: event.Pruned, Object: kube.Describe(o), Component: o.GetLabels()[LabelComponent]}
-		if dryRun {
-			e.Status = wouldStatus
-		}
-		in.Events.Emit(e)
+	changes := make([]Change, len(went))
+	for i, o := range went {
+		changes[i] = Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: action, DryRun: dryRun}
+		in.Events.Emit(changes[i].Event(event.Event{}))
 	}
-	return went, err
+	return went, changes, err
 }

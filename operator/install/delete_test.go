@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -16,7 +17,7 @@ func TestRemovalBatches(t *testing.T) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(schema.GroupVersionKind{Kind: kind})
 		u.SetName(strings.ToLower(kind) + "-" + comp)
-		u.SetLabels(map[string]string{LabelComponent: comp})
+		u.SetLabels(map[string]string{ownership.LabelComponent: comp})
 		return u
 	}
 	for _, tc := range []struct {
@@ -38,7 +39,7 @@ func TestRemovalBatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, b := range removalBatches(inRemovalOrder(tc.objs)) {
+			for _, b := range removalBatches(InRemovalOrder(tc.objs)) {
 				var names []string
 				for _, o := range b {
 					names = append(names, o.GetName())

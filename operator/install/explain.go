@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,12 +18,6 @@ import (
 
 // podKinds are workloads whose pods explain why they are not ready.
 var podKinds = map[string]bool{"Deployment": true, "DaemonSet": true, "StatefulSet": true}
-
-var (
-	podGVK        = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
-	replicaSetGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}
-	eventGVK      = schema.GroupVersionKind{Version: "v1", Kind: "Event"}
-)
 
 // maxWarnings is how many Warning events a report gives per object: the newest.
 const maxWarnings = 3
@@ -47,7 +42,7 @@ func (x *explainer) reasons(ctx context.Context, obj *unstructured.Unstructured,
 		selector := matchLabels(obj)
 		if selector != "" {
 			seen := map[string]bool{}
-			for _, p := range x.list(ctx, podGVK, obj.GetNamespace(), selector) {
+			for _, p := range x.list(ctx, kube.PodGVK, obj.GetNamespace(), selector) {
 				involved["Pod/"+p.GetName()] = true
 				var pod corev1.Pod
 				if runtime.DefaultUnstructuredConverter.FromUnstructured(p.Object, &pod) != nil {
@@ -59,7 +54,7 @@ func (x *explainer) reasons(ctx context.Context, obj *unstructured.Unstructured,
 				}
 			}
 			if obj.GetKind() == "Deployment" {
-				for _, rs := range x.list(ctx, replicaSetGVK, obj.GetNamespace(), selector) {
+				for _, rs := range x.list(ctx, kube.ReplicaSetGVK, obj.GetNamespace(), selector) {
 					involved["ReplicaSet/"+rs.GetName()] = true
 				}
 			}
@@ -110,7 +105,7 @@ func (x *explainer) warnings(ctx context.Context, namespace string) []corev1.Eve
 		return evs
 	}
 	var evs []corev1.Event
-	if ri, _, err := x.in.Client.Resource(eventGVK, namespace); err == nil {
+	if ri, _, err := x.in.Client.Resource(kube.EventGVK, namespace); err == nil {
 		if l, err := ri.List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning}); err == nil {
 			for _, u := range l.Items {
 				var e corev1.Event

@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 // Installer applies rendered manifests.
 type Installer struct {
 	Client *kube.Client
-	Owner  Owner
+	Owner  ownership.Owner
 	Events event.Sink
 	Opts   Options
 
@@ -80,13 +81,25 @@ func (in *Installer) before(ctx context.Context, o *unstructured.Unstructured) (
 	return l.items[o.GetName()], nil
 }
 
-// Result sums up a run.
+// Result is what a run did: a change per object it applied, found unchanged, pruned or did
+// not get to (Skipped), in the order the events said so; the counts derive from it.
 type Result struct {
-	Applied, Unchanged, Pruned int
-	// NotApplied counts the objects an interrupted run did not get to.
-	NotApplied int
-	Failed     []string
+	Changes []Change
+	// Failed names the components that failed or were skipped.
+	Failed []string
 }
+
+// Applied counts the objects created or configured (in a dry run: that would be).
+func (r *Result) Applied() int { return Count(r.Changes, Created, Configured) }
+
+// Unchanged counts the objects already as rendered.
+func (r *Result) Unchanged() int { return Count(r.Changes, Unchanged) }
+
+// Pruned counts the objects pruned.
+func (r *Result) Pruned() int { return Count(r.Changes, Pruned) }
+
+// NotApplied counts the objects a stopped run did not get to.
+func (r *Result) NotApplied() int { return Count(r.Changes, Skipped) }
 
 // InterruptedError is a run its caller stopped (Ctrl-C): it stopped at a safe point.
 type InterruptedError struct {
@@ -118,8 +131,9 @@ func stopped(ctx context.Context) string {
 
 // Install applies every manifest in dependency order, waits for readiness and prunes stale
 // (what the plan found this install owns and no longer renders: see Stale). A component
-// starts once all its parents are ready; a failed component skips its dependents. The
-// caller emits the run's plan and done events: Install emits what happens in between.
+// starts once all its parents are ready (runGraph); a failed component skips its
+// dependents. The caller emits the run's plan and done events: Install emits what happens
+// in between.
 func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) (*Result, error) {
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
@@ -134,109 +148,51 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, s
 		defer cancel()
 	}
 	res := &Result{}
-	var mu sync.Mutex
-
 	if err := in.ensureNamespaces(ctx, manifests); err != nil {
 		return res, err
 	}
-
-	// done[c] closes when every instance of component c is finished; failed[c] says one failed.
-	done := map[component.Name]chan struct{}{}
-	failed := map[component.Name]bool{}
-	present := map[component.Name]int{}
-	for _, m := range manifests {
-		present[m.Instance.Name]++
-	}
-	for _, c := range component.All {
-		done[c.Name] = make(chan struct{})
-	}
-	remaining := map[component.Name]int{}
-	for k, v := range present {
-		remaining[k] = v
-	}
-	for _, c := range component.All {
-		if present[c.Name] == 0 {
-			close(done[c.Name]) // disabled components release their dependents at once
-		}
-	}
-	finish := func(c component.Name, ok bool) {
+	var mu sync.Mutex
+	var errs []error
+	record := func(key string, changes []Change, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !ok {
-			failed[c] = true
-		}
-		remaining[c]--
-		if remaining[c] == 0 {
-			close(done[c])
+		res.Changes = append(res.Changes, changes...)
+		if err != nil {
+			res.Failed = append(res.Failed, key)
+			errs = append(errs, err)
 		}
 	}
-
-	var wg sync.WaitGroup
-	var errs []error
-	for _, m := range manifests {
-		wg.Add(1)
-		go func(m render.Manifest) {
-			defer wg.Done()
-			inst := m.Instance
-			title := inst.Title
-			if inst.InstanceName != "" && inst.InstanceName != inst.WorkloadName {
-				title += " (" + inst.InstanceName + ")"
+	runGraph(ctx, manifests, func(m render.Manifest) error {
+		ev := componentEvent(m.Instance)
+		e := ev
+		e.Type, e.Total = event.ComponentStarted, len(m.Objects)
+		in.Events.Emit(e)
+		changes, err := in.installComponent(ctx, m, ev)
+		e = ev
+		if err != nil {
+			err = fmt.Errorf("%s: %w", m.Instance.Title, err)
+			e.Type, e.Error = event.ComponentFailed, errors.Unwrap(err).Error()
+			var nr *NotReadyError
+			if errors.As(err, &nr) {
+				e.Details = nr.Details
 			}
-			ev := event.Event{Component: inst.Key(), Title: title, Icon: inst.Icon}
-			skip := func(why string) {
-				e := ev
-				e.Type, e.Message = event.ComponentSkipped, "not applied: "+why
-				in.Events.Emit(e)
-				mu.Lock()
-				res.Failed = append(res.Failed, inst.Key())
-				mu.Unlock()
-				finish(inst.Name, false)
-			}
-			for _, p := range inst.Parents {
-				select {
-				case <-done[p]:
-				case <-ctx.Done():
-					skip(fmt.Sprintf("%s while waiting for %s", stopped(ctx), p))
-					return
-				}
-				mu.Lock()
-				parentFailed := failed[p]
-				mu.Unlock()
-				if parentFailed {
-					skip(fmt.Sprintf("%s failed", p))
-					return
-				}
-			}
-			e := ev
-			e.Type, e.Total = event.ComponentStarted, len(m.Objects)
-			in.Events.Emit(e)
-			applied, unchanged, notApplied, err := in.installComponent(ctx, m, ev)
-			mu.Lock()
-			res.Applied += applied
-			res.Unchanged += unchanged
-			res.NotApplied += notApplied
-			if err != nil {
-				res.Failed = append(res.Failed, inst.Key())
-				errs = append(errs, fmt.Errorf("%s: %w", inst.Title, err))
-			}
-			mu.Unlock()
-			e = ev
-			if err != nil {
-				e.Type, e.Error = event.ComponentFailed, err.Error()
-				var nr *NotReadyError
-				if errors.As(err, &nr) {
-					e.Details = nr.Details
-				}
-			} else {
-				e.Type = event.ComponentReady
-			}
-			in.Events.Emit(e)
-			finish(inst.Name, err == nil)
-		}(m)
-	}
-	wg.Wait()
+		} else {
+			e.Type = event.ComponentReady
+		}
+		record(m.Instance.Key(), changes, err)
+		in.Events.Emit(e)
+		return err
+	}, func(m render.Manifest, why string) {
+		e := componentEvent(m.Instance)
+		e.Type, e.Message = event.ComponentSkipped, "not applied: "+why
+		in.Events.Emit(e)
+		record(m.Instance.Key(), skipped(m.Instance.Key(), m.Objects), nil)
+		mu.Lock()
+		res.Failed = append(res.Failed, m.Instance.Key())
+		mu.Unlock()
+	})
 	if caller.Err() != nil {
-		err := &InterruptedError{Applied: res.Applied + res.Unchanged, NotApplied: res.NotApplied, Unfinished: res.Failed}
+		err := &InterruptedError{Applied: res.Applied() + res.Unchanged(), NotApplied: res.NotApplied(), Unfinished: res.Failed}
 		sort.Strings(err.Unfinished)
 		return res, err
 	}
@@ -247,81 +203,24 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, s
 		return res, ctx.Err()
 	}
 	pruned, err := in.prune(ctx, stale)
-	res.Pruned = pruned
+	res.Changes = append(res.Changes, pruned...)
 	return res, err
 }
 
-// ensureNamespaces creates the namespaces the components install into, if missing.
-func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Manifest) error {
-	seen := map[string]bool{}
-	var names []string
-	for _, m := range manifests {
-		for _, ns := range append([]string{m.Instance.Namespace}, namespacesOf(m.Objects)...) {
-			if ns != "" && !seen[ns] {
-				seen[ns] = true
-				names = append(names, ns)
-			}
-		}
+// componentEvent is the fields every event about a component instance carries.
+func componentEvent(inst component.Instance) event.Event {
+	title := inst.Title
+	if inst.InstanceName != "" && inst.InstanceName != inst.WorkloadName {
+		title += " (" + inst.InstanceName + ")"
 	}
-	sort.Strings(names)
-	for _, ns := range names {
-		obj := &unstructured.Unstructured{}
-		obj.SetAPIVersion("v1")
-		obj.SetKind("Namespace")
-		obj.SetName(ns)
-		live, err := in.Client.Get(ctx, obj)
-		if err != nil {
-			return err
-		}
-		if live != nil && live.GetDeletionTimestamp() != nil && !in.Opts.DryRun {
-			// Nothing can be created in a namespace being deleted (an uninstall or a test's
-			// cleanup a moment ago): wait until it is gone, then create it again.
-			in.Events.Emit(event.Event{Type: event.Waiting, Object: kube.Describe(obj), Message: "being deleted; waiting until it is gone to create it again"})
-			if live, err = in.waitNamespaceGone(ctx, obj); err != nil {
-				return err
-			}
-		}
-		if live != nil {
-			continue
-		}
-		if _, err := in.Client.Apply(ctx, obj, kube.ApplyOptions{DryRun: in.Opts.DryRun}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-		status := "created"
-		if in.Opts.DryRun {
-			status = "would be created"
-			if in.missingNS == nil {
-				in.missingNS = map[string]bool{}
-			}
-			in.missingNS[ns] = true
-		}
-		in.Events.Emit(event.Event{Type: event.Applied, Object: kube.Describe(obj), Status: status})
-	}
-	return nil
+	return event.Event{Component: inst.Key(), Title: title, Icon: inst.Icon}
 }
 
-// waitNamespaceGone re-reads a terminating namespace until it is gone (nil) or the run ends.
-// A plain re-read: a rare case, and the namespace controller takes seconds anyway.
-func (in *Installer) waitNamespaceGone(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("namespace %s is still being deleted: %w", obj.GetName(), ctx.Err())
-		case <-time.After(250 * time.Millisecond):
-		}
-		live, err := in.Client.Get(ctx, obj)
-		if err != nil || live == nil || live.GetDeletionTimestamp() == nil {
-			return live, err
-		}
-	}
-}
-
-func namespacesOf(objs []*unstructured.Unstructured) []string {
-	var out []string
-	for _, o := range objs {
-		if o.GetNamespace() != "" {
-			out = append(out, o.GetNamespace())
-		}
+// skipped are the changes of objects a run did not get to.
+func skipped(key string, objs []*unstructured.Unstructured) []Change {
+	out := make([]Change, len(objs))
+	for i, o := range objs {
+		out[i] = Change{Object: kube.Describe(o), Component: key, Action: Skipped}
 	}
 	return out
 }
@@ -329,43 +228,40 @@ func namespacesOf(objs []*unstructured.Unstructured) []string {
 // installComponent applies one instance stage by stage, each stage ready before the next:
 // its webhook configurations go out only once the workloads serving them are ready, so an
 // install stopped half-way never leaves a webhook calling a control plane that is not up.
-func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) (applied, unchanged, notApplied int, err error) {
+// The changes include the objects it did not get to (Skipped).
+func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) ([]Change, error) {
 	labels := in.Owner.Labels(m.Instance.Name)
+	key := m.Instance.Key()
 	sts := stages(m.Objects)
+	var changes []Change
+	rest := func(from int) []Change {
+		var out []Change
+		for _, later := range sts[from:] {
+			out = append(out, skipped(key, later.Objects)...)
+		}
+		return out
+	}
 	for i, st := range sts {
 		if ctx.Err() != nil {
-			for _, later := range sts[i:] {
-				notApplied += len(later.Objects)
-			}
-			return applied, unchanged, notApplied, fmt.Errorf("%s before %s were applied", stopped(ctx), st.Name)
+			return append(changes, rest(i)...), fmt.Errorf("%s before %s were applied", stopped(ctx), st.Name)
 		}
 		objs := make([]*unstructured.Unstructured, len(st.Objects))
 		for i, o := range st.Objects {
 			objs[i] = withLabels(o, labels)
 		}
-		live, a, u, skipped, err := in.applyAll(ctx, objs, ev)
-		applied += a
-		unchanged += u
-		notApplied += skipped
-		if err == nil && skipped > 0 {
+		live, applied, err := in.applyAll(ctx, objs, ev)
+		changes = append(changes, applied...)
+		if err == nil && Count(applied, Skipped) > 0 {
 			err = fmt.Errorf("%s while applying %s", stopped(ctx), st.Name)
 		}
-		if err != nil {
-			for _, later := range sts[i+1:] {
-				notApplied += len(later.Objects)
-			}
-			return applied, unchanged, notApplied, err
+		if err == nil && !in.Opts.DryRun {
+			err = in.wait(ctx, objs, live, ev)
 		}
-		if !in.Opts.DryRun {
-			if err := in.wait(ctx, objs, live, ev); err != nil {
-				for _, later := range sts[i+1:] {
-					notApplied += len(later.Objects)
-				}
-				return applied, unchanged, notApplied, err
-			}
+		if err != nil {
+			return append(changes, rest(i+1)...), err
 		}
 	}
-	return applied, unchanged, notApplied, nil
+	return changes, nil
 }
 
 // concurrency is Options.Concurrency, 8 when unset: how many applies or deletes run at once.
@@ -376,12 +272,13 @@ func (in *Installer) concurrency() int {
 	return in.Opts.Concurrency
 }
 
-// applyAll applies objects concurrently, bounded by Options.Concurrency.
-// It returns the objects as the apply calls returned them (absent for those left alone).
-// When ctx ends it starts no new apply but lets those in flight finish (each bounded by the
-// client's request timeout), so it never stops not knowing whether a write happened.
-func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (live map[string]*unstructured.Unstructured, applied, unchanged, skipped int, err error) {
-	live = map[string]*unstructured.Unstructured{}
+// applyAll applies objects concurrently, bounded by Options.Concurrency, and returns a
+// change per object (Skipped for those it did not start) and the objects as the apply calls
+// returned them (absent for those left alone). When ctx ends it starts no new apply but
+// lets those in flight finish (each bounded by the client's request timeout), so it never
+// stops not knowing whether a write happened.
+func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (map[string]*unstructured.Unstructured, []Change, error) {
+	live := map[string]*unstructured.Unstructured{}
 	sem := make(chan struct{}, in.concurrency())
 	var mu sync.Mutex
 	var errs []error
@@ -392,92 +289,96 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(applyGrace, cancel) })()
 	// Events wait for the stage and go out in the objects' order: concurrent applies
 	// finish in any order, and logs should read the same run after run.
-	out := make([][]event.Event, len(objs))
+	changes := make([]*Change, len(objs))
 	for i, o := range objs {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
-			skipped = len(objs) - i
+			for j := i; j < len(objs); j++ {
+				changes[j] = &Change{Object: kube.Describe(objs[j]), Component: ev.Component, Action: Skipped}
+			}
 			break
 		}
 		wg.Add(1)
 		go func(i int, o *unstructured.Unstructured) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if in.missingNS[o.GetNamespace()] {
-				mu.Lock()
-				defer mu.Unlock()
-				e := ev
-				e.Type, e.Object, e.Status = event.Applied, kube.Describe(o), "would be created (its namespace does not exist yet, so the server could not check it)"
-				out[i] = append(out[i], e)
-				applied++
-				return
-			}
-			opts := kube.ApplyOptions{DryRun: in.Opts.DryRun}
-			if !in.Opts.DryRun {
-				before, err := in.before(actx, o)
-				// Without the list (not allowed to list?), Apply reads the object itself.
-				opts.Before, opts.Known = before, err == nil
-			}
-			r, err := in.Client.Apply(actx, o, opts)
+			c, l, err := in.applyOne(actx, o, ev.Component)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			if r.Live != nil {
-				live[kube.Describe(o)] = r.Live
-			}
-			e := ev
-			e.Type, e.Object = event.Applied, kube.Describe(o)
-			var diff string
-			if in.Opts.DryRun && !r.Created && r.Before != nil {
-				// What the server says the object would become, against what it is.
-				if diff, err = objdiff.Diff(r.Before, r.Live, kube.ServerAnnotations...); err != nil {
-					errs = append(errs, fmt.Errorf("comparing %s: %w", kube.Describe(o), err))
-					return
-				}
-				r.Changed = diff != ""
-			}
-			switch {
-			case r.Created && in.Opts.DryRun:
-				e.Status = "would be created"
-				applied++
-			case r.Changed && in.Opts.DryRun:
-				e.Status = "would be configured"
-				e.Details = strings.Split(strings.TrimRight(diff, "\n"), "\n")
-				applied++
-			case r.Created:
-				e.Status = "created"
-				applied++
-			case r.Changed:
-				e.Status = "configured"
-				applied++
-			default:
-				e.Status = "unchanged"
-				unchanged++
-			}
-			out[i] = append(out[i], e)
-			if len(r.TakenOver) > 0 {
-				w := ev
-				w.Type, w.Object = event.Warning, kube.Describe(o)
-				w.Message = "took over fields another field manager had set (as upstream, " + kube.FieldManager + " wins)"
-				w.Details = r.TakenOver
-				out[i] = append(out[i], w)
+			changes[i] = c
+			if l != nil {
+				live[kube.Describe(o)] = l
 			}
 		}(i, o)
 	}
 	wg.Wait()
-	for _, es := range out {
-		for _, e := range es {
-			in.Events.Emit(e)
+	var out []Change
+	for _, c := range changes {
+		if c == nil {
+			continue // failed: the error says so
+		}
+		out = append(out, *c)
+		if c.Action == Skipped {
+			continue
+		}
+		in.Events.Emit(c.Event(ev))
+		if len(c.TakenOver) > 0 {
+			w := ev
+			w.Type, w.Object = event.Warning, c.Object
+			w.Message = "took over fields another field manager had set (as upstream, " + ownership.FieldManager + " wins)"
+			w.Details = c.TakenOver
+			in.Events.Emit(w)
 		}
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return live, applied, unchanged, skipped, errors.Join(errs...)
+	return live, out, errors.Join(errs...)
+}
+
+// applyOne applies one object and says what changed; live is what the apply returned.
+func (in *Installer) applyOne(ctx context.Context, o *unstructured.Unstructured, component string) (c *Change, live *unstructured.Unstructured, err error) {
+	c = &Change{Object: kube.Describe(o), Component: component, DryRun: in.Opts.DryRun}
+	if in.missingNS[o.GetNamespace()] {
+		c.Action, c.Note = Created, "its namespace does not exist yet, so the server could not check it"
+		return c, nil, nil
+	}
+	opts := kube.ApplyOptions{DryRun: in.Opts.DryRun}
+	if !in.Opts.DryRun {
+		before, err := in.before(ctx, o)
+		// Without the list (not allowed to list?), Apply reads the object itself.
+		opts.Before, opts.Known = before, err == nil
+	}
+	r, err := in.Client.Apply(ctx, o, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Opts.DryRun && !r.Created && r.Before != nil {
+		// What the server says the object would become, against what it is.
+		diff, err := objdiff.Diff(r.Before, r.Live, kube.ServerAnnotations...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("comparing %s: %w", kube.Describe(o), err)
+		}
+		r.Changed = diff != ""
+		if r.Changed {
+			c.Diff = strings.Split(strings.TrimRight(diff, "\n"), "\n")
+		}
+	}
+	switch {
+	case r.Created:
+		c.Action = Created
+	case r.Changed:
+		c.Action = Configured
+	default:
+		c.Action = Unchanged
+	}
+	c.TakenOver = r.TakenOver
+	return c, r.Live, nil
 }
 
 // NotReadyError lists what was not ready when the wait ended: the readiness timeout passed

@@ -21,6 +21,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -107,7 +108,7 @@ func TestInstallWaitPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	owner := install.Owner{Namespace: ns, Version: "1.30.0"}
+	owner := ownership.Owner{Namespace: ns, Version: "1.30.0"}
 	run := func(ms ...render.Manifest) (*install.Result, *event.Recorder, error) {
 		rec := &event.Recorder{}
 		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute}}
@@ -123,7 +124,7 @@ func TestInstallWaitPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Applied != 5 || res.Unchanged != 0 {
+	if res.Applied() != 5 || res.Unchanged() != 0 {
 		t.Errorf("first install: %+v", res)
 	}
 	if n := gets.Load(); n != 0 {
@@ -144,8 +145,8 @@ func TestInstallWaitPrune(t *testing.T) {
 		t.Fatalf("Deployment: %v", err)
 	}
 	for k, want := range map[string]string{
-		install.LabelComponent: "Pilot", install.LabelManaged: "Reconcile", install.LabelRevision: "default",
-		install.LabelOwnerNamespace: ns, install.LabelVersion: "1.30.0",
+		ownership.LabelComponent: "Pilot", ownership.LabelManaged: "Reconcile", ownership.LabelRevision: "default",
+		ownership.LabelOwnerNamespace: ns, ownership.LabelVersion: "1.30.0",
 	} {
 		if got := live.GetLabels()[k]; got != want {
 			t.Errorf("label %s = %q, want %q", k, got, want)
@@ -161,7 +162,7 @@ func TestInstallWaitPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Applied != 0 || res.Unchanged != 5 || res.Pruned != 0 {
+	if res.Applied() != 0 || res.Unchanged() != 5 || res.Pruned() != 0 {
 		t.Errorf("re-install: %+v", res)
 	}
 	if n := writes.Load(); n != 0 {
@@ -175,7 +176,7 @@ func TestInstallWaitPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	pruned := rec.Of(event.Pruned)
-	if res.Pruned != 1 || len(pruned) != 1 || pruned[0].Object != "ConfigMap/"+ns+"/istio" {
+	if res.Pruned() != 1 || len(pruned) != 1 || pruned[0].Object != "ConfigMap/"+ns+"/istio" {
 		t.Errorf("prune: %+v %+v", res, pruned)
 	}
 }
@@ -189,7 +190,7 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	}
 	stuck := strings.Replace(pilotYAML, "serviceAccountName: istiod", "serviceAccountName: istiod\n      nodeSelector: {no-such-label: x}", 1)
 	rec := &event.Recorder{}
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
 		Opts: install.Options{Timeout: 4 * time.Second}}
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
 	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
@@ -238,7 +239,7 @@ spec:
     spec:
       containers: [{name: install-cni, image: docker.io/istio/install-cni:1.30.0}]
 `
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
 		Opts: install.Options{Timeout: 6 * time.Second}}
 	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
 	if err == nil {
@@ -287,7 +288,7 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &install.Installer{Client: client, Owner: install.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
+	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
 	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
 		t.Fatalf("install into a terminating namespace: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -43,7 +44,7 @@ func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Mani
 			if err != nil {
 				return nil, fmt.Errorf("reading what exists before installing: %w", err)
 			}
-			if meta == nil || existing.Ours(meta.Labels, meta.ManagedFields) {
+			if meta == nil || ownership.Ours(meta.Labels, meta.ManagedFields) {
 				continue
 			}
 			out = append(out, Foreign{

@@ -1,6 +1,8 @@
 package install
 
 import (
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/render"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -35,6 +37,23 @@ func stages(objs []*unstructured.Unstructured) []Stage {
 	}
 	if len(last) > 0 {
 		out = append(out, Stage{Name: "webhooks", Objects: last})
+	}
+	return out
+}
+
+// PlanOf is the plan of manifests as the plan event carries it: each component instance, in
+// install order, with the components it waits for and its stages.
+func PlanOf(manifests []render.Manifest) []event.PlannedComponent {
+	out := make([]event.PlannedComponent, 0, len(manifests))
+	for _, m := range manifests {
+		p := event.PlannedComponent{Component: m.Instance.Key(), Title: componentEvent(m.Instance).Title}
+		for _, parent := range m.Instance.Parents {
+			p.Parents = append(p.Parents, string(parent))
+		}
+		for _, st := range stages(m.Objects) {
+			p.Stages = append(p.Stages, event.Stage{Name: st.Name, Objects: len(st.Objects)})
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -44,15 +43,9 @@ func identity(o *unstructured.Unstructured) string {
 // Stale lists the objects this install owns in the cluster that the new render does not
 // contain.
 func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
-	lists, err := in.Client.ListKinds(ctx, PruneKinds, in.Owner.Selector())
+	live, err := Inventory(ctx, in.Client, PruneKinds, in.Owner.Selector())
 	if err != nil {
 		return nil, fmt.Errorf("finding objects to prune: %w", err)
-	}
-	var live []*unstructured.Unstructured
-	for _, items := range lists {
-		for i := range items {
-			live = append(live, &items[i])
-		}
 	}
 	return SelectStale(in.Owner, manifests, live)
 }
@@ -62,9 +55,9 @@ func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]
 // is owner's when it is of a PruneKinds kind (never a CRD), carries owner's labels
 // (Owner.Selector: the managed label, owner's namespace, revision and name, a known
 // component, no opt-out), has no owner reference and was server-side applied by us (not a
-// controller's or another tool's copy of our labels). Stale lists only the prune kinds with
-// the selector, so the checks are repeated here to make the decision whole.
-func SelectStale(owner Owner, manifests []render.Manifest, live []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+// controller's or another tool's copy of our labels). Stale lists through Inventory, so the
+// checks are repeated here to make the decision whole.
+func SelectStale(owner ownership.Owner, manifests []render.Manifest, live []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	sel, err := labels.Parse(owner.Selector())
 	if err != nil {
 		return nil, fmt.Errorf("the ownership selector %q: %w", owner.Selector(), err)
@@ -78,7 +71,7 @@ func SelectStale(owner Owner, manifests []render.Manifest, live []*unstructured.
 	var stale []*unstructured.Unstructured
 	for _, o := range live {
 		if pruneKind(o.GroupVersionKind().GroupKind()) && sel.Matches(labels.Set(o.GetLabels())) &&
-			!want[identity(o)] && appliedByUs(o) {
+			!want[identity(o)] && ownership.AppliedByUs(o) {
 			stale = append(stale, o)
 		}
 	}
@@ -94,39 +87,27 @@ func pruneKind(gk schema.GroupKind) bool {
 	return false
 }
 
-// appliedByUs says we created o: it carries our labels because we applied it, not because
-// a controller copied them (an EndpointSlice copies its Service's labels).
-func appliedByUs(o *unstructured.Unstructured) bool {
-	if len(o.GetOwnerReferences()) > 0 {
-		return false
-	}
-	for _, mf := range o.GetManagedFields() {
-		if mf.Manager == kube.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
-			return true
-		}
-	}
-	return false
-}
-
 // prune deletes stale and waits until it is gone.
-func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) (int, error) {
+func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]Change, error) {
 	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
 	// once.
-	stale = inRemovalOrder(stale)
+	stale = InRemovalOrder(stale)
+	var changes []Change
 	for _, batch := range removalBatches(stale) {
-		went, err := in.removeBatch(ctx, batch, in.Opts.DryRun, "would be pruned")
+		went, c, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned)
+		changes = append(changes, c...)
 		if err != nil {
-			return 0, err
+			return changes, err
 		}
 		if len(went) < len(batch) {
-			return 0, ctx.Err()
+			return changes, ctx.Err()
 		}
 	}
 	if !in.Opts.DryRun {
 		// Done means gone: an install right after must not find them half-deleted.
 		if err := in.waitGone(ctx, stale, in.Owner.Selector()); err != nil {
-			return 0, err
+			return changes, err
 		}
 	}
-	return len(stale), nil
+	return changes, nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -141,7 +141,7 @@ func deepCopies(objs []*unstructured.Unstructured) []*unstructured.Unstructured 
 // world is one generated cluster and render.
 type world struct {
 	rng       *rand.Rand
-	owner     install.Owner
+	owner     ownership.Owner
 	live      []*unstructured.Unstructured
 	manifests []render.Manifest
 	// want is the identity of every object the prune must pick.
@@ -152,7 +152,7 @@ type world struct {
 
 func newWorld(rng *rand.Rand) *world {
 	w := &world{rng: rng, want: map[string]bool{}, what: map[string]pruneCase{}}
-	w.owner = install.Owner{
+	w.owner = ownership.Owner{
 		Name:      pick(rng, "", "", "installed-state", "prod"),
 		Namespace: pick(rng, "istio-system", "istio-system", "mesh"),
 		Revision:  pick(rng, "", "", "canary", "1-30"),
@@ -226,7 +226,7 @@ func (w *world) rendered(o *unstructured.Unstructured) bool {
 // ourLabels are the labels an install by owner puts on an object of a random component
 // (of any istioctl version: the selector ignores it), with the charts' own labels, which
 // include app.kubernetes.io/managed-by: Helm, and sometimes unrelated ones.
-func (w *world) ourLabels(owner install.Owner) map[string]string {
+func (w *world) ourLabels(owner ownership.Owner) map[string]string {
 	owner.Version = pick(w.rng, "1.30.0", "1.29.2", "")
 	l := owner.Labels(component.All[w.rng.IntN(len(component.All))].Name)
 	if w.rng.IntN(2) == 0 {
@@ -241,7 +241,7 @@ func (w *world) ourLabels(owner install.Owner) map[string]string {
 }
 
 var (
-	applied = metav1.ManagedFieldsEntry{Manager: kube.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1"}
+	applied = metav1.ManagedFieldsEntry{Manager: ownership.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1"}
 	others  = []metav1.ManagedFieldsEntry{
 		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate},
 		{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate},
@@ -249,7 +249,7 @@ var (
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
 		{Manager: "helm", Operation: metav1.ManagedFieldsOperationUpdate},
 		// Our manager's name without server-side apply (a client-side write).
-		{Manager: kube.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate},
+		{Manager: ownership.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate},
 	}
 )
 
@@ -366,7 +366,7 @@ func (w *world) generate(c pruneCase) *unstructured.Unstructured {
 		}
 		l := w.ourLabels(other)
 		if other.Namespace == "" || rng.IntN(4) == 0 {
-			delete(l, install.LabelOwnerNamespace)
+			delete(l, ownership.LabelOwnerNamespace)
 		}
 		o := object(gvk, ns, name, l)
 		w.managers(o, true, others)
@@ -376,7 +376,7 @@ func (w *world) generate(c pruneCase) *unstructured.Unstructured {
 		other.Name = pick(rng, "staging", "installed-state-x", "other")
 		l := w.ourLabels(other)
 		if rng.IntN(3) == 0 {
-			delete(l, install.LabelOwner) // an unnamed install's
+			delete(l, ownership.LabelOwner) // an unnamed install's
 		}
 		o := object(gvk, ns, name, l)
 		w.managers(o, true, others)
@@ -385,19 +385,19 @@ func (w *world) generate(c pruneCase) *unstructured.Unstructured {
 		l := w.ourLabels(w.owner)
 		switch rng.IntN(7) {
 		case 0:
-			delete(l, install.LabelManaged)
+			delete(l, ownership.LabelManaged)
 		case 1:
-			l[install.LabelManaged] = pick(rng, "Reconcile ", "reconcile", "false", "")
+			l[ownership.LabelManaged] = pick(rng, "Reconcile ", "reconcile", "false", "")
 		case 2:
-			l[install.LabelComponent] = pick(rng, "Kiali", "pilot", "base", "Gateways", "")
+			l[ownership.LabelComponent] = pick(rng, "Kiali", "pilot", "base", "Gateways", "")
 		case 3:
-			delete(l, install.LabelComponent)
+			delete(l, ownership.LabelComponent)
 		case 4:
-			delete(l, install.LabelRevision)
+			delete(l, ownership.LabelRevision)
 		case 5:
-			l[install.LabelRevision] = w.owner.Rev() + "-x"
+			l[ownership.LabelRevision] = w.owner.Rev() + "-x"
 		case 6:
-			delete(l, install.LabelOwnerNamespace)
+			delete(l, ownership.LabelOwnerNamespace)
 		}
 		o := object(gvk, ns, name, l)
 		w.managers(o, rng.IntN(2) == 0, others)
@@ -446,7 +446,7 @@ func (w *world) generate(c pruneCase) *unstructured.Unstructured {
 		return o
 	case optedOut:
 		l := w.ourLabels(w.owner)
-		l[install.LabelNotPruned] = pick(rng, "true", "")
+		l[ownership.LabelNotPruned] = pick(rng, "true", "")
 		o := object(gvk, ns, name, l)
 		w.managers(o, true, others)
 		return o

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +13,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // UninstallOptions say what to remove.
@@ -26,53 +26,24 @@ type UninstallOptions struct {
 	Timeout time.Duration
 }
 
-var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
-// uninstallSelector picks what an uninstall removes: one revision's components except Base
-// (CRDs and the shared reader account stay, as upstream), or with purge anything any
-// istioctl install labelled.
-func (o Owner) uninstallSelector(purge bool) string {
-	if purge {
-		return LabelComponent
-	}
-	parts := []string{
-		LabelOwnerNamespace + "=" + o.Namespace,
-		LabelRevision + "=" + o.Rev(),
-		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(o.removable(component.Base), ",")),
-	}
-	if o.Name != "" {
-		parts = append(parts, LabelOwner+"="+o.Name)
-	}
-	return strings.Join(parts, ",")
-}
-
 // Targets lists what an uninstall would remove, in removal order.
 func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructured.Unstructured, error) {
 	kinds := append([]schema.GroupVersionKind{}, PruneKinds...)
 	if opts.Purge {
-		kinds = append(kinds, crdGVK)
+		kinds = append(kinds, kube.CRDGVK)
 	}
-	lists, err := in.Client.ListKinds(ctx, kinds, in.Owner.uninstallSelector(opts.Purge))
+	out, err := Inventory(ctx, in.Client, kinds, in.Owner.UninstallSelector(opts.Purge))
 	if err != nil {
 		return nil, err
 	}
-	var out []*unstructured.Unstructured
-	for _, items := range lists {
-		for i := range items {
-			o := &items[i]
-			if appliedByUs(o) {
-				out = append(out, o)
-			}
-		}
-	}
-	return inRemovalOrder(out), nil
+	return InRemovalOrder(out), nil
 }
 
 // removalRank orders deletion as the reverse of installation: dependents first, webhooks
 // before the workloads that serve them (so nothing is left calling a gone service), CRDs
 // last.
 func removalRank(o *unstructured.Unstructured) int {
-	comp := component.Name(o.GetLabels()[LabelComponent])
+	comp := component.Name(o.GetLabels()[ownership.LabelComponent])
 	rank := 0
 	for i, c := range component.All {
 		if c.Name == comp {
@@ -88,9 +59,24 @@ func removalRank(o *unstructured.Unstructured) int {
 	return rank
 }
 
+// A CRD's finalizer deletes its instances before the CRD goes. When it cannot list them
+// (the apiserver answers "storage is (re)initializing" for a while after a CRD changes,
+// longer on a loaded machine) it retries with exponential back-off, 5 ms doubling per
+// failure: after a dozen failures the next try is minutes away, and an uninstall waited up
+// to 292 s on one CRD. Any update of the CRD other than its Terminating condition makes the
+// finalizer try again at once, so a CRD still there nudgeAfter its deletion is annotated
+// every nudgeEvery until it is gone.
+const (
+	nudgeAfter = 2 * time.Second
+	nudgeEvery = 2 * time.Second
+	// NudgeAnnotation is the annotation a nudge sets (the time, RFC 3339).
+	NudgeAnnotation = "install.operator.istio.io/deletion-nudge"
+)
+
 // waitGone waits until every object in objs no longer exists, watching them through
 // selector (which they match).
 func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
+	nudged := map[string]time.Time{}
 	for {
 		changed := in.watch.Changed()
 		var left *unstructured.Unstructured
@@ -99,10 +85,13 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 			if err != nil {
 				return err
 			}
-			if live != nil {
-				left = live
-				break
+			if live == nil {
+				continue
 			}
+			if left == nil {
+				left = live
+			}
+			in.nudge(ctx, live, nudged)
 		}
 		if left == nil {
 			return nil
@@ -123,16 +112,33 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 	}
 }
 
-// Uninstall removes the targets and waits until they are gone. The caller emits the run's
-// done event; an uninstall its caller stopped returns an error that is a context.Canceled.
-func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) error {
+// nudge annotates a CRD that has been terminating for nudgeAfter, at most every nudgeEvery
+// (see nudgeAfter). A nudge that fails is only a missed shortcut: the finalizer retries
+// anyway.
+func (in *Installer) nudge(ctx context.Context, live *unstructured.Unstructured, nudged map[string]time.Time) {
+	ts := live.GetDeletionTimestamp()
+	if live.GetKind() != kube.CRDGVK.Kind || ts == nil || time.Since(ts.Time) < nudgeAfter {
+		return
+	}
+	key := live.GetName()
+	if time.Since(nudged[key]) < nudgeEvery {
+		return
+	}
+	nudged[key] = time.Now()
+	_ = in.Client.Annotate(ctx, live, NudgeAnnotation, time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+// Uninstall removes the targets and waits until they are gone, and returns a change
+// (Removed) per object that went. The caller emits the run's done event; an uninstall its
+// caller stopped returns an error that is a context.Canceled.
+func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]Change, error) {
 	if in.Events == nil {
 		in.Events = event.Discard{}
 	}
 	in.Events = event.Stamped(in.Events)
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
-	selector := in.Owner.uninstallSelector(opts.Purge)
+	selector := in.Owner.UninstallSelector(opts.Purge)
 	caller := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -142,31 +148,32 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	// Batches of the same rank go at once; a CRD goes alone, after everything before it is
 	// gone: deleting CRDs together is no faster and can leave one terminating for minutes
 	// ("storage is (re)initializing" while its instances are listed; docs/install.md).
-	var deleted, removed []*unstructured.Unstructured
+	var deleted []*unstructured.Unstructured
+	var removed []Change
 	for _, batch := range removalBatches(targets) {
-		if batch[0].GetKind() == crdGVK.Kind && !opts.DryRun {
+		if batch[0].GetKind() == kube.CRDGVK.Kind && !opts.DryRun {
 			if err := in.waitGone(ctx, deleted, selector); err != nil {
-				return err
+				return removed, err
 			}
 			deleted = nil
 		}
 		if caller.Err() != nil {
-			return in.uninstallStopped(len(removed), len(targets))
+			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
-		went, err := in.removeBatch(caller, batch, opts.DryRun, "would be removed")
+		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed)
 		deleted = append(deleted, went...)
-		removed = append(removed, went...)
+		removed = append(removed, changes...)
 		if err != nil {
-			return err
+			return removed, err
 		}
 		if len(went) < len(batch) {
-			return in.uninstallStopped(len(removed), len(targets))
+			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
 	}
 	if !opts.DryRun {
-		return in.waitGone(ctx, deleted, selector)
+		return removed, in.waitGone(ctx, deleted, selector)
 	}
-	return nil
+	return removed, nil
 }
 
 // uninstallStopped is the error of an uninstall its caller stopped.
@@ -189,19 +196,19 @@ const maxListed = 30
 // stops.
 func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]event.Event, error) {
 	var out []event.Event
-	selector := LabelRevision + "=" + in.Owner.Rev()
+	selector := ownership.LabelRevision + "=" + in.Owner.Rev()
 	what := fmt.Sprintf("revision %q", in.Owner.Rev())
 	if opts.Purge {
-		selector, what = LabelRevision, "a revision"
+		selector, what = ownership.LabelRevision, "a revision"
 	}
 	var pods []unstructured.Unstructured
 	var err error
 	// Only when the control plane goes: a spec of gateways beside an existing istiod leaves
 	// the sidecars theirs.
 	if slices.ContainsFunc(targets, func(t *unstructured.Unstructured) bool {
-		return t.GetKind() == "Deployment" && component.Name(t.GetLabels()[LabelComponent]) == component.Pilot
+		return t.GetKind() == "Deployment" && component.Name(t.GetLabels()[ownership.LabelComponent]) == component.Pilot
 	}) {
-		pods, err = in.Client.List(ctx, podGVK, selector)
+		pods, err = in.Client.List(ctx, kube.PodGVK, selector)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -231,11 +238,9 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	}
 	var gateways []string
 	for _, t := range targets {
-		switch component.Name(t.GetLabels()[LabelComponent]) {
-		case component.IngressGateways, component.EgressGateways:
-			if t.GetKind() == "Deployment" {
-				gateways = append(gateways, kube.Describe(t))
-			}
+		c, known := component.Get(component.Name(t.GetLabels()[ownership.LabelComponent]))
+		if known && c.Multi && t.GetKind() == c.WorkloadKind {
+			gateways = append(gateways, kube.Describe(t))
 		}
 	}
 	if len(gateways) > 0 {

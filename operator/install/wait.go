@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -15,18 +14,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
-
-// watchedKinds are the kinds whose readiness shows in their status, so a wait watches them.
-// Every other kind is ready once applied (a Service gets its cluster IP in the create call).
-var watchedKinds = map[string]bool{
-	"CustomResourceDefinition.apiextensions.k8s.io": true,
-	"Namespace":             true,
-	"Deployment.apps":       true,
-	"DaemonSet.apps":        true,
-	"StatefulSet.apps":      true,
-	"Job.batch":             true,
-	"PersistentVolumeClaim": true,
-}
 
 // wait blocks until all of objs are ready, one fails, or ctx ends, judging them from watches
 // (no polling): it re-judges whenever a watched object changes. applied holds what the
@@ -118,14 +105,41 @@ type verdict struct {
 	r  readiness.Result
 }
 
-// judge gives the verdict on one applied object; a watched object seen at the same
-// resourceVersion as last time (in judged, under key) keeps its verdict without a look.
+// source is where a wait reads an object's verdict from.
+type source int
+
+const (
+	// fromWatch: the kind's verdict reads status; its watch holds the live object.
+	fromWatch source = iota
+	// fromRelated: the verdict reads related objects (a webhook's EndpointSlices), watched.
+	fromRelated
+	// fromApply: the verdict reads what the apply returned (a Service's cluster IP).
+	fromApply
+)
+
+// sourceOf is how a wait judges a kind, from its readiness rule alone.
+func sourceOf(kind string) source {
+	rule, ok := readiness.RuleFor(kind)
+	switch {
+	case ok && rule.Watch:
+		return fromWatch
+	case ok && len(rule.Related) > 0:
+		return fromRelated
+	}
+	return fromApply
+}
+
+// judge gives the verdict on one applied object by its readiness rule: a watched kind from
+// its watch (a watched object seen at the same resourceVersion as last time, in judged
+// under key, keeps its verdict without a look), a kind whose rule reads related objects
+// from their watches, any other from what its apply returned.
 func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstructured, judged map[string]verdict, key string) (readiness.Result, error) {
-	switch kind := o.GroupVersionKind().GroupKind().String(); {
-	case kind == "MutatingWebhookConfiguration.admissionregistration.k8s.io" || kind == "ValidatingWebhookConfiguration.admissionregistration.k8s.io":
-		return in.webhookReady(ctx, o)
-	case watchedKinds[kind]:
-		live, err := in.watch.Get(ctx, o, in.Owner.watchSelector())
+	list := func(gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
+		return in.watch.List(ctx, gvk, namespace, selector)
+	}
+	switch sourceOf(o.GroupVersionKind().GroupKind().String()) {
+	case fromWatch:
+		live, err := in.watch.Get(ctx, o, in.Owner.WatchSelector())
 		if err != nil || live == nil {
 			return readiness.Result{Status: readiness.InProgress, Message: "not found"}, err
 		}
@@ -138,12 +152,19 @@ func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstruc
 		if v, ok := judged[key]; ok && rv != "" && v.rv == rv {
 			return v.r, nil
 		}
-		r := readiness.Check(live)
-		judged[key] = verdict{rv, r}
-		return r, nil
-	case applied != nil:
-		return readiness.Check(applied), nil
+		r, err := readiness.CheckWith(live, list)
+		if err == nil {
+			judged[key] = verdict{rv, r}
+		}
+		return r, err
+	case fromRelated:
+		// As rendered: what it calls does not change in the apply.
+		return readiness.CheckWith(o, list)
 	}
+	if applied != nil {
+		return readiness.CheckWith(applied, list)
+	}
+	// Skipped as unchanged: it exists as we applied it.
 	return readiness.Result{Status: readiness.Ready, Message: "exists"}, nil
 }
 
@@ -157,40 +178,3 @@ func sortedKeys(m map[string]*unstructured.Unstructured) []string {
 }
 
 func podProblem(p *corev1.Pod) string { return readiness.PodProblem(p) }
-
-var sliceGVK = schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}
-
-// webhookReady: a webhook configuration is ready when every Service it calls has a ready
-// endpoint. Until then each API request it intercepts fails (failurePolicy Fail) or skips
-// the webhook (Ignore), so the install is not done.
-func (in *Installer) webhookReady(ctx context.Context, wh *unstructured.Unstructured) (readiness.Result, error) {
-	hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
-	for _, h := range hooks {
-		m, _ := h.(map[string]any)
-		svc, ok, _ := unstructured.NestedMap(m, "clientConfig", "service")
-		if !ok {
-			continue // a URL: nothing in the cluster to wait for
-		}
-		ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
-		slices, err := in.watch.List(ctx, sliceGVK, ns, discoveryv1.LabelServiceName)
-		if err != nil {
-			return readiness.Result{}, err
-		}
-		ready := false
-		for _, s := range slices {
-			if s.GetLabels()[discoveryv1.LabelServiceName] != name {
-				continue
-			}
-			eps, _, _ := unstructured.NestedSlice(s.Object, "endpoints")
-			for _, ep := range eps {
-				if r, ok, _ := unstructured.NestedBool(ep.(map[string]any), "conditions", "ready"); ok && r {
-					ready = true
-				}
-			}
-		}
-		if !ready {
-			return readiness.Result{Status: readiness.InProgress, Message: fmt.Sprintf("Service %s/%s has no ready endpoint yet", ns, name)}, nil
-		}
-	}
-	return readiness.Result{Status: readiness.Ready, Message: "its services have ready endpoints"}, nil
-}

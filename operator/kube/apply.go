@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,10 +23,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
-
-// FieldManager is the server-side apply field manager of everything istioctl applies, as
-// upstream names it.
-const FieldManager = "istio-operator"
 
 // HashAnnotation records a digest of what istioctl last applied to an object, so a
 // re-install can tell, without writing, that the object is already as rendered.
@@ -82,7 +79,7 @@ func (c *Client) Resource(gvk schema.GroupVersionKind, namespace string) (dynami
 	return c.Dynamic.Resource(mapping.Resource), mapping, nil
 }
 
-// Apply server-side applies obj as FieldManager. Fields another manager owns are taken over
+// Apply server-side applies obj as ownership.FieldManager. Fields another manager owns are taken over
 // (conflicts forced, as upstream does) and reported in TakenOver.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (*Applied, error) {
 	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
@@ -97,7 +94,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	if err != nil {
 		return nil, err
 	}
-	popts := metav1.PatchOptions{FieldManager: FieldManager}
+	popts := metav1.PatchOptions{FieldManager: ownership.FieldManager}
 	if opts.DryRun {
 		popts.DryRun = []string{metav1.DryRunAll}
 	}
@@ -214,7 +211,7 @@ func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetad
 func owns(managed []metav1.ManagedFieldsEntry, desired *unstructured.Unstructured) bool {
 	var ours *fieldpath.Set
 	for _, mf := range managed {
-		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
+		if mf.Manager == ownership.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			ours = &fieldpath.Set{}
 			if err := ours.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
 				return false
@@ -362,6 +359,22 @@ func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dry
 	err = ri.Delete(ctx, obj.GetName(), opts)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return c.ExplainError(fmt.Errorf("deleting %s: %w", Describe(obj), err))
+	}
+	return nil
+}
+
+// Annotate sets one annotation on the live object (a merge patch of metadata only).
+func (c *Client) Annotate(ctx context.Context, obj *unstructured.Unstructured, key, value string) error {
+	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	if err != nil {
+		return err
+	}
+	if _, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return c.ExplainError(fmt.Errorf("annotating %s: %w", Describe(obj), err))
 	}
 	return nil
 }

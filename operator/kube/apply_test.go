@@ -13,6 +13,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -62,7 +63,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("first apply: %+v", res)
 	}
 	managers := res.Live.GetManagedFields()
-	if len(managers) != 1 || managers[0].Manager != kube.FieldManager {
+	if len(managers) != 1 || managers[0].Manager != ownership.FieldManager {
 		t.Errorf("managed fields: %+v", managers)
 	}
 

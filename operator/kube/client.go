@@ -43,7 +43,7 @@ type Client struct {
 	guard *writeGuard
 }
 
-// NewClient builds a Client from the kubeconfig flags. It does not contact the cluster.
+// NewClient builds a Client from the connection flags. It does not contact the cluster.
 func NewClient(f *kubeflags.Flags) (*Client, error) {
 	cfg, err := f.RESTConfig()
 	if err != nil {
@@ -126,7 +126,7 @@ func (c *Client) ExplainError(err error) error {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("cannot reach the cluster at %s: connection refused; is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		return fmt.Errorf("cannot reach the cluster at %s: timed out (see --kubeclient-timeout); is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
+		return fmt.Errorf("cannot reach the cluster at %s: timed out (see --kubeclient-timeout and --request-timeout); is it running, and are --kubeconfig/--context right?: %w", c.Host, err)
 	case errors.As(err, &urlErr):
 		return fmt.Errorf("cannot reach the cluster at %s: %w; check --kubeconfig and --context", c.Host, err)
 	case errors.Is(err, os.ErrNotExist):

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,11 +39,8 @@ func (c *Client) ControlPlanes(ctx context.Context, namespace string) ([]Control
 		cp := ControlPlane{
 			Namespace: d.Namespace,
 			Name:      d.Name,
-			Revision:  d.Labels["istio.io/rev"],
-			Version:   d.Labels["operator.istio.io/version"],
-		}
-		if cp.Revision == "" {
-			cp.Revision = "default"
+			Revision:  ownership.Rev(d.Labels[ownership.LabelRevision]),
+			Version:   d.Labels[ownership.LabelVersion],
 		}
 		if cp.Version == "" {
 			for _, ctr := range d.Spec.Template.Spec.Containers {

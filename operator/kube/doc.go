@@ -1,4 +1,4 @@
 // Package kube is the only way the engine reaches a cluster: a client bundle built from
-// cli-runtime's kubeconfig flags (typed, dynamic, discovery, REST mapper) and the few
+// the connection flags (operator/kubeflags: dynamic, metadata, discovery, REST mapper) and the few
 // cluster reads and writes the installer needs. It decides nothing about what to apply.
 package kube

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -24,7 +25,7 @@ func TestApplyFields(t *testing.T) {
 	}
 	part := object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: fields, namespace: `+ns+`}, data: {a: "changed"}}`)
 
-	if _, err := client.ApplyFields(ctx, part, kube.FieldManager, false); err == nil {
+	if _, err := client.ApplyFields(ctx, part, ownership.FieldManager, false); err == nil {
 		t.Error("ApplyFields as the installer's own manager would drop the fields it leaves out; want an error")
 	}
 	if _, err := client.ApplyFields(ctx, part, "other", true); err != nil {
@@ -46,7 +47,7 @@ func TestApplyFields(t *testing.T) {
 	for _, mf := range live.GetManagedFields() {
 		managers[mf.Manager] = true
 	}
-	if !managers["other"] || !managers[kube.FieldManager] {
+	if !managers["other"] || !managers[ownership.FieldManager] {
 		t.Errorf("field managers after ApplyFields: %v", managers)
 	}
 	if _, ok := live.GetAnnotations()[kube.HashAnnotation]; !ok {

@@ -3,6 +3,8 @@ package lock
 import (
 	"fmt"
 	"time"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
 )
 
 // what names the lock in messages.
@@ -35,6 +37,9 @@ func (e *HeldError) Error() string {
 		e.Holder, what, held, wait, expiry, Namespace, Name)
 }
 
+// ExitCode is istioctl's code for it (docs/exit-codes.md).
+func (e *HeldError) ExitCode() int { return event.ExitLocked }
+
 // LostError is a holder that lost the lock while writing: it could not renew it in time,
 // or another writer has it now. The holder stops without writing more.
 type LostError struct {
@@ -58,6 +63,10 @@ func (e *LostError) Error() string {
 }
 
 func (e *LostError) Unwrap() error { return e.Cause }
+
+// ExitCode is 1, even when the last renewal failed because the run was cancelled: the
+// run did not stop at a safe point of its own, it lost the right to write.
+func (e *LostError) ExitCode() int { return event.ExitFailed }
 
 // ForbiddenError is a writer that may not take the lock: the user lacks a permission on
 // the Lease. Nothing was written.

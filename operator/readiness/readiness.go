@@ -1,11 +1,14 @@
 // Package readiness says whether an applied object is ready, still progressing, or has
-// failed, with a message a person can act on. Verdicts are pure functions of the object as
-// read from the cluster, shared by install's wait and by verify-install. Rules per kind:
-// CRD Established; Namespace Active; Deployment and DaemonSet fully rolled out (observed
-// generation, updated and ready replicas), a passed progress deadline is a failure;
-// StatefulSet partition-aware; Job complete; PVC bound; Pod ready; Service given a cluster
-// IP (a LoadBalancer address is not waited for: it may never come). Other kinds are ready
-// once they exist.
+// failed, with a message a person can act on. It is the one registry of readiness rules
+// (rules.go), shared by install's wait and by verify-install: per kind its verdict, whether
+// waits watch it, and the related objects it reads. Verdicts are pure functions of the
+// object (and those related objects) as read from the cluster. An object being deleted is
+// in progress ("terminating"). Rules per kind: CRD Established; Namespace Active;
+// Deployment and DaemonSet fully rolled out (observed generation, updated and ready
+// replicas), a passed progress deadline is a failure; StatefulSet partition-aware; Job
+// complete; PVC bound; Pod ready; Service given a cluster IP (a LoadBalancer address is not
+// waited for: it may never come); a webhook configuration once every Service it calls has
+// a ready endpoint. The kinds of ExistsIsEnough are ready once they exist, each with why.
 package readiness
 
 import (
@@ -40,58 +43,15 @@ func progress(format string, a ...any) Result {
 }
 func failed(format string, a ...any) Result { return Result{Failed, fmt.Sprintf(format, a...)} }
 
-// Check judges obj.
+// Check judges obj by the rules that need nothing but the object (see CheckWith); a kind
+// whose rule reads related objects (a webhook configuration) is judged InProgress with a
+// message saying so, since those are missing.
 func Check(obj *unstructured.Unstructured) Result {
-	gvk := obj.GroupVersionKind()
-	switch gvk.GroupKind().String() {
-	case "CustomResourceDefinition.apiextensions.k8s.io":
-		return crd(obj)
-	case "Namespace":
-		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-		if phase == "Active" {
-			return ready("active")
-		}
-		return progress("phase %q", phase)
-	case "Deployment.apps":
-		var d appsv1.Deployment
-		if err := convert(withoutTemplate(obj), &d); err != nil {
-			return failed("%v", err)
-		}
-		return deployment(&d)
-	case "DaemonSet.apps":
-		var d appsv1.DaemonSet
-		if err := convert(withoutTemplate(obj), &d); err != nil {
-			return failed("%v", err)
-		}
-		return daemonSet(&d)
-	case "StatefulSet.apps":
-		var s appsv1.StatefulSet
-		if err := convert(withoutTemplate(obj), &s); err != nil {
-			return failed("%v", err)
-		}
-		return statefulSet(&s)
-	case "Job.batch":
-		var j batchv1.Job
-		if err := convert(withoutTemplate(obj), &j); err != nil {
-			return failed("%v", err)
-		}
-		return job(&j)
-	case "PersistentVolumeClaim":
-		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-		if phase == "Bound" {
-			return ready("bound")
-		}
-		return progress("phase %q", phase)
-	case "Pod":
-		var p corev1.Pod
-		if err := convert(obj, &p); err != nil {
-			return failed("%v", err)
-		}
-		return pod(&p)
-	case "Service":
-		return service(obj)
+	r, err := CheckWith(obj, nil)
+	if err != nil {
+		return progress("%v", err)
 	}
-	return ready("exists")
+	return r
 }
 
 // withoutTemplate is a workload with only what its verdict reads: name, generation, the

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -54,7 +55,9 @@ func TestCheck(t *testing.T) {
 		{"lb not waited", `{apiVersion: v1, kind: Service, metadata: {name: a}, spec: {type: LoadBalancer, clusterIP: 127.64.0.10}}`, Ready, "pending (not waited for)"},
 		{"pvc", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: a}, status: {phase: Pending}}`, InProgress, "Pending"},
 		{"configmap", `{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}`, Ready, "exists"},
-		{"webhook", `{apiVersion: admissionregistration.k8s.io/v1, kind: MutatingWebhookConfiguration, metadata: {name: a}}`, Ready, ""},
+		{"webhook without its endpoints", `{apiVersion: admissionregistration.k8s.io/v1, kind: MutatingWebhookConfiguration, metadata: {name: a}}`, InProgress, "needs its related objects"},
+		{"terminating deployment", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: a, generation: 1, deletionTimestamp: "2026-12-01T10:00:00Z"}, spec: {replicas: 1}, status: {observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1}}`, InProgress, "terminating"},
+		{"terminating configmap", `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, deletionTimestamp: "2026-12-01T10:00:00Z"}}`, InProgress, "terminating"},
 		{"pod pulling", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Pending, containerStatuses: [{name: discovery, state: {waiting: {reason: ImagePullBackOff, message: "pull access denied"}}}]}}`, InProgress, "container discovery: ImagePullBackOff: pull access denied"},
 		{"pod ready", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Running, conditions: [{type: Ready, status: "True"}]}}`, Ready, ""},
 		{"pod unschedulable", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/2 nodes are available"}]}}`, InProgress, "unschedulable: 0/2"},
@@ -75,5 +78,47 @@ func TestPodProblemCrashLoop(t *testing.T) {
 	}}}}
 	if got := PodProblem(p); !strings.Contains(got, "restarted 5 times, last exit 1") {
 		t.Errorf("PodProblem = %q", got)
+	}
+}
+
+// TestWebhookRule: a webhook configuration is ready once every Service it calls has a
+// ready endpoint; a URL webhook needs nothing; an endpoint without a ready condition counts.
+func TestWebhookRule(t *testing.T) {
+	const hooks = `{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingWebhookConfiguration, metadata: {name: v},
+  webhooks: [{name: a, clientConfig: {service: {namespace: istio-system, name: istiod}}}, {name: b, clientConfig: {url: "https://x"}}]}`
+	slice := func(ns, svc, ready string) string {
+		return `{apiVersion: discovery.k8s.io/v1, kind: EndpointSlice, metadata: {name: s, namespace: ` + ns + `, labels: {kubernetes.io/service-name: ` + svc + `}}, endpoints: [{addresses: [10.244.0.1]` + ready + `}]}`
+	}
+	for _, tc := range []struct {
+		name   string
+		slices []string
+		status Status
+		msg    string
+	}{
+		{"no slice", nil, InProgress, "Service istio-system/istiod has no ready endpoint yet"},
+		{"not ready", []string{slice("istio-system", "istiod", ", conditions: {ready: false}")}, InProgress, "no ready endpoint"},
+		{"another service's", []string{slice("istio-system", "other", ", conditions: {ready: true}")}, InProgress, "no ready endpoint"},
+		{"another namespace's", []string{slice("default", "istiod", ", conditions: {ready: true}")}, InProgress, "no ready endpoint"},
+		{"ready", []string{slice("istio-system", "istiod", ", conditions: {ready: true}")}, Ready, "ready endpoints"},
+		{"ready unknown counts", []string{slice("istio-system", "istiod", "")}, Ready, "ready endpoints"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			list := func(gvk schema.GroupVersionKind, ns, sel string) ([]*unstructured.Unstructured, error) {
+				asked = append(asked, gvk.Kind+" "+ns+" "+sel)
+				var out []*unstructured.Unstructured
+				for _, s := range tc.slices {
+					out = append(out, obj(t, s))
+				}
+				return out, nil
+			}
+			got, err := CheckWith(obj(t, hooks), list)
+			if err != nil || got.Status != tc.status || !strings.Contains(got.Message, tc.msg) {
+				t.Errorf("CheckWith = %+v, %v; want %s containing %q", got, err, tc.status, tc.msg)
+			}
+			if len(asked) != 1 || asked[0] != "EndpointSlice istio-system kubernetes.io/service-name" {
+				t.Errorf("asked for %v", asked)
+			}
+		})
 	}
 }

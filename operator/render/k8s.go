@@ -2,7 +2,9 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,16 +191,20 @@ func strategicPatch(obj *unstructured.Unstructured, patch string) error {
 	return nil
 }
 
-// applyPathPatch sets (or, without a value, deletes) the field at p.Path:
-// a.b.[key:value].c selects a list item by a field, [:value] a scalar item, [N] an index.
+// applyPathPatch sets (or, without a value, deletes) the field at p.Path, with upstream's
+// overlay grammar: a.b.[key:value].c selects a list item by a field; [value] (or [:value])
+// the scalar item equal to value or, failing that, the first one value matches as a
+// regular expression, as upstream; [N] an index, and [-1] (or N past the end) appends.
 func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
-	path, err := spec.ParsePath(p.Path)
+	path, err := spec.ParseOverlayPath(p.Path)
 	if err != nil {
 		return err
 	}
 	var parent any = obj
-	// replace puts a new value where parent is (lists cannot shrink in place).
+	// replace puts a new value where parent is (lists cannot grow or shrink in place).
 	replace := func(any) {}
+	// created says parent was made on the way, not found in the object.
+	created := false
 	for i, seg := range path {
 		last := i == len(path)-1
 		switch seg.Kind() {
@@ -216,6 +222,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 				return nil
 			}
 			next, ok := m[seg.Key]
+			created = !ok
 			if !ok {
 				next = map[string]any{}
 				if k := path[i+1].Kind(); k != spec.SegmentKey {
@@ -230,28 +237,80 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 			if !ok {
 				return fmt.Errorf("%s is not a list", path[:i])
 			}
-			idx := -1
-			for j, item := range list {
-				if seg.Matches(item, j) {
-					idx = j
-					break
-				}
+			idx, err := overlayItem(list, seg)
+			appending := err == nil && idx == len(list)
+			if appending && created && seg.Index != -1 {
+				// [N] past the end appends to a list the object has; [-1] also makes one.
+				err = errors.New("no such item")
 			}
-			if idx < 0 {
-				return fmt.Errorf("%s: no such item", path[:i+1])
+			if err != nil {
+				return fmt.Errorf("%s: %w", path[:i+1], err)
 			}
-			if last {
-				if p.Value == nil {
-					replace(append(list[:idx:idx], list[idx+1:]...))
-				} else {
-					list[idx] = normalize(p.Value)
+			switch {
+			case appending && p.Value == nil:
+				return fmt.Errorf("%s: no such item to delete (the list has %d)", path[:i+1], len(list))
+			case appending:
+				var item any = map[string]any{}
+				if last {
+					item = normalize(p.Value)
+				} else if path[i+1].Kind() != spec.SegmentKey {
+					item = []any{}
 				}
+				list = append(list, item)
+				replace(list)
+				if last {
+					return nil
+				}
+			case last && p.Value == nil:
+				replace(append(list[:idx:idx], list[idx+1:]...))
+				return nil
+			case last:
+				list[idx] = normalize(p.Value)
 				return nil
 			}
-			parent, replace = list[idx], func(v any) { list[idx] = v }
+			parent, replace, created = list[idx], func(v any) { list[idx] = v }, appending
 		}
 	}
 	return nil
+}
+
+// overlayItem finds the list item seg selects; len(list) means "append".
+func overlayItem(list []any, seg spec.Segment) (int, error) {
+	if seg.Kind() == spec.SegmentIndex {
+		if seg.Index < 0 || seg.Index >= len(list) {
+			return len(list), nil
+		}
+		return seg.Index, nil
+	}
+	scalars := false
+	for j, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			if seg.SelKey != "" {
+				if v, has := m[seg.SelKey]; has && fmt.Sprint(v) == seg.SelValue {
+					return j, nil
+				}
+			}
+			continue
+		}
+		scalars = true
+		if fmt.Sprint(item) == seg.ScalarPattern() {
+			return j, nil
+		}
+	}
+	if scalars {
+		// As upstream, the value is also a regular expression (unanchored).
+		if re, err := regexp.Compile(seg.ScalarPattern()); err == nil {
+			for j, item := range list {
+				if _, isMap := item.(map[string]any); !isMap && re.MatchString(fmt.Sprint(item)) {
+					return j, nil
+				}
+			}
+		}
+	}
+	if seg.SelKey == "" && !scalars && len(list) > 0 {
+		return 0, fmt.Errorf("no such item: the list holds objects; select one with [key:value]")
+	}
+	return 0, fmt.Errorf("no such item")
 }
 
 // normalize makes numbers JSON-like (int64/float64), as decoded objects hold them.

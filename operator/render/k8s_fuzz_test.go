@@ -12,8 +12,9 @@ import (
 // FuzzOverlayPatch feeds arbitrary k8s overlay patches (a path, and a JSON value or none
 // for a delete) to the path patcher on a rendered-like Deployment: a patch may be
 // rejected, never crash; the object stays JSON; and an accepted patch did what it says:
-// a set path reads back the value, a deleted key or list item is gone. A rejected patch
-// may leave fields it created on the way (the render fails as a whole).
+// a set path reads back the value (an appending index: the list's last item), a deleted
+// key or list item is gone. A rejected patch may leave fields it created on the way (the
+// render fails as a whole).
 func FuzzOverlayPatch(f *testing.F) {
 	for _, seed := range []struct{ path, value string }{
 		{"spec.replicas", "3"},
@@ -30,6 +31,10 @@ func FuzzOverlayPatch(f *testing.F) {
 		{"spec..x", "1"},
 		{"[0]", "1"},
 		{"spec.replicas.x", "1"},
+		{"spec.template.spec.containers.[name:discovery].args.[discovery]", `"x"`},
+		{"spec.template.spec.containers.[name:discovery].args.[--monitoring.*]", ""},
+		{"spec.template.spec.containers.[name:discovery].args.[-1]", `"--x"`},
+		{"spec.template.spec.containers.[0].args.[9]", `"--y"`},
 	} {
 		f.Add(seed.path, seed.value)
 	}
@@ -49,7 +54,7 @@ func FuzzOverlayPatch(f *testing.F) {
 			}
 			p.Value = v
 		}
-		parsed, perr := spec.ParsePath(path)
+		parsed, perr := spec.ParseOverlayPath(path)
 		before := deepCopyMap(obj)
 		err := applyPathPatch(obj, p)
 		if _, jerr := json.Marshal(obj); jerr != nil {
@@ -69,6 +74,16 @@ func FuzzOverlayPatch(f *testing.F) {
 		if p.Value != nil {
 			if last.Kind() == spec.SegmentSelector {
 				return // the new item need not match the selector any more
+			}
+			if last.Kind() == spec.SegmentIndex {
+				list, _ := parent.([]any)
+				old, _ := lookupPath(before, parsed[:len(parsed)-1])
+				if oldList, _ := old.([]any); last.Index < 0 || last.Index >= len(oldList) {
+					if len(list) != len(oldList)+1 || !reflect.DeepEqual(list[len(list)-1], normalize(p.Value)) {
+						t.Fatalf("append %q = %s applied, but the list is %v", path, value, list)
+					}
+					return
+				}
 			}
 			got, ok := lookupPath(obj, parsed)
 			if !ok || !reflect.DeepEqual(got, normalize(p.Value)) {
@@ -93,7 +108,7 @@ func FuzzOverlayPatch(f *testing.F) {
 	})
 }
 
-// lookupPath walks path the way applyPathPatch does, without creating anything.
+// lookupPath walks path the way applyPathPatch does, without creating or appending anything.
 func lookupPath(obj any, path spec.Path) (any, bool) {
 	cur := obj
 	for _, seg := range path {
@@ -111,16 +126,11 @@ func lookupPath(obj any, path spec.Path) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			found := false
-			for j, item := range list {
-				if seg.Matches(item, j) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
+			j, err := overlayItem(list, seg)
+			if err != nil || j == len(list) {
 				return nil, false
 			}
+			cur = list[j]
 		}
 	}
 	return cur, true

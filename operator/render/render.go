@@ -154,6 +154,9 @@ func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) 
 	if err := ApplyK8sSettings(objs, inst, RawK8s(tree, inst), rev); err != nil {
 		return nil, nil, err
 	}
+	if err := checkImages(objs); err != nil {
+		return nil, nil, err
+	}
 	Sort(objs)
 	return objs, warnings, nil
 }

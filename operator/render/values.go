@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -21,93 +23,9 @@ func Values(tree map[string]any, inst component.Instance) map[string]any {
 	if v, ok := specTree["unvalidatedValues"].(map[string]any); ok {
 		vals = spec.Merge(vals, v)
 	}
-
-	setDefault := func(path string, v any) {
-		if v == nil || v == "" {
-			return
-		}
-		keys := strings.Split(path, ".")
-		if _, ok := spec.Lookup(vals, keys...); ok {
-			return
-		}
-		setPath(vals, keys, v)
-	}
-	set := func(path string, v any) {
-		if v == nil || v == "" {
-			return
-		}
-		setPath(vals, splitRoot(path), v)
-	}
-
-	setDefault("global.hub", specTree["hub"])
-	setDefault("global.tag", specTree["tag"])
-	setDefault("revision", specTree["revision"])
-	setDefault("compatibilityVersion", specTree["compatibilityVersion"])
-	if ns, ok := spec.Lookup(tree, "metadata", "namespace"); ok {
-		setDefault("global.istioNamespace", ns)
-	}
-	if mc, ok := specTree["meshConfig"].(map[string]any); ok {
-		user, _ := vals["meshConfig"].(map[string]any)
-		vals["meshConfig"] = spec.Merge(mc, user)
-	}
-	if name, ok := spec.Lookup(tree, "metadata", "name"); ok {
-		setDefault("ownerName", name)
-	}
-	enabled := func(key string) bool {
-		v, _ := spec.Lookup(specTree, "components", key, "enabled")
-		b, _ := v.(bool)
-		return b
-	}
-	setPath(vals, []string{"pilot", "enabled"}, enabled("pilot"))
-	setPath(vals, []string{"pilot", "cni", "enabled"}, enabled("cni"))
-
+	translateSpec(tree, specTree, vals)
 	if inst.ValuesRoot != "" && inst.ValuesRoot != "global" {
-		set(inst.ValuesRoot+".hub", inst.Hub)
-		set(inst.ValuesRoot+".tag", inst.Tag)
-	}
-	if inst.Multi {
-		set(inst.ValuesRoot+".name", inst.InstanceName)
-		if len(inst.Label) > 0 {
-			labels := map[string]any{}
-			for k, v := range inst.Label {
-				labels[k] = v
-			}
-			set(inst.ValuesRoot+".labels", labels)
-		}
-	}
-	if k := inst.K8s; k != nil && inst.ValuesRoot != "" && inst.ValuesRoot != "global" {
-		if k.ReplicaCount != nil {
-			set(inst.ValuesRoot+".replicaCount", *k.ReplicaCount)
-		}
-		if k.HpaSpec != nil {
-			if k.HpaSpec.MinReplicas != nil {
-				set(inst.ValuesRoot+".autoscaleMin", int64(*k.HpaSpec.MinReplicas))
-			}
-			if k.HpaSpec.MaxReplicas > 0 {
-				set(inst.ValuesRoot+".autoscaleMax", int64(k.HpaSpec.MaxReplicas))
-			}
-		}
-		if inst.Multi && k.Service != nil && len(k.Service.Ports) > 0 {
-			var out []any
-			for _, p := range k.Service.Ports {
-				m := map[string]any{"port": int64(p.Port), "name": p.Name}
-				if p.TargetPort.IntVal != 0 || p.TargetPort.StrVal != "" {
-					if p.TargetPort.StrVal != "" {
-						m["targetPort"] = p.TargetPort.StrVal
-					} else {
-						m["targetPort"] = int64(p.TargetPort.IntVal)
-					}
-				}
-				if p.Protocol != "" {
-					m["protocol"] = string(p.Protocol)
-				}
-				if p.NodePort != 0 {
-					m["nodePort"] = int64(p.NodePort)
-				}
-				out = append(out, m)
-			}
-			set(inst.ValuesRoot+".ports", out)
-		}
+		instanceValues(vals, inst)
 	}
 	if inst.FlattenValues {
 		// As upstream: the chart reads its own keys at the top level, next to global and
@@ -126,11 +44,118 @@ func Values(tree map[string]any, inst component.Instance) map[string]any {
 	return vals
 }
 
-// splitRoot splits a values path; the gateway roots hold a dash-named key.
+// setDefault sets a values path unless the user set it (or v is empty).
+func setDefault(vals map[string]any, path string, v any) {
+	if v == nil || v == "" {
+		return
+	}
+	keys := strings.Split(path, ".")
+	if _, ok := spec.Lookup(vals, keys...); ok {
+		return
+	}
+	setPath(vals, keys, v)
+}
+
+// translateSpec puts the spec's top-level fields into the values, as upstream.
+func translateSpec(tree, specTree, vals map[string]any) {
+	setDefault(vals, "global.hub", specTree["hub"])
+	setDefault(vals, "global.tag", specTree["tag"])
+	setDefault(vals, "revision", specTree["revision"])
+	setDefault(vals, "compatibilityVersion", specTree["compatibilityVersion"])
+	if ns, ok := spec.Lookup(tree, "metadata", "namespace"); ok {
+		setDefault(vals, "global.istioNamespace", ns)
+	}
+	if mc, ok := specTree["meshConfig"].(map[string]any); ok {
+		user, _ := vals["meshConfig"].(map[string]any)
+		vals["meshConfig"] = spec.Merge(mc, user)
+	}
+	if name, ok := spec.Lookup(tree, "metadata", "name"); ok {
+		setDefault(vals, "ownerName", name)
+	}
+	enabled := func(key string) bool {
+		v, _ := spec.Lookup(specTree, "components", key, "enabled")
+		b, _ := v.(bool)
+		return b
+	}
+	// As upstream: the components' enablement tells the charts of each other; a value the
+	// user set there wins (values.pilot.cni.enabled without the CNI component, for one).
+	for path, key := range map[string]string{"pilot.enabled": "pilot", "pilot.cni.enabled": "cni"} {
+		if _, set := spec.Lookup(vals, strings.Split(path, ".")...); !set {
+			setPath(vals, strings.Split(path, "."), enabled(key))
+		}
+	}
+}
+
+// instanceValues puts an instance's own settings under its values root: hub, tag, a
+// gateway's name and labels, and the k8s settings upstream turns into values (replicas,
+// autoscaling bounds, a gateway's Service ports).
+func instanceValues(vals map[string]any, inst component.Instance) {
+	set := func(path string, v any) {
+		if v == nil || v == "" {
+			return
+		}
+		setPath(vals, splitRoot(path), v)
+	}
+	root := inst.ValuesRoot
+	set(root+".hub", inst.Hub)
+	set(root+".tag", inst.Tag)
+	if inst.Multi {
+		set(root+".name", inst.InstanceName)
+		if len(inst.Label) > 0 {
+			labels := map[string]any{}
+			for k, v := range inst.Label {
+				labels[k] = v
+			}
+			set(root+".labels", labels)
+		}
+	}
+	k := inst.K8s
+	if k == nil {
+		return
+	}
+	if k.ReplicaCount != nil {
+		set(root+".replicaCount", *k.ReplicaCount)
+	}
+	if k.HpaSpec != nil {
+		if k.HpaSpec.MinReplicas != nil {
+			set(root+".autoscaleMin", int64(*k.HpaSpec.MinReplicas))
+		}
+		if k.HpaSpec.MaxReplicas > 0 {
+			set(root+".autoscaleMax", int64(k.HpaSpec.MaxReplicas))
+		}
+	}
+	if inst.Multi && k.Service != nil && len(k.Service.Ports) > 0 {
+		set(root+".ports", servicePorts(k.Service.Ports))
+	}
+}
+
+// servicePorts are a gateway's k8s.service.ports as its chart's ports value.
+func servicePorts(ports []corev1.ServicePort) []any {
+	var out []any
+	for _, p := range ports {
+		m := map[string]any{"port": int64(p.Port), "name": p.Name}
+		if p.TargetPort.StrVal != "" {
+			m["targetPort"] = p.TargetPort.StrVal
+		} else if p.TargetPort.IntVal != 0 {
+			m["targetPort"] = int64(p.TargetPort.IntVal)
+		}
+		if p.Protocol != "" {
+			m["protocol"] = string(p.Protocol)
+		}
+		if p.NodePort != 0 {
+			m["nodePort"] = int64(p.NodePort)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// splitRoot splits a values path; a gateway kind's root (component.All) holds a dash-named
+// key.
 func splitRoot(path string) []string {
-	for _, root := range []string{"gateways.istio-ingressgateway", "gateways.istio-egressgateway"} {
-		if strings.HasPrefix(path, root+".") {
-			return append([]string{"gateways", root[len("gateways."):]}, strings.Split(path[len(root)+1:], ".")...)
+	for _, c := range component.GatewayKinds() {
+		if root := c.ValuesRoot; strings.HasPrefix(path, root+".") {
+			return append([]string{"gateways", c.ValuesKey()}, strings.Split(path[len(root)+1:], ".")...)
 		}
 	}
 	return strings.Split(path, ".")

@@ -223,100 +223,116 @@ func validateExternal(spec map[string]any, bad, warn func(path, format string, a
 	if ext == nil {
 		return
 	}
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	enabled := func(c string) bool {
-		v, _ := Lookup(spec, "components", c, "enabled")
-		return v == true
-	}
 	cp, hasCP := ext["controlPlane"].(map[string]any)
-	remote, hasRemote := ext["remote"].(map[string]any)
 	if hasCP {
-		if ns := str(cp, "namespace"); ns != "" && !isLabel(ns) {
-			bad("spec.external.controlPlane.namespace", "%q is not a valid namespace: %s", ns, labelRule)
-		}
-		if rev := str(cp, "revision"); rev != "" && !isLabel(rev) {
-			bad("spec.external.controlPlane.revision", "%q is not a valid revision: %s", rev, labelRule)
-		}
-		for _, c := range []string{"base", "pilot"} {
-			if enabled(c) {
-				bad("spec.components."+c+".enabled", "is true, but spec.external.controlPlane says the control plane (Base and istiod) already runs: set it to false (or start from profile empty)")
-			}
-		}
+		validateExternalControlPlane(spec, cp, bad)
 	}
-	if hasRemote {
+	if remote, ok := ext["remote"].(map[string]any); ok {
 		if hasCP {
 			bad("spec.external.remote", "cannot be used with spec.external.controlPlane: the control plane either runs in this cluster or elsewhere")
 		}
-		switch a := str(remote, "address"); {
-		case a == "":
-			bad("spec.external.remote.address", "missing: the remote istiod's IP address or host name")
-		default:
-			if err := v1alpha1.CheckRemoteAddress(a); err != nil {
-				bad("spec.external.remote.address", "%v", err)
-			}
-		}
-		if u := str(remote, "injectionURL"); u != "" {
-			if err := v1alpha1.CheckURL(u, true); err != nil {
-				bad("spec.external.remote.injectionURL", "%v", err)
-			}
-		}
-		profile, _ := Lookup(spec, "values", "profile")
-		remoteOn, _ := Lookup(spec, "values", "istiodRemote", "enabled")
-		if profile != "remote" && remoteOn != true {
-			bad("spec.external.remote", "needs a remote configuration: use profile remote (or set values.istiodRemote.enabled=true)")
-		}
+		validateExternalRemote(spec, remote, bad)
 	}
 	if ca, ok := ext["ca"].(map[string]any); ok {
-		typ := str(ca, "type")
-		if typ == "" {
-			bad("spec.external.ca.type", "missing: one of istiod, cacerts, external, kubernetes")
+		validateExternalCA(spec, ca, bad)
+	}
+	if p, ok := ext["prometheus"].(map[string]any); ok {
+		validateExternalPrometheus(p, bad)
+	}
+}
+
+// componentEnabled says spec.components.<c>.enabled is true.
+func componentEnabled(spec map[string]any, c string) bool {
+	v, _ := Lookup(spec, "components", c, "enabled")
+	return v == true
+}
+
+func validateExternalControlPlane(spec, cp map[string]any, bad func(path, format string, args ...any)) {
+	if ns := str(cp, "namespace"); ns != "" && !isLabel(ns) {
+		bad("spec.external.controlPlane.namespace", "%q is not a valid namespace: %s", ns, labelRule)
+	}
+	if rev := str(cp, "revision"); rev != "" && !isLabel(rev) {
+		bad("spec.external.controlPlane.revision", "%q is not a valid revision: %s", rev, labelRule)
+	}
+	for _, c := range []string{"base", "pilot"} {
+		if componentEnabled(spec, c) {
+			bad("spec.components."+c+".enabled", "is true, but spec.external.controlPlane says the control plane (Base and istiod) already runs: set it to false (or start from profile empty)")
 		}
-		only := func(field, forType string) {
-			if str(ca, field) != "" && typ != forType && typ != "" {
-				bad("spec.external.ca."+field, "is only used with type %s (the type is %s)", forType, typ)
-			}
+	}
+}
+
+func validateExternalRemote(spec, remote map[string]any, bad func(path, format string, args ...any)) {
+	switch a := str(remote, "address"); {
+	case a == "":
+		bad("spec.external.remote.address", "missing: the remote istiod's IP address or host name")
+	default:
+		if err := v1alpha1.CheckRemoteAddress(a); err != nil {
+			bad("spec.external.remote.address", "%v", err)
 		}
-		only("address", v1alpha1.CAExternal)
-		only("signer", v1alpha1.CAKubernetes)
-		only("secretName", v1alpha1.CACacerts)
-		switch typ {
-		case v1alpha1.CAExternal:
-			if a := str(ca, "address"); a == "" {
-				bad("spec.external.ca.address", "missing: type external needs the CA's host:port (e.g. cert-manager-istio-csr.cert-manager.svc:443)")
-			} else if _, err := v1alpha1.ParseCAAddress(a); err != nil {
-				bad("spec.external.ca.address", "%v", err)
-			}
-		case v1alpha1.CAKubernetes:
-			if s := str(ca, "signer"); s == "" {
-				bad("spec.external.ca.signer", "missing: type kubernetes needs the signer name (e.g. example.com/istio)")
-			} else if domain, _, ok := strings.Cut(s, "/"); !ok || len(validation.IsDNS1123Subdomain(domain)) > 0 {
-				bad("spec.external.ca.signer", "%q is not a signer name: want <domain>/<name>, e.g. example.com/istio", s)
-			}
-		case v1alpha1.CACacerts:
-			if n := str(ca, "secretName"); n != "" {
-				if len(validation.IsDNS1123Subdomain(n)) > 0 {
-					bad("spec.external.ca.secretName", "%q is not a valid Secret name", n)
-				} else if n != v1alpha1.DefaultCASecret && !enabled("pilot") {
-					bad("spec.external.ca.secretName", "%q: only an istiod this spec installs can be pointed at a Secret not named %s", n, v1alpha1.DefaultCASecret)
-				}
+	}
+	if u := str(remote, "injectionURL"); u != "" {
+		if err := v1alpha1.CheckURL(u, true); err != nil {
+			bad("spec.external.remote.injectionURL", "%v", err)
+		}
+	}
+	profile, _ := Lookup(spec, "values", "profile")
+	remoteOn, _ := Lookup(spec, "values", "istiodRemote", "enabled")
+	if profile != "remote" && remoteOn != true {
+		bad("spec.external.remote", "needs a remote configuration: use profile remote (or set values.istiodRemote.enabled=true)")
+	}
+}
+
+func validateExternalCA(spec, ca map[string]any, bad func(path, format string, args ...any)) {
+	typ := str(ca, "type")
+	if typ == "" {
+		bad("spec.external.ca.type", "missing: one of istiod, cacerts, external, kubernetes")
+	}
+	only := func(field, forType string) {
+		if str(ca, field) != "" && typ != forType && typ != "" {
+			bad("spec.external.ca."+field, "is only used with type %s (the type is %s)", forType, typ)
+		}
+	}
+	only("address", v1alpha1.CAExternal)
+	only("signer", v1alpha1.CAKubernetes)
+	only("secretName", v1alpha1.CACacerts)
+	switch typ {
+	case v1alpha1.CAExternal:
+		if a := str(ca, "address"); a == "" {
+			bad("spec.external.ca.address", "missing: type external needs the CA's host:port (e.g. cert-manager-istio-csr.cert-manager.svc:443)")
+		} else if _, err := v1alpha1.ParseCAAddress(a); err != nil {
+			bad("spec.external.ca.address", "%v", err)
+		}
+	case v1alpha1.CAKubernetes:
+		if s := str(ca, "signer"); s == "" {
+			bad("spec.external.ca.signer", "missing: type kubernetes needs the signer name (e.g. example.com/istio)")
+		} else if domain, _, ok := strings.Cut(s, "/"); !ok || len(validation.IsDNS1123Subdomain(domain)) > 0 {
+			bad("spec.external.ca.signer", "%q is not a signer name: want <domain>/<name>, e.g. example.com/istio", s)
+		}
+	case v1alpha1.CACacerts:
+		if n := str(ca, "secretName"); n != "" {
+			if len(validation.IsDNS1123Subdomain(n)) > 0 {
+				bad("spec.external.ca.secretName", "%q is not a valid Secret name", n)
+			} else if n != v1alpha1.DefaultCASecret && !componentEnabled(spec, "pilot") {
+				bad("spec.external.ca.secretName", "%q: only an istiod this spec installs can be pointed at a Secret not named %s", n, v1alpha1.DefaultCASecret)
 			}
 		}
 	}
-	if p, ok := ext["prometheus"].(map[string]any); ok {
-		svc, url := str(p, "service"), str(p, "url")
-		switch {
-		case svc == "" && url == "":
-			bad("spec.external.prometheus", "set service (namespace/name:port) or url")
-		case svc != "" && url != "":
-			bad("spec.external.prometheus", "set service or url, not both")
-		case svc != "":
-			if _, err := v1alpha1.ParseServiceRef(svc); err != nil {
-				bad("spec.external.prometheus.service", "%v", err)
-			}
-		default:
-			if err := v1alpha1.CheckURL(url, false); err != nil {
-				bad("spec.external.prometheus.url", "%v", err)
-			}
+}
+
+func validateExternalPrometheus(p map[string]any, bad func(path, format string, args ...any)) {
+	svc, url := str(p, "service"), str(p, "url")
+	switch {
+	case svc == "" && url == "":
+		bad("spec.external.prometheus", "set service (namespace/name:port) or url")
+	case svc != "" && url != "":
+		bad("spec.external.prometheus", "set service or url, not both")
+	case svc != "":
+		if _, err := v1alpha1.ParseServiceRef(svc); err != nil {
+			bad("spec.external.prometheus.service", "%v", err)
+		}
+	default:
+		if err := v1alpha1.CheckURL(url, false); err != nil {
+			bad("spec.external.prometheus.url", "%v", err)
 		}
 	}
 }

@@ -7,13 +7,16 @@ import (
 )
 
 // Segment is one step of a path: a map key, a list index, or a list selector
-// ([key:value] picks the item whose key equals value; [:value] a scalar item).
+// ([key:value] picks the item whose key equals value; [:value] a scalar item; in an
+// overlay path [value] too).
 type Segment struct {
 	Key      string
 	Index    int
 	SelKey   string
 	SelValue string
 	kind     segKind
+	// bare says a selector was written [value] (overlay paths only).
+	bare bool
 }
 
 type segKind int
@@ -69,9 +72,21 @@ func (s Segment) String() string {
 	case segIndex:
 		return fmt.Sprintf("[%d]", s.Index)
 	case segSelect:
+		if s.bare {
+			return "[" + s.SelValue + "]"
+		}
 		return fmt.Sprintf("[%s:%s]", s.SelKey, s.SelValue)
 	}
 	return strings.ReplaceAll(s.Key, ".", `\.`)
+}
+
+// ScalarPattern is what a selector compares a scalar list item with, as upstream's
+// overlays do: [value] and [:value] the value, [key:value] the whole "key:value".
+func (s Segment) ScalarPattern() string {
+	if s.SelKey == "" {
+		return s.SelValue
+	}
+	return s.SelKey + ":" + s.SelValue
 }
 
 // Path is a parsed path such as components.ingressGateways[name:istio-ingressgateway].enabled.
@@ -91,7 +106,14 @@ func (p Path) String() string {
 // ParsePath parses the --set path grammar: keys separated by dots (\. escapes a dot in a
 // key), [N] list indexes and [key:value] selectors, either directly after a key (a[0]) or
 // as their own dotted step (a.[0]).
-func ParsePath(s string) (Path, error) {
+func ParsePath(s string) (Path, error) { return parsePath(s, false) }
+
+// ParseOverlayPath parses the path of a k8s overlay patch: the --set grammar, plus what
+// upstream's overlays accept besides: [value] selects the scalar list item equal to value
+// (args.[30m]), and [-1] is the end of a list (to append to).
+func ParseOverlayPath(s string) (Path, error) { return parsePath(s, true) }
+
+func parsePath(s string, overlay bool) (Path, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("empty path")
 	}
@@ -122,7 +144,7 @@ func ParsePath(s string) (Path, error) {
 				return nil, fmt.Errorf("unclosed [ at position %d of %q", i+1, s)
 			}
 			expr := s[i+1 : i+end]
-			seg, err := parseBracket(expr)
+			seg, err := parseBracket(expr, overlay)
 			if err != nil {
 				return nil, fmt.Errorf("%w in %q", err, s)
 			}
@@ -146,7 +168,20 @@ func ParsePath(s string) (Path, error) {
 	return out, nil
 }
 
-func parseBracket(expr string) (Segment, error) {
+func parseBracket(expr string, overlay bool) (Segment, error) {
+	if overlay {
+		// As upstream: \. is a dot; a number is an index (-1 the end), anything else a value.
+		expr = strings.ReplaceAll(expr, `\.`, ".")
+		if n, err := strconv.Atoi(expr); err == nil && n >= -1 {
+			return Segment{Index: n, kind: segIndex}, nil
+		}
+		if !strings.Contains(expr, ":") {
+			if expr == "" {
+				return Segment{}, fmt.Errorf("empty selector []")
+			}
+			return Segment{SelValue: expr, kind: segSelect, bare: true}, nil
+		}
+	}
 	if k, v, ok := strings.Cut(expr, ":"); ok {
 		if v == "" {
 			return Segment{}, fmt.Errorf("selector [%s] has no value", expr)

@@ -37,137 +37,178 @@ type Resolved struct {
 	Warnings v1alpha1.Problems
 }
 
+// resolution is one Resolve's state: the problems found so far and where each field was
+// last set, so errors found on the merged tree can name the file and line (or the --set
+// flag) to fix.
+type resolution struct {
+	opts     Options
+	problems v1alpha1.Problems
+	origins  map[string]v1alpha1.Problem
+}
+
+func (r *resolution) record(source string, lines v1alpha1.Lines) {
+	for path, line := range lines {
+		r.origins[path] = v1alpha1.Problem{Source: source, Line: line}
+	}
+}
+
+// failed returns the error of the problems so far, with the warnings, if any is an error.
+func (r *resolution) failed() (*Resolved, error) {
+	if errs := r.problems.Errors(); len(errs) > 0 {
+		return &Resolved{Warnings: r.problems.Warnings()}, errs
+	}
+	return nil, nil
+}
+
 // Resolve merges and validates the inputs. Every problem found is reported together: the
 // error is a v1alpha1.Problems. On error the returned Resolved (if any) carries the warnings.
 func Resolve(opts Options) (*Resolved, error) {
-	var problems v1alpha1.Problems
-	// origins says where each field was last set, so errors found on the merged tree can
-	// name the file and line (or the --set flag) to fix.
-	origins := map[string]v1alpha1.Problem{}
-	record := func(source string, lines v1alpha1.Lines) {
-		for path, line := range lines {
-			origins[path] = v1alpha1.Problem{Source: source, Line: line}
-		}
+	r := &resolution{opts: opts, origins: map[string]v1alpha1.Problem{}}
+	user, userLines := r.readFiles()
+	sets := r.parseSets()
+	if res, err := r.failed(); err != nil {
+		return res, err
 	}
-
-	user := map[string]any{}
-	var userLines []func()
-	stdinUsed := false
-	for i, f := range opts.Files {
-		var data []byte
-		var err error
-		name := f
-		if f == "-" {
-			if stdinUsed || i != len(opts.Files)-1 {
-				problems = append(problems, v1alpha1.Problem{Source: "-f -", Msg: "standard input can be read once, as the last -f"})
-				continue
-			}
-			stdinUsed, name = true, "<stdin>"
-			if opts.Stdin == nil {
-				opts.Stdin = os.Stdin
-			}
-			data, err = io.ReadAll(opts.Stdin)
-		} else {
-			data, err = os.ReadFile(f)
-		}
-		if err != nil {
-			problems = append(problems, v1alpha1.Problem{Source: name, Msg: fmt.Sprintf("cannot read: %v", err)})
-			continue
-		}
-		tree, lines, ps := v1alpha1.DecodeFile(name, data)
-		problems = append(problems, ps...)
-		userLines = append(userLines, func() { record(name, lines) })
-		if tree != nil {
-			user = Merge(user, tree)
-		}
-	}
-
-	var sets []SetFlag
-	if opts.Revision != "" && opts.Revision != "default" {
-		opts.Sets = append([]string{"revision=" + opts.Revision}, opts.Sets...)
-	}
-	if opts.ManifestsDir != "" {
-		opts.Sets = append([]string{"installPackagePath=" + opts.ManifestsDir}, opts.Sets...)
-	}
-	for _, raw := range opts.Sets {
-		f, err := ParseSetFlag(raw)
-		if err != nil {
-			problems = append(problems, v1alpha1.Problem{Source: "--set " + raw, Msg: err.Error()})
-			continue
-		}
-		sets = append(sets, f)
-	}
-	if errs := problems.Errors(); len(errs) > 0 {
-		return &Resolved{Warnings: problems.Warnings()}, errs
-	}
-
 	profileName := firstString(lastSet(sets, "profile"), stringAt(user, "spec", "profile"), opts.Profile, DefaultProfile)
-	manifests := firstString(lastSet(sets, "installPackagePath"), stringAt(user, "spec", "installPackagePath"))
-	profs, err := NewProfiles(manifests)
+	tree, err := r.loadProfiles(profileName, firstString(lastSet(sets, "installPackagePath"), stringAt(user, "spec", "installPackagePath")))
 	if err != nil {
-		return nil, v1alpha1.Problems{{Path: "spec.installPackagePath", Msg: err.Error()}}
+		return nil, err
 	}
-	tree, lines, ps := profs.Load(DefaultProfile)
-	problems = append(problems, ps...)
-	record(fmt.Sprintf("profile %q", DefaultProfile), lines)
-	if profileName != DefaultProfile {
-		prof, lines, ps := profs.Load(profileName)
-		problems = append(problems, ps...)
-		record(fmt.Sprintf("profile %q", profileName), lines)
-		if prof != nil && tree != nil {
-			tree = Merge(tree, prof)
-		}
-	}
-	if errs := problems.Errors(); len(errs) > 0 {
-		return &Resolved{Warnings: problems.Warnings()}, errs
+	if res, err := r.failed(); err != nil {
+		return res, err
 	}
 	tree = Merge(tree, user)
-	for _, r := range userLines {
-		r()
+	for _, record := range userLines {
+		record()
 	}
-
 	for _, f := range sets {
 		concrete, err := applySet(tree, f)
 		if err != nil {
-			problems = append(problems, asProblem(err))
+			r.problems = append(r.problems, asProblem(err))
 			continue
 		}
-		origins[concrete] = v1alpha1.Problem{Source: "--set " + f.Raw}
+		r.origins[concrete] = v1alpha1.Problem{Source: "--set " + f.Raw}
 	}
 	if spec, ok := tree["spec"].(map[string]any); ok {
 		spec["profile"] = profileName
 	}
-
-	// spec.external becomes upstream's values before validation, so what it stands for is
-	// checked like the rest; a value a user file or --set gave that says otherwise is a
-	// conflict, one a profile gave is replaced.
-	userSet := func(path string) bool {
-		o, ok := origins[path]
-		return ok && !strings.HasPrefix(o.Source, "profile ")
-	}
-	translated := TranslateExternal(tree, userSet)
-	for _, p := range append(translated, Validate(tree)...) {
-		if o, ok := originOf(origins, p.Path); ok {
-			p.Source, p.Line = o.Source, o.Line
-		}
-		problems = append(problems, p)
-	}
-	if opts.Force {
-		for i := range problems {
-			if !problems[i].Warning {
-				problems[i].Warning = true
-				problems[i].Msg += " (ignored because of --force)"
-			}
-		}
-	}
-	if errs := problems.Errors(); len(errs) > 0 {
-		return &Resolved{Warnings: problems.Warnings()}, errs
+	r.validate(tree)
+	if res, err := r.failed(); err != nil {
+		return res, err
 	}
 	iop, err := typed(tree)
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Tree: tree, IOP: iop, Profile: profileName, Warnings: problems.Warnings()}, nil
+	return &Resolved{Tree: tree, IOP: iop, Profile: profileName, Warnings: r.problems.Warnings()}, nil
+}
+
+// readFiles reads and merges the -f files, left to right; each file's lines are recorded
+// by the returned functions, once the profiles (which the files override) are.
+func (r *resolution) readFiles() (map[string]any, []func()) {
+	user := map[string]any{}
+	var userLines []func()
+	stdinUsed := false
+	for i, f := range r.opts.Files {
+		var data []byte
+		var err error
+		name := f
+		if f == "-" {
+			if stdinUsed || i != len(r.opts.Files)-1 {
+				r.problems = append(r.problems, v1alpha1.Problem{Source: "-f -", Msg: "standard input can be read once, as the last -f"})
+				continue
+			}
+			stdinUsed, name = true, "<stdin>"
+			stdin := r.opts.Stdin
+			if stdin == nil {
+				stdin = os.Stdin
+			}
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			r.problems = append(r.problems, v1alpha1.Problem{Source: name, Msg: fmt.Sprintf("cannot read: %v", err)})
+			continue
+		}
+		tree, lines, ps := v1alpha1.DecodeFile(name, data)
+		r.problems = append(r.problems, ps...)
+		userLines = append(userLines, func() { r.record(name, lines) })
+		if tree != nil {
+			user = Merge(user, tree)
+		}
+	}
+	return user, userLines
+}
+
+// parseSets parses the --set flags, with --revision and --manifests as the flags they
+// stand for, first.
+func (r *resolution) parseSets() []SetFlag {
+	raws := r.opts.Sets
+	if rev := r.opts.Revision; rev != "" && rev != v1alpha1.DefaultRevision {
+		raws = append([]string{"revision=" + rev}, raws...)
+	}
+	if r.opts.ManifestsDir != "" {
+		raws = append([]string{"installPackagePath=" + r.opts.ManifestsDir}, raws...)
+	}
+	var sets []SetFlag
+	for _, raw := range raws {
+		f, err := ParseSetFlag(raw)
+		if err != nil {
+			r.problems = append(r.problems, v1alpha1.Problem{Source: "--set " + raw, Msg: err.Error()})
+			continue
+		}
+		sets = append(sets, f)
+	}
+	return sets
+}
+
+// loadProfiles is the default profile, with the named one laid over it, from the charts'
+// profiles in manifests ("" for the built-in ones).
+func (r *resolution) loadProfiles(profileName, manifests string) (map[string]any, error) {
+	profs, err := NewProfiles(manifests)
+	if err != nil {
+		return nil, v1alpha1.Problems{{Path: "spec.installPackagePath", Msg: err.Error()}}
+	}
+	tree, lines, ps := profs.Load(DefaultProfile)
+	r.problems = append(r.problems, ps...)
+	r.record(fmt.Sprintf("profile %q", DefaultProfile), lines)
+	if profileName != DefaultProfile {
+		prof, lines, ps := profs.Load(profileName)
+		r.problems = append(r.problems, ps...)
+		r.record(fmt.Sprintf("profile %q", profileName), lines)
+		if prof != nil && tree != nil {
+			tree = Merge(tree, prof)
+		}
+	}
+	return tree, nil
+}
+
+// validate translates spec.external and validates the merged tree, naming where each
+// problem's field was set; with Force errors become warnings.
+func (r *resolution) validate(tree map[string]any) {
+	// spec.external becomes upstream's values before validation, so what it stands for is
+	// checked like the rest; a value a user file or --set gave that says otherwise is a
+	// conflict, one a profile gave is replaced.
+	userSet := func(path string) bool {
+		o, ok := r.origins[path]
+		return ok && !strings.HasPrefix(o.Source, "profile ")
+	}
+	translated := TranslateExternal(tree, userSet)
+	for _, p := range append(translated, Validate(tree)...) {
+		if o, ok := originOf(r.origins, p.Path); ok {
+			p.Source, p.Line = o.Source, o.Line
+		}
+		r.problems = append(r.problems, p)
+	}
+	if r.opts.Force {
+		for i := range r.problems {
+			if !r.problems[i].Warning {
+				r.problems[i].Warning = true
+				r.problems[i].Msg += " (ignored because of --force)"
+			}
+		}
+	}
 }
 
 // originOf finds where path, or the nearest enclosing field, was set.

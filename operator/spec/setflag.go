@@ -186,7 +186,7 @@ func leafValue(s v1alpha1.Schema, f SetFlag) (any, error) {
 			}
 		}
 		return f.Value, nil
-	case v1alpha1.KindAny:
+	case v1alpha1.KindAny, v1alpha1.KindScalar:
 		if isAlwaysString(f.Path.String()) {
 			return f.Value, nil
 		}
@@ -205,11 +205,7 @@ func leafValue(s v1alpha1.Schema, f SetFlag) (any, error) {
 	return v, nil
 }
 
-func anyField() (v1alpha1.Schema, bool) {
-	s, _ := v1alpha1.SpecSchema().Field("spec")
-	u, _ := s.Field("unvalidatedValues")
-	return u.Elem(), true
-}
+func anyField() (v1alpha1.Schema, bool) { return v1alpha1.FreeForm(), true }
 
 func kindWord(k v1alpha1.Kind) string {
 	switch k {
@@ -225,6 +221,8 @@ func kindWord(k v1alpha1.Kind) string {
 		return "a number"
 	case v1alpha1.KindBool:
 		return "a boolean"
+	case v1alpha1.KindScalar:
+		return "a single value"
 	}
 	return "a value"
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/component"
 )
 
 // CompatibilityVersions are the releases whose defaults spec.compatibilityVersion can ask for.
@@ -34,164 +35,245 @@ func lazyRE(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
+// checker is what the rules of one Validate run share: the merged tree's parts and the
+// problems found.
+type checker struct {
+	tree, spec, values, components map[string]any
+	ps                             v1alpha1.Problems
+}
+
+func (v *checker) bad(path, format string, args ...any) {
+	v.ps = append(v.ps, v1alpha1.Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *checker) warn(path, format string, args ...any) {
+	v.ps = append(v.ps, v1alpha1.Problem{Path: path, Msg: fmt.Sprintf(format, args...), Warning: true})
+}
+
+// rules are Validate's checks, each of one part of the spec.
+var rules = []func(*checker){
+	validateImages,
+	validateIdentity,
+	validateSingleComponents,
+	validateGateways,
+	validateMesh,
+	func(v *checker) { validateExternal(v.spec, v.bad, v.warn) },
+}
+
 // Validate checks what the schema cannot: formats, cross-field rules and meshConfig
 // semantics, on the merged tree. Warnings are problems with Warning set.
 func Validate(tree map[string]any) v1alpha1.Problems {
-	var ps v1alpha1.Problems
-	bad := func(path, format string, args ...any) {
-		ps = append(ps, v1alpha1.Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
-	warn := func(path, format string, args ...any) {
-		ps = append(ps, v1alpha1.Problem{Path: path, Msg: fmt.Sprintf(format, args...), Warning: true})
-	}
 	spec, _ := tree["spec"].(map[string]any)
 	if spec == nil {
 		return v1alpha1.Problems{{Path: "spec", Msg: "missing"}}
 	}
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-
-	checkImage := func(path string, m map[string]any) {
-		if hub := str(m, "hub"); hub != "" && !hubRE().MatchString(hub) {
-			bad(path+".hub", "%q is not an image repository (like docker.io/istio or registry.example.com:5000/mesh)", hub)
-		}
-		if tag := str(m, "tag"); tag != "" && !tagRE().MatchString(tag) {
-			bad(path+".tag", "%q is not an image tag (letters, digits, _ . -, at most 128, not starting with . or -)", tag)
-		}
+	v := &checker{tree: tree, spec: spec}
+	v.values, _ = spec["values"].(map[string]any)
+	v.components, _ = spec["components"].(map[string]any)
+	for _, rule := range rules {
+		rule(v)
 	}
-	checkImage("spec", spec)
+	sort.SliceStable(v.ps, func(i, j int) bool { return v.ps[i].Path < v.ps[j].Path })
+	return v.ps
+}
 
-	// The name and namespace become every installed object's ownership label values: a
-	// value the apiserver rejects would fail the install at its first object.
-	if md, _ := tree["metadata"].(map[string]any); md != nil {
+func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+
+// checkImage checks the hub and tag an object at path sets.
+func (v *checker) checkImage(path string, m map[string]any) {
+	if hub := str(m, "hub"); hub != "" && !hubRE().MatchString(hub) {
+		v.bad(path+".hub", "%q is not an image repository (like docker.io/istio or registry.example.com:5000/mesh)", hub)
+	}
+	if tag := str(m, "tag"); tag != "" && !tagRE().MatchString(tag) {
+		v.bad(path+".tag", "%q is not an image tag (letters, digits, _ . -, at most 128, not starting with . or -)", tag)
+	}
+}
+
+func (v *checker) checkNamespace(path string, m map[string]any) {
+	if ns := str(m, "namespace"); ns != "" && !isLabel(ns) {
+		v.bad(path+".namespace", "%q is not a valid namespace: %s", ns, labelRule)
+	}
+}
+
+func (v *checker) checkReplicas(path string, c map[string]any) {
+	if n, ok := Lookup(c, "k8s", "replicaCount"); ok && toInt(n) < 0 {
+		v.bad(path+".k8s.replicaCount", "%v is negative: use 0 or more", n)
+	}
+}
+
+func validateImages(v *checker) {
+	v.checkImage("spec", v.spec)
+	checkImages(v.spec, v.bad)
+}
+
+// validateIdentity: the name and namespace become every installed object's ownership
+// label values, and the revision a label and names: a value the apiserver rejects would
+// fail the install at its first object.
+func validateIdentity(v *checker) {
+	if md, _ := v.tree["metadata"].(map[string]any); md != nil {
 		if name := str(md, "name"); name != "" && (len(validation.IsDNS1123Subdomain(name)) > 0 || len(validation.IsValidLabelValue(name)) > 0) {
-			bad("metadata.name", "%q is not a valid name: use at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", name)
+			v.bad("metadata.name", "%q is not a valid name: use at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", name)
 		}
 		if ns := str(md, "namespace"); ns != "" && !isLabel(ns) {
-			bad("metadata.namespace", "%q is not a valid namespace: %s", ns, labelRule)
+			v.bad("metadata.namespace", "%q is not a valid namespace: %s", ns, labelRule)
 		}
 	}
-
-	if rev := str(spec, "revision"); rev != "" {
-		if !isLabel(rev) {
-			bad("spec.revision", "%q is not a valid revision: %s", rev, labelRule)
-		}
+	if rev := str(v.spec, "revision"); rev != "" && !isLabel(rev) {
+		v.bad("spec.revision", "%q is not a valid revision: %s", rev, labelRule)
 	}
-	if ns := str(spec, "namespace"); ns != "" {
-		if !isLabel(ns) {
-			bad("spec.namespace", "%q is not a valid namespace: %s", ns, labelRule)
-		}
-	}
-	if cv := str(spec, "compatibilityVersion"); cv != "" {
+	v.checkNamespace("spec", v.spec)
+	if cv := str(v.spec, "compatibilityVersion"); cv != "" {
 		if !compatRE().MatchString(cv) || !contains(CompatibilityVersions, cv) {
-			bad("spec.compatibilityVersion", "%q is not supported; use one of %s", cv, strings.Join(CompatibilityVersions, ", "))
+			v.bad("spec.compatibilityVersion", "%q is not supported; use one of %s", cv, strings.Join(CompatibilityVersions, ", "))
 		}
 	}
+}
 
-	values, _ := spec["values"].(map[string]any)
-	components, _ := spec["components"].(map[string]any)
-	for _, name := range []string{"pilot", "cni", "ztunnel", "istiodRemote"} {
-		c, _ := components[name].(map[string]any)
+// compatComponents are spec.components keys accepted for compatibility that install
+// nothing.
+var compatComponents = []string{"istiodRemote"}
+
+// validateSingleComponents checks the single-instance components of the registry (and the
+// compatibility ones).
+func validateSingleComponents(v *checker) {
+	keys := append([]string(nil), compatComponents...)
+	for _, c := range component.All {
+		if !c.Multi && c.Name != component.Base {
+			keys = append(keys, c.SpecKey)
+		}
+	}
+	for _, name := range keys {
+		c, _ := v.components[name].(map[string]any)
 		if c == nil {
 			continue
 		}
 		path := "spec.components." + name
-		checkImage(path, c)
-		if ns := str(c, "namespace"); ns != "" {
-			if !isLabel(ns) {
-				bad(path+".namespace", "%q is not a valid namespace: %s", ns, labelRule)
-			}
-		}
-		if name == "istiodRemote" && c["enabled"] == true {
-			warn(path, "is accepted for compatibility and installs nothing; use profile remote")
+		v.checkImage(path, c)
+		v.checkNamespace(path, c)
+		if contains(compatComponents, name) && c["enabled"] == true {
+			v.warn(path, "is accepted for compatibility and installs nothing; use profile remote")
 		}
 	}
-	checkReplicas := func(path string, c map[string]any) {
-		if v, ok := Lookup(c, "k8s", "replicaCount"); ok && toInt(v) < 0 {
-			bad(path+".k8s.replicaCount", "%v is negative: use 0 or more", v)
+	if pilot, _ := v.components["pilot"].(map[string]any); pilot != nil {
+		v.checkReplicas("spec.components.pilot", pilot)
+		if replicaSet(pilot) && autoscaleOn(v.values, "pilot") {
+			v.warn("spec.components.pilot.k8s.replicaCount", "is set while autoscaling is on (values.pilot.autoscaleEnabled); the autoscaler will override it")
 		}
 	}
-	if pilot, _ := components["pilot"].(map[string]any); pilot != nil {
-		checkReplicas("spec.components.pilot", pilot)
-		if replicaSet(pilot) && autoscaleOn(values, "pilot") {
-			warn("spec.components.pilot.k8s.replicaCount", "is set while autoscaling is on (values.pilot.autoscaleEnabled); the autoscaler will override it")
-		}
-	}
+}
 
-	for _, kind := range []string{"ingressGateways", "egressGateways"} {
-		list, _ := components[kind].([]any)
+// validateGateways checks every gateway kind of the registry: each listed gateway, and the
+// Helm-level ports of the kind.
+func validateGateways(v *checker) {
+	helmEnabled := checkHelmEnabled(v.tree, v.values, v.warn)
+	for _, kind := range component.GatewayKinds() {
+		list, _ := v.components[kind.SpecKey].([]any)
 		seen := map[string]int{}
 		for i, item := range list {
 			gw, _ := item.(map[string]any)
-			path := fmt.Sprintf("spec.components.%s[%d]", kind, i)
+			path := fmt.Sprintf("spec.components.%s[%d]", kind.SpecKey, i)
 			if gw == nil {
-				bad(path, "want an object")
+				v.bad(path, "want an object")
 				continue
 			}
 			name := str(gw, "name")
-			switch {
-			case name == "":
-				bad(path+".name", "a gateway needs a name")
-			case !gatewayNameRE().MatchString(name):
-				bad(path+".name", "%q is not a valid gateway name: use lowercase letters, digits, '.' and '-'", name)
-			case len(validation.IsDNS1035Label(name)) > 0:
-				// The name is the gateway's Service's and its pods' app label: the apiserver
-				// would reject them half-way through an install.
-				bad(path+".name", "%q cannot name the gateway's Service: use at most 63 lowercase letters, digits and '-', starting with a letter", name)
-			}
 			if j, dup := seen[name]; dup && name != "" {
-				bad(path+".name", "%q is already the name of item %d", name, j)
+				v.bad(path+".name", "%q is already the name of item %d", name, j)
 			}
 			seen[name] = i
-			checkImage(path, gw)
-			checkReplicas(path, gw)
-			if ns := str(gw, "namespace"); ns != "" {
-				if !isLabel(ns) {
-					bad(path+".namespace", "%q is not a valid namespace: %s", ns, labelRule)
-				}
-			}
-			valuesKey := "istio-ingressgateway"
-			if kind == "egressGateways" {
-				valuesKey = "istio-egressgateway"
-			}
-			if replicaSet(gw) && autoscaleOn(values, "gateways", valuesKey) {
-				warn(path+".k8s.replicaCount", "is set while autoscaling is on (values.gateways.%s.autoscaleEnabled); the autoscaler will override it", valuesKey)
-			}
-			if enabled, ok := gw["enabled"].(bool); ok && !enabled {
-				continue
-			}
-			if t, ok := Lookup(gw, "k8s", "service", "type"); ok && !contains(serviceTypes, fmt.Sprint(t)) {
-				bad(path+".k8s.service.type", "%q is not one of %s", t, strings.Join(serviceTypes, ", "))
-			}
-			runAsRoot, _ := lookupBool(values, "gateways", valuesKey, "runAsRoot")
-			ports, _ := Lookup(gw, "k8s", "service", "ports")
-			ps = append(ps, checkPorts(path+".k8s.service.ports", ports, runAsRoot, valuesKey)...)
+			v.checkGateway(path, gw, kind, helmEnabled[kind.SpecKey])
 		}
+		key := kind.ValuesKey()
+		runAsRoot, _ := lookupBool(v.values, "gateways", key, "runAsRoot")
+		ports, _ := Lookup(v.values, "gateways", key, "ports")
+		v.ps = append(v.ps, checkPorts("spec.values.gateways."+key+".ports", ports, runAsRoot, key)...)
 	}
-	for _, key := range []string{"istio-ingressgateway", "istio-egressgateway"} {
-		runAsRoot, _ := lookupBool(values, "gateways", key, "runAsRoot")
-		ports, _ := Lookup(values, "gateways", key, "ports")
-		ps = append(ps, checkPorts("spec.values.gateways."+key+".ports", ports, runAsRoot, key)...)
-	}
+}
 
-	if mc, ok := spec["meshConfig"].(map[string]any); ok {
-		ps = append(ps, checkMeshConfig("spec.meshConfig", mc)...)
+// checkGateway checks one listed gateway of a kind; helmEnabled says the kind's Helm-level
+// value turns it on whatever it says.
+func (v *checker) checkGateway(path string, gw map[string]any, kind component.Component, helmEnabled bool) {
+	switch name := str(gw, "name"); {
+	case name == "":
+		v.bad(path+".name", "a gateway needs a name")
+	case !gatewayNameRE().MatchString(name):
+		v.bad(path+".name", "%q is not a valid gateway name: use lowercase letters, digits, '.' and '-'", name)
+	case len(validation.IsDNS1035Label(name)) > 0:
+		// The name is the gateway's Service's and its pods' app label: the apiserver would
+		// reject them half-way through an install.
+		v.bad(path+".name", "%q cannot name the gateway's Service: use at most 63 lowercase letters, digits and '-', starting with a letter", name)
 	}
-	if mc, ok := values["meshConfig"].(map[string]any); ok {
-		ps = append(ps, checkMeshConfig("spec.values.meshConfig", mc)...)
+	v.checkImage(path, gw)
+	v.checkReplicas(path, gw)
+	v.checkNamespace(path, gw)
+	key := kind.ValuesKey()
+	if replicaSet(gw) && autoscaleOn(v.values, "gateways", key) {
+		v.warn(path+".k8s.replicaCount", "is set while autoscaling is on (values.gateways.%s.autoscaleEnabled); the autoscaler will override it", key)
+	}
+	if enabled, ok := gw["enabled"].(bool); ok && !enabled && !helmEnabled {
+		return
+	}
+	if t, ok := Lookup(gw, "k8s", "service", "type"); ok && !contains(serviceTypes, fmt.Sprint(t)) {
+		v.bad(path+".k8s.service.type", "%q is not one of %s", t, strings.Join(serviceTypes, ", "))
+	}
+	runAsRoot, _ := lookupBool(v.values, "gateways", key, "runAsRoot")
+	ports, _ := Lookup(gw, "k8s", "service", "ports")
+	v.ps = append(v.ps, checkPorts(path+".k8s.service.ports", ports, runAsRoot, key)...)
+}
+
+// validateMesh checks meshConfig (at both places it can be set) and the proxy's traffic
+// capture settings.
+func validateMesh(v *checker) {
+	if mc, ok := v.spec["meshConfig"].(map[string]any); ok {
+		v.ps = append(v.ps, checkMeshConfig("spec.meshConfig", mc)...)
+	}
+	if mc, ok := v.values["meshConfig"].(map[string]any); ok {
+		v.ps = append(v.ps, checkMeshConfig("spec.values.meshConfig", mc)...)
 	}
 	for _, key := range []string{"includeIPRanges", "excludeIPRanges"} {
-		if v, ok := Lookup(values, "global", "proxy", key); ok {
-			ps = append(ps, checkCIDRs("spec.values.global.proxy."+key, v)...)
+		if val, ok := Lookup(v.values, "global", "proxy", key); ok {
+			v.ps = append(v.ps, checkCIDRs("spec.values.global.proxy."+key, val)...)
 		}
 	}
 	for _, key := range []string{"excludeInboundPorts", "excludeOutboundPorts", "includeInboundPorts"} {
-		if v, ok := Lookup(values, "global", "proxy", key); ok {
-			ps = append(ps, checkPortList("spec.values.global.proxy."+key, v)...)
+		if val, ok := Lookup(v.values, "global", "proxy", key); ok {
+			v.ps = append(v.ps, checkPortList("spec.values.global.proxy."+key, val)...)
 		}
 	}
-	validateExternal(spec, bad, warn)
-	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
-	return ps
+}
+
+// checkHelmEnabled warns of Helm-level enabled values that do not do what they seem to:
+// upstream decides what is installed from spec.components, and of the values only a
+// gateway's true counts (it turns on every gateway of its list). It returns which gateway
+// lists that turns on.
+func checkHelmEnabled(tree, values map[string]any, warn func(path, format string, args ...any)) map[string]bool {
+	on := map[string]bool{}
+	for _, c := range component.GatewayKinds() {
+		key := c.ValuesKey()
+		on[c.SpecKey] = component.HelmEnabled(values, c)
+		if v, ok := lookupBool(values, "gateways", key, "enabled"); ok && !v {
+			warn("spec.values.gateways."+key+".enabled", "false turns no gateway off (as upstream, only true counts: it turns on every gateway of components.%s); set components.%s[name:...].enabled: false instead", c.SpecKey, c.SpecKey)
+		}
+	}
+	iop, err := typed(tree)
+	if err != nil {
+		return on
+	}
+	installed := map[component.Name]bool{}
+	for _, i := range component.Instances(iop) {
+		installed[i.Name] = true
+	}
+	for _, c := range []component.Name{component.Pilot, component.Cni} {
+		comp, _ := component.Get(c)
+		if v, ok := lookupBool(values, comp.ValuesRoot, "enabled"); ok && v != installed[c] {
+			state := "not installed"
+			if installed[c] {
+				state = "installed"
+			}
+			warn("spec.values."+comp.ValuesRoot+".enabled", "is %v, but %s is %s: what is installed follows components.%s, not this value (as upstream)", v, comp.Title, state, comp.SpecKey)
+		}
+	}
+	return on
 }
 
 var serviceTypes = []string{"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"}

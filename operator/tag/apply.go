@@ -17,7 +17,7 @@ type Change struct {
 	Status string
 }
 
-// Apply writes the plan: the tag's objects by server-side apply as kube.FieldManager, then
+// Apply writes the plan: the tag's objects by server-side apply as ownership.FieldManager, then
 // (default tag) the never-match selectors on the default revision's injectors, so that
 // injection never stops on the way. With dryRun the apiserver checks everything and
 // nothing is written.
@@ -73,7 +73,7 @@ func deactivation(w *unstructured.Unstructured) *unstructured.Unstructured {
 		items = append(items, map[string]any{"name": m["name"], "namespaceSelector": neverMatch(), "objectSelector": neverMatch()})
 	}
 	p := &unstructured.Unstructured{Object: map[string]any{"webhooks": items}}
-	p.SetGroupVersionKind(mwcGVK)
+	p.SetGroupVersionKind(kube.MutatingWebhookGVK)
 	p.SetName(w.GetName())
 	return p
 }

@@ -3,6 +3,7 @@ package tag
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -42,11 +43,8 @@ type InstallDefault struct {
 // then writes it exactly as the last one did. Otherwise it goes out active, and Run
 // deactivates it once the tag exists.
 func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifests []render.Manifest, labels map[string]string) (*InstallDefault, error) {
-	d := &InstallDefault{Revision: revName(res.IOP.Spec.Revision), IstioNamespace: "istio-system",
+	d := &InstallDefault{Revision: revName(res.IOP.Spec.Revision), IstioNamespace: res.IOP.OwnerNamespace(),
 		ManifestsDir: res.IOP.Spec.InstallPackagePath, Labels: labels}
-	if ns := res.IOP.Metadata.Namespace; ns != "" {
-		d.IstioNamespace = ns
-	}
 	if v, _ := spec.Lookup(res.Tree, "spec", "values", "global", "operatorManageWebhooks"); v == true {
 		return d, nil
 	}
@@ -67,7 +65,7 @@ func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifes
 	if len(injectors) == 0 {
 		return d, nil
 	}
-	tags, err := c.List(ctx, mwcGVK, "app=sidecar-injector,"+LabelTag+"="+Default)
+	tags, err := c.List(ctx, kube.MutatingWebhookGVK, "app=sidecar-injector,"+LabelTag+"="+Default)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +98,7 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 	}
 	changes, err := p.Apply(ctx, c, false)
 	for _, ch := range changes {
-		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status})
+		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status, Action: strings.TrimPrefix(ch.Status, "would be ")})
 	}
 	if err != nil {
 		return fmt.Errorf("setting the default revision tag: %w", err)

@@ -22,11 +22,11 @@ type Description struct {
 // List finds the tags: the MutatingWebhookConfigurations labelled istio.io/tag and the
 // tag Services in the istio namespace, sorted by revision, then tag.
 func List(ctx context.Context, c *kube.Client, ns string) ([]Description, error) {
-	hooks, err := c.List(ctx, mwcGVK, LabelTag)
+	hooks, err := c.List(ctx, kube.MutatingWebhookGVK, LabelTag)
 	if err != nil {
 		return nil, err
 	}
-	svcs, err := listIn(ctx, c, svcGVK, ns, LabelTag)
+	svcs, err := listIn(ctx, c, kube.ServiceGVK, ns, LabelTag)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func List(ctx context.Context, c *kube.Client, ns string) ([]Description, error)
 
 // NamespacesUsing lists the namespaces labelled istio.io/rev=<tag>, sorted.
 func NamespacesUsing(ctx context.Context, c *kube.Client, tag string) ([]string, error) {
-	items, err := c.List(ctx, nsGVK, LabelRev+"="+tag)
+	items, err := c.List(ctx, kube.NamespaceGVK, LabelRev+"="+tag)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func UninstallTargets(ctx context.Context, c *kube.Client, ns, rev string, purge
 // must also be istiod's (app=istiod).
 func find(ctx context.Context, c *kube.Client, ns, selector string, keep func(*unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, gvk := range []schema.GroupVersionKind{mwcGVK, vwcGVK} {
+	for _, gvk := range []schema.GroupVersionKind{kube.MutatingWebhookGVK, kube.ValidatingWebhookGVK} {
 		items, err := c.List(ctx, gvk, selector)
 		if err != nil {
 			return nil, err
@@ -125,13 +125,13 @@ func find(ctx context.Context, c *kube.Client, ns, selector string, keep func(*u
 			}
 		}
 	}
-	items, err := c.List(ctx, svcGVK, selector+",app=istiod")
+	items, err := c.List(ctx, kube.ServiceGVK, selector+",app=istiod")
 	if err != nil {
 		return nil, err
 	}
 	for i := range items {
 		o := &items[i]
-		o.SetGroupVersionKind(svcGVK)
+		o.SetGroupVersionKind(kube.ServiceGVK)
 		if (ns == "" || o.GetNamespace() == ns) && keep(o) {
 			out = append(out, o)
 		}

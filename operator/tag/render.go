@@ -89,10 +89,24 @@ func readCanonical(w *unstructured.Unstructured) (*canonical, bool) {
 // values.revisionTags=[tag] (and, for the default tag, values.defaultRevision) would, and
 // makes them call the revision's injector as it is installed.
 func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	ns := opts.IstioNamespace
+	mwc, vwc, svc, err := renderCharts(opts, rev, canon)
+	if err != nil {
+		return nil, err
+	}
+	out := []*unstructured.Unstructured{injector(opts, mwc, canon)}
+	if vwc != nil {
+		out = append(out, validator(opts, vwc, canon, liveVWC))
+	}
+	svc = svc.DeepCopy()
+	svc.SetLabels(labelsFor(opts, svc.GetLabels(), nil))
+	return append(out, svc), nil
+}
+
+// tagSpec is the IstioOperator document whose render holds the tag's objects.
+func tagSpec(opts Options, rev string, canon *canonical) ([]byte, error) {
 	values := map[string]any{
 		"revisionTags": []any{opts.Tag},
-		"global":       map[string]any{"istioNamespace": ns},
+		"global":       map[string]any{"istioNamespace": opts.IstioNamespace},
 		"sidecarInjectorWebhook": map[string]any{
 			"enableNamespacesByDefault": opts.AutoInjectNamespaces,
 		},
@@ -118,28 +132,33 @@ func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured
 	if rev != Default {
 		specTree["revision"] = rev
 	}
-	doc, err := json.Marshal(map[string]any{
+	return json.Marshal(map[string]any{
 		"apiVersion": "install.istio.io/v1alpha1", "kind": "IstioOperator",
-		"metadata": map[string]any{"namespace": ns},
+		"metadata": map[string]any{"namespace": opts.IstioNamespace},
 		"spec":     specTree,
 	})
+}
+
+// renderCharts renders the tag's spec and picks its injector, its Service and (default tag)
+// the validator out of the render.
+func renderCharts(opts Options, rev string, canon *canonical) (mwc, vwc, svc *unstructured.Unstructured, err error) {
+	doc, err := tagSpec(opts, rev, canon)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	res, err := spec.Resolve(spec.Options{Files: []string{"-"}, Stdin: bytes.NewReader(doc), ManifestsDir: opts.ManifestsDir})
 	if err != nil {
-		return nil, fmt.Errorf("rendering revision tag %q: %w", opts.Tag, err)
+		return nil, nil, nil, fmt.Errorf("rendering revision tag %q: %w", opts.Tag, err)
 	}
 	r, err := render.NewRenderer(res.IOP.Spec.InstallPackagePath)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	r.LazyCRDs = true // only the webhooks and the Service are used
 	manifests, _, err := r.Render(res, component.Pilot, component.Base)
 	if err != nil {
-		return nil, fmt.Errorf("rendering revision tag %q: %w", opts.Tag, err)
+		return nil, nil, nil, fmt.Errorf("rendering revision tag %q: %w", opts.Tag, err)
 	}
-	var mwc, vwc, svc *unstructured.Unstructured
 	for _, m := range manifests {
 		for _, o := range m.Objects {
 			switch {
@@ -153,13 +172,16 @@ func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured
 		}
 	}
 	if mwc == nil || svc == nil || (opts.Tag == Default && vwc == nil) {
-		return nil, fmt.Errorf("rendering revision tag %q: the charts rendered no tag webhook or Service (do the charts in %s support values.revisionTags?)", opts.Tag, chartsOrigin(opts.ManifestsDir))
+		return nil, nil, nil, fmt.Errorf("rendering revision tag %q: the charts rendered no tag webhook or Service (do the charts in %s support values.revisionTags?)", opts.Tag, chartsOrigin(opts.ManifestsDir))
 	}
+	return mwc, vwc, svc, nil
+}
 
+// injector is the tag's MutatingWebhookConfiguration, calling the revision's injector as
+// installed (its CA bundle, path and Service) under the tag's name and labels.
+func injector(opts Options, mwc *unstructured.Unstructured, canon *canonical) *unstructured.Unstructured {
 	mwc = mwc.DeepCopy()
-	hooks, _, _ := unstructured.NestedSlice(mwc.Object, "webhooks")
-	for i, h := range hooks {
-		m := h.(map[string]any)
+	eachHook(mwc, func(m map[string]any) {
 		if canon.caBundle != "" {
 			_ = unstructured.SetNestedField(m, canon.caBundle, "clientConfig", "caBundle")
 		}
@@ -171,9 +193,7 @@ func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured
 				_ = unstructured.SetNestedField(m, canon.service, "clientConfig", "service", "name")
 			}
 		}
-		hooks[i] = m
-	}
-	_ = unstructured.SetNestedSlice(mwc.Object, hooks, "webhooks")
+	})
 	if opts.WebhookName != "" {
 		mwc.SetName(opts.WebhookName)
 	}
@@ -181,41 +201,46 @@ func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured
 	if ann := merged(mwc.GetAnnotations(), canon.annotations); len(ann) > 0 {
 		mwc.SetAnnotations(ann)
 	}
-	out := []*unstructured.Unstructured{mwc}
+	return mwc
+}
 
-	if vwc != nil {
-		vwc = vwc.DeepCopy()
-		policies := map[string]any{}
-		if liveVWC != nil {
-			live, _, _ := unstructured.NestedSlice(liveVWC.Object, "webhooks")
-			for _, h := range live {
-				m, _ := h.(map[string]any)
-				if p, ok := m["failurePolicy"]; ok {
-					policies[fmt.Sprint(m["name"])] = p
-				}
+// validator is the default tag's ValidatingWebhookConfiguration, with the injector's CA
+// bundle and the failure policies the live one has (istiod changes them once it runs).
+func validator(opts Options, vwc *unstructured.Unstructured, canon *canonical, live *unstructured.Unstructured) *unstructured.Unstructured {
+	vwc = vwc.DeepCopy()
+	policies := map[string]any{}
+	if live != nil {
+		hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
+		for _, h := range hooks {
+			m, _ := h.(map[string]any)
+			if p, ok := m["failurePolicy"]; ok {
+				policies[fmt.Sprint(m["name"])] = p
 			}
 		}
-		hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
-		for i, h := range hooks {
-			m := h.(map[string]any)
-			if canon.caBundle != "" {
-				_ = unstructured.SetNestedField(m, canon.caBundle, "clientConfig", "caBundle")
-			}
-			if p, ok := policies[fmt.Sprint(m["name"])]; ok {
-				m["failurePolicy"] = p
-			}
-			hooks[i] = m
-		}
-		_ = unstructured.SetNestedSlice(vwc.Object, hooks, "webhooks")
-		l := vwc.GetLabels()
-		l[LabelTag] = opts.Tag
-		vwc.SetLabels(labelsFor(opts, l, canon.labels))
-		out = append(out, vwc)
 	}
+	eachHook(vwc, func(m map[string]any) {
+		if canon.caBundle != "" {
+			_ = unstructured.SetNestedField(m, canon.caBundle, "clientConfig", "caBundle")
+		}
+		if p, ok := policies[fmt.Sprint(m["name"])]; ok {
+			m["failurePolicy"] = p
+		}
+	})
+	l := vwc.GetLabels()
+	l[LabelTag] = opts.Tag
+	vwc.SetLabels(labelsFor(opts, l, canon.labels))
+	return vwc
+}
 
-	svc = svc.DeepCopy()
-	svc.SetLabels(labelsFor(opts, svc.GetLabels(), nil))
-	return append(out, svc), nil
+// eachHook changes every webhook of a webhook configuration in place.
+func eachHook(wh *unstructured.Unstructured, change func(map[string]any)) {
+	hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
+	for i, h := range hooks {
+		m := h.(map[string]any)
+		change(m)
+		hooks[i] = m
+	}
+	_ = unstructured.SetNestedSlice(wh.Object, hooks, "webhooks")
 }
 
 // labelsFor merges rendered, canonical and the options' labels; a user-managed tag keeps

@@ -11,12 +11,13 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // Labels, names and values revision tags use, as upstream.
 const (
 	LabelTag = "istio.io/tag"
-	LabelRev = "istio.io/rev"
+	LabelRev = ownership.LabelRevision
 	// Default is the tag that also serves istio-injection=enabled namespaces and validation.
 	Default = "default"
 	// DefaultValidator is the validating webhook configuration the default tag owns.
@@ -26,7 +27,7 @@ const (
 	DeactivatedKey   = "istio.io/deactivated"
 	DeactivatedValue = "never-match"
 	// DeactivationManager is the field manager that deactivates injectors. It is not
-	// kube.FieldManager: that one owns the whole injector, and an apply of only its selectors
+	// ownership.FieldManager: that one owns the whole injector, and an apply of only its selectors
 	// would drop the rest.
 	DeactivationManager = "istioctl-revision-tag"
 	// injectorSuffix ends the names of Istio's injection webhooks.
@@ -34,13 +35,6 @@ const (
 	// servicePrefix and webhookPrefix start a tag's object names.
 	servicePrefix = "istiod-revision-tag-"
 	webhookPrefix = "istio-revision-tag-"
-)
-
-var (
-	mwcGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"}
-	vwcGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}
-	svcGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
-	nsGVK  = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 )
 
 // Options say which tag to generate, pointing where.
@@ -102,12 +96,7 @@ func Validate(tag string) error {
 }
 
 // revName is the istio.io/rev value of a revision.
-func revName(r string) string {
-	if r == "" {
-		return Default
-	}
-	return r
-}
+func revName(r string) string { return ownership.Rev(r) }
 
 // Generate renders the tag's objects and checks them against the cluster. It refuses a
 // tag named like an existing revision (unless Generate, or the tag is "default"), a
@@ -143,12 +132,12 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 		return nil, err
 	}
 
-	existing, err := c.List(ctx, mwcGVK, LabelTag+"="+opts.Tag)
+	existing, err := c.List(ctx, kube.MutatingWebhookGVK, LabelTag+"="+opts.Tag)
 	if err != nil {
 		return nil, err
 	}
 	existing = alive(existing)
-	existingSvcs, err := listIn(ctx, c, svcGVK, ns, LabelTag+"="+opts.Tag)
+	existingSvcs, err := listIn(ctx, c, kube.ServiceGVK, ns, LabelTag+"="+opts.Tag)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +154,7 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 	var liveVWC *unstructured.Unstructured
 	if opts.Tag == Default {
 		v := &unstructured.Unstructured{}
-		v.SetGroupVersionKind(vwcGVK)
+		v.SetGroupVersionKind(kube.ValidatingWebhookGVK)
 		v.SetName(DefaultValidator)
 		if liveVWC, err = c.Get(ctx, v); err != nil {
 			return nil, err
@@ -175,7 +164,7 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 		return nil, err
 	}
 
-	all, err := c.List(ctx, mwcGVK, "")
+	all, err := c.List(ctx, kube.MutatingWebhookGVK, "")
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +172,7 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 	if opts.Tag == Default && !opts.Generate {
 		for i := range all {
 			if w := &all[i]; isDefaultInjector(w) && !Deactivated(w) {
-				w.SetGroupVersionKind(mwcGVK)
+				w.SetGroupVersionKind(kube.MutatingWebhookGVK)
 				p.Deactivate = append(p.Deactivate, w)
 				replaced[w.GetName()] = true
 			}
@@ -207,10 +196,10 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 
 // revisionObjects lists a revision's own injectors (not tags) and istiod Services.
 func revisionObjects(ctx context.Context, c *kube.Client, ns, rev string) (hooks, svcs []unstructured.Unstructured, err error) {
-	if hooks, err = c.List(ctx, mwcGVK, fmt.Sprintf("%s=%s,!%s", LabelRev, rev, LabelTag)); err != nil {
+	if hooks, err = c.List(ctx, kube.MutatingWebhookGVK, fmt.Sprintf("%s=%s,!%s", LabelRev, rev, LabelTag)); err != nil {
 		return nil, nil, err
 	}
-	svcs, err = listIn(ctx, c, svcGVK, ns, fmt.Sprintf("app=istiod,%s=%s,!%s", LabelRev, rev, LabelTag))
+	svcs, err = listIn(ctx, c, kube.ServiceGVK, ns, fmt.Sprintf("app=istiod,%s=%s,!%s", LabelRev, rev, LabelTag))
 	return alive(hooks), svcs, err
 }
 

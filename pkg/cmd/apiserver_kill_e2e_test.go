@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -134,8 +134,8 @@ func TestAPIServerKilledDuringInstallE2E(t *testing.T) {
 	decoys := []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Name: "decoy-unlabelled", Namespace: "istio-system"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "decoy-other-revision", Namespace: "istio-system", Labels: map[string]string{
-			install.LabelManaged: "Reconcile", install.LabelComponent: "Pilot", install.LabelRevision: "canary",
-			install.LabelOwnerNamespace: "istio-system"}}},
+			ownership.LabelManaged: "Reconcile", ownership.LabelComponent: "Pilot", ownership.LabelRevision: "canary",
+			ownership.LabelOwnerNamespace: "istio-system"}}},
 	}
 	for _, d := range decoys {
 		if _, err := c.Kube.CoreV1().ConfigMaps(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
@@ -309,7 +309,7 @@ func objectsOf(t *testing.T, c *cluster.Cluster) map[string]*unstructured.Unstru
 // not rendered (pruned), or something a pruned object owned (garbage collected).
 func prunedBy(o *unstructured.Unstructured, want map[string]bool, before map[string]*unstructured.Unstructured) bool {
 	l := o.GetLabels()
-	if l[install.LabelManaged] == "Reconcile" && l[install.LabelComponent] != "" && l[install.LabelRevision] == "default" &&
+	if l[ownership.LabelManaged] == "Reconcile" && l[ownership.LabelComponent] != "" && l[ownership.LabelRevision] == "default" &&
 		!want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
 		return true
 	}

@@ -308,13 +308,15 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 			}
 		}
 		// Helm leaves the CRDs; the next tests install Base themselves.
+		// One at a time, each gone before the next, as uninstall does: deleted together, one
+		// can stay terminating for minutes (docs/install.md) and fail the next test's install.
 		for _, n := range crdNames {
 			_ = c.Dynamic.Resource(crdGVR).Delete(context.Background(), n, metav1.DeleteOptions{})
+			waitGone(t, func() bool {
+				_, err := c.Dynamic.Resource(crdGVR).Get(context.Background(), n, metav1.GetOptions{})
+				return apierrors.IsNotFound(err)
+			})
 		}
-		waitGone(t, func() bool {
-			_, err := c.Dynamic.Resource(crdGVR).Get(context.Background(), crdNames[0], metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		})
 	})
 	waitGone(t, func() bool { // istiod ready (kwok)
 		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{})

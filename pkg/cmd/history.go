@@ -33,7 +33,10 @@ version. -o json prints the whole records, the resolved spec and the objects' id
   istioctl history
 
   # one revision, as JSON
-  istioctl history -r canary -o json`,
+  istioctl history -r canary -o json
+
+  # the records' numbers and outcomes, as kubectl prints columns
+  istioctl history -o custom-columns=RECORD:.number,STATUS:.outcome`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.Out, a.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -41,14 +44,14 @@ version. -o json prints the whole records, the resolved spec and the objects' id
 		},
 	}
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Only this revision's records (\"default\" for the default revision)")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output: table or json")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
 	return cmd
 }
 
 // Run prints the records.
 func (a *HistoryAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "table", "json"); err != nil {
-		return err
+	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
+		return &UsageError{Err: err}
 	}
 	h := &action.History{Config: a.Globals.Config(a.ErrOut), Revision: a.Revision}
 	records, err := h.Run(ctx)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
 
 // historyOf returns the records `istioctl history -o json` lists.
@@ -147,6 +148,22 @@ func TestHistoryRollbackE2E(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "REVISION  RECORD  UPDATED") || !strings.Contains(lines[3], "rollback to 1 complete") {
 		t.Errorf("history table:\n%s", table)
+	}
+	// kubectl's formats (pkg/printer/list.go); -o name names the records' Secrets.
+	for name, format := range map[string]string{
+		"name":           "name",
+		"jsonpath":       `jsonpath={range .items[*]}{.revision}/{.number} {.action} {.outcome} {.profile}{"\n"}{end}`,
+		"custom-columns": "custom-columns=RECORD:.number,ACTION:.action,STATUS:.outcome,PROFILE:.profile,OF:.rollbackOf",
+	} {
+		golden.Check(t, "../../testdata/history/"+name+".txt", []byte(ist("history", "-o", format)))
+	}
+	for _, name := range strings.Fields(ist("history", "-o", "name")) {
+		if _, err := c.Kube.CoreV1().Secrets("istio-system").Get(ctx, strings.TrimPrefix(name, "secret/"), metav1.GetOptions{}); err != nil {
+			t.Errorf("history -o name: %s: %v", name, err)
+		}
+	}
+	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "history", "-o", "jsonpath="); !isUsage(err) {
+		t.Errorf("history -o jsonpath=: want a usage error, got %v", err)
 	}
 	if rs := historyOf(t, c.Kubeconfig, "-r", "canary"); len(rs) != 0 {
 		t.Errorf("history -r canary: %+v", summaries(rs))

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -107,7 +107,14 @@ func TestInterruptE2E(t *testing.T) {
 	}
 
 	for i := range faultRuns(t) {
-		code, out := interrupted(1500*time.Millisecond, "install", "-y", "--set", "profile=demo")
+		args := []string{"install", "-y", "--set", "profile=demo"}
+		if i%2 == 1 {
+			args = append(args, "-o", "json")
+		}
+		code, out := interrupted(1500*time.Millisecond, args...)
+		if done, ok := doneOf(out); ok && done["exitCode"] != float64(code) {
+			t.Errorf("run %d: exit %d, but the done event says %v", i, code, done["exitCode"])
+		}
 		switch code {
 		case 0:
 		case 130:
@@ -143,7 +150,7 @@ func noDanglingWebhooks(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	for _, gvr := range webhookGVRs {
-		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: install.LabelComponent})
+		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: ownership.LabelComponent})
 		if err != nil {
 			t.Fatal(err)
 		}

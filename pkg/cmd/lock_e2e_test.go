@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -79,7 +79,7 @@ func TestWriteLockE2E(t *testing.T) {
 			t.Errorf("istiod-canary after its uninstall: %v", err)
 		}
 		for id, o := range objectsOf(t, c) {
-			if l := o.GetLabels(); l[install.LabelRevision] == "canary" && l[install.LabelComponent] != "" && o.GetKind() != "CustomResourceDefinition" {
+			if l := o.GetLabels(); l[ownership.LabelRevision] == "canary" && l[ownership.LabelComponent] != "" && o.GetKind() != "CustomResourceDefinition" {
 				t.Errorf("%s of revision canary survived its uninstall", id)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -111,8 +112,8 @@ func TestInstallProfilesE2E(t *testing.T) {
 					t.Errorf("%s: %s missing (%v)", profile, kube.Describe(o), err)
 					continue
 				}
-				if r := readiness.Check(live); r.Status != readiness.Ready {
-					t.Errorf("%s: %s not ready: %s", profile, kube.Describe(o), r.Message)
+				if r, err := readiness.CheckWith(live, liveLister(ctx, client)); err != nil || r.Status != readiness.Ready {
+					t.Errorf("%s: %s not ready: %s (%v)", profile, kube.Describe(o), r.Message, err)
 				}
 				out[kube.Describe(o)] = live.GetResourceVersion()
 			}
@@ -361,5 +362,17 @@ func sidecarPod(t *testing.T, c *cluster.Cluster, ns, rev string) {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}, {Name: "istio-proxy", Image: "proxyv2"}}}}
 	if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// liveLister answers a readiness rule's related objects from live lists.
+func liveLister(ctx context.Context, client *kube.Client) readiness.Lister {
+	return func(gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
+		items, err := client.ListIn(ctx, gvk, namespace, selector)
+		out := make([]*unstructured.Unstructured, len(items))
+		for i := range items {
+			out[i] = &items[i]
+		}
+		return out, err
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -59,7 +60,7 @@ spec:
 	// decoy carries them.
 	var stale []string
 	for _, gvk := range install.PruneKinds {
-		items, err := client.List(ctx, gvk, install.LabelComponent+"=Cni,"+install.LabelOwner+"="+name)
+		items, err := client.List(ctx, gvk, ownership.LabelComponent+"=Cni,"+ownership.LabelOwner+"="+name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +73,7 @@ spec:
 		t.Fatalf("CNI's objects: %v", stale)
 	}
 
-	owner := install.Owner{Name: name, Namespace: ns, Version: version.Version}
+	owner := ownership.Owner{Name: name, Namespace: ns, Version: version.Version}
 	ours := func() map[string]string { return owner.Labels(component.Cni) }
 	with := func(l map[string]string, kv ...string) map[string]string {
 		for i := 0; i < len(kv); i += 2 {
@@ -98,28 +99,28 @@ spec:
 	}
 	decoys := []decoy{
 		{gvk: cm, ns: ns, name: "unlabelled", manager: "kubectl-create", create: true},
-		{gvk: cm, ns: ns, name: "other-revision", labels: with(ours(), install.LabelRevision, "canary"), manager: kube.FieldManager},
-		{gvk: cm, ns: ns, name: "other-owner-namespace", labels: with(ours(), install.LabelOwnerNamespace, "elsewhere"), manager: kube.FieldManager},
-		{gvk: cm, ns: ns, name: "other-owner-name", labels: with(ours(), install.LabelOwner, "someone-else"), manager: kube.FieldManager},
+		{gvk: cm, ns: ns, name: "other-revision", labels: with(ours(), ownership.LabelRevision, "canary"), manager: ownership.FieldManager},
+		{gvk: cm, ns: ns, name: "other-owner-namespace", labels: with(ours(), ownership.LabelOwnerNamespace, "elsewhere"), manager: ownership.FieldManager},
+		{gvk: cm, ns: ns, name: "other-owner-name", labels: with(ours(), ownership.LabelOwner, "someone-else"), manager: ownership.FieldManager},
 		{gvk: schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, name: "lookalike-" + ns,
-			labels: with(ours(), install.LabelComponent, "Kiali"), manager: kube.FieldManager},
+			labels: with(ours(), ownership.LabelComponent, "Kiali"), manager: ownership.FieldManager},
 		{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, ns: ns, name: "helm-owned", manager: "helm", create: true,
 			// Istio's own Helm charts set the component and revision labels too.
-			labels: with(ours(), "app.kubernetes.io/managed-by", "Helm", install.LabelManaged, "-"),
+			labels: with(ours(), "app.kubernetes.io/managed-by", "Helm", ownership.LabelManaged, "-"),
 			extra: func(o *unstructured.Unstructured) {
 				o.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "istio-cni", "meta.helm.sh/release-namespace": ns})
 			}},
 		{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, ns: ns, name: "helm-with-all-our-labels", manager: "helm", create: true,
 			labels: with(ours(), "app.kubernetes.io/managed-by", "Helm")},
 		{gvk: schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
-			name: "decoys." + ns + ".example.com", labels: ours(), manager: kube.FieldManager,
+			name: "decoys." + ns + ".example.com", labels: ours(), manager: ownership.FieldManager,
 			extra: func(o *unstructured.Unstructured) {
 				o.Object["spec"] = map[string]any{"group": ns + ".example.com", "scope": "Namespaced",
 					"names": map[string]any{"plural": "decoys", "kind": "Decoy"},
 					"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 						"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object"}}}}}
 			}},
-		{gvk: cm, ns: ns, name: "controller-copy", labels: ours(), manager: kube.FieldManager,
+		{gvk: cm, ns: ns, name: "controller-copy", labels: ours(), manager: ownership.FieldManager,
 			extra: func(o *unstructured.Unstructured) {
 				live, err := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "unlabelled", metav1.GetOptions{})
 				if err != nil {
@@ -127,7 +128,7 @@ spec:
 				}
 				o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: live.Name, UID: live.UID}})
 			}},
-		{gvk: cm, ns: ns, name: "opted-out", labels: with(ours(), install.LabelNotPruned, "true"), manager: kube.FieldManager},
+		{gvk: cm, ns: ns, name: "opted-out", labels: with(ours(), ownership.LabelNotPruned, "true"), manager: ownership.FieldManager},
 		{gvk: cm, ns: ns, name: "never-applied", labels: ours(), manager: "kubectl-create", create: true},
 	}
 	var decoyIDs []string

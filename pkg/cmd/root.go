@@ -93,12 +93,13 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
 		newHistoryCommand(g), newRollbackCommand(g),
 		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g))
+	registerCompletions(root, g)
 	return root
 }
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
-	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", "istio-system", "Istio system namespace")
+	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
 	g.lockPeriods.addFlags(fs)
 }

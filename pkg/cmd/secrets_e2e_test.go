@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
 // TestSecretsNeverLeakE2E: with a cacerts Secret in the cluster (a CA private key, as
@@ -61,13 +62,13 @@ func TestSecretsNeverLeakE2E(t *testing.T) {
 		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	}
 
-	// The user's CA, as istiod reads it.
+	// The user's CA, as istiod reads it: a whole one, since the checks refuse a broken
+	// cacerts Secret istiod would use (TestUndeclaredCACertsE2E) and report a valid one.
 	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
-	cacerts := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cacerts", Namespace: "istio-system"}, Data: map[string][]byte{
-		"ca-key.pem":  secretValue(key()),
-		"ca-cert.pem": []byte("-----BEGIN CERTIFICATE-----\nnot a secret\n-----END CERTIFICATE-----\n"),
-		"password":    secretValue([]byte("cacerts-password-7f3a9c")),
-	}}
+	ca := pki.New(t, pki.Valid).SecretData()
+	secretValue(ca["ca-key.pem"])
+	ca["password"] = secretValue([]byte("cacerts-password-7f3a9c"))
+	cacerts := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cacerts", Namespace: "istio-system"}, Data: ca}
 	_ = c.Kube.CoreV1().Secrets("istio-system").Delete(ctx, "cacerts", metav1.DeleteOptions{})
 	if _, err := c.Kube.CoreV1().Secrets("istio-system").Create(ctx, cacerts, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

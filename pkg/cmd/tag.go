@@ -151,7 +151,7 @@ func newTagListCommand(g *Globals) *cobra.Command {
 		Use:     "list",
 		Aliases: []string{"show"},
 		Short:   "List the revision tags: where each points and which namespaces use it",
-		Example: "  istioctl tag list\n  istioctl tag list -o json",
+		Example: "  istioctl tag list\n  istioctl tag list -o json\n  istioctl tag list -o jsonpath='{.items[*].tag}'",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return Usagef("tag list command does not accept arguments")
@@ -163,14 +163,14 @@ func newTagListCommand(g *Globals) *cobra.Command {
 			return a.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
 	return cmd
 }
 
 // Run prints the tags.
 func (a *TagListAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "table", "json", "yaml"); err != nil {
-		return err
+	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
+		return &UsageError{Err: err}
 	}
 	tags, err := (&action.TagList{Config: a.Globals.Config(io.Discard)}).Run(ctx)
 	if err != nil {

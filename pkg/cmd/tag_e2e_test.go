@@ -94,6 +94,7 @@ func TestTagE2E(t *testing.T) {
 		{[]string{"tag", "set", "a", "b", "--revision", "canary"}, true, "single tag"},
 		{[]string{"tag", "remove", "nope"}, false, `cannot remove tag "nope"`},
 		{[]string{"tag", "list", "-o", "xml"}, true, "--output"},
+		{[]string{"tag", "list", "-o", "custom-columns=TAG"}, true, "HEADER:PATH"},
 	} {
 		_, _, err := fails(tc.args...)
 		var usage *cmd.UsageError
@@ -160,6 +161,14 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 		t.Fatal(err)
 	}
 	golden.Check(t, "../../testdata/tag/list.txt", []byte(ist("tag", "list")))
+	// kubectl's formats (pkg/printer/list.go).
+	for name, format := range map[string]string{
+		"name":           "name",
+		"jsonpath":       `jsonpath={range .items[*]}{.tag} -> {.revision} {.namespaces}{"\n"}{end}`,
+		"custom-columns": "custom-columns=TAG:.tag,REVISION:.revision,NAMESPACES:.namespaces[*]",
+	} {
+		golden.Check(t, "../../testdata/tag/list-"+name+".txt", []byte(ist("tag", "list", "-o", format)))
+	}
 	if out := ist("tag", "show", "-o", "json"); !strings.Contains(out, `"namespaces": [`+"\n\t\t\t\""+app+`"`) {
 		t.Errorf("tag show -o json:\n%s", out)
 	}

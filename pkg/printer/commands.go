@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
 
@@ -93,34 +92,6 @@ func TagRemoved(w io.Writer, tagName string, objects []string) {
 		fmt.Fprintf(w, "  %s removed\n", o)
 	}
 	fmt.Fprintf(w, "Revision tag %s removed\n", tagName)
-}
-
-// Tags prints the revision tags as a table, JSON or YAML.
-func Tags(w io.Writer, tags []tag.Description, f Format) error {
-	if len(tags) == 0 {
-		_, err := fmt.Fprintln(w, "No Istio revision tags found.")
-		return err
-	}
-	switch f {
-	case JSON, YAML:
-		out, err := json.MarshalIndent(tags, "", "\t")
-		if err != nil {
-			return err
-		}
-		if f == YAML {
-			if out, err = yaml.JSONToYAML(out); err != nil {
-				return err
-			}
-		}
-		_, err = fmt.Fprintln(w, string(out))
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
-	fmt.Fprintln(tw, "TAG\tREVISION\tNAMESPACES")
-	for _, t := range tags {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Tag, t.Revision, strings.Join(t.Namespaces, ","))
-	}
-	return tw.Flush()
 }
 
 // Profiles prints the profile names as a list, JSON or YAML.

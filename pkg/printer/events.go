@@ -26,9 +26,10 @@ const (
 
 // NewEvents returns a sink printing events in format f to w. color is honoured only for
 // text on a terminal; fatih/color already turns itself off for NO_COLOR and non-terminals.
+// JSON done events carry their exit code (event.WithExitCodes).
 func NewEvents(w io.Writer, f Format) event.Sink {
 	if f == JSON {
-		return &jsonSink{enc: json.NewEncoder(w)}
+		return event.WithExitCodes(&jsonSink{enc: json.NewEncoder(w)})
 	}
 	return &textSink{w: w}
 }

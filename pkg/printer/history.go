@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/istioctl-installer/istioctl/operator/history"
 )
 
@@ -14,14 +16,34 @@ import (
 const Table Format = "table"
 
 // History prints install records: a table (one line per record, oldest first within each
-// revision) or a JSON array of the whole records.
+// revision), a JSON array (or YAML list) of the whole records, or a kubectl format
+// (ListFormats): -o name names each record's Secret, as kubectl would.
 func History(w io.Writer, records []*history.Record, f Format) error {
-	if f == JSON {
+	if kubectlFormat(f) {
+		p, err := kubectlPrinter(f)
+		if err != nil {
+			return err
+		}
+		l := listing{apiVersion: "v1", kind: "Secret"}
+		for _, r := range records {
+			l.entries = append(l.entries, r)
+			l.names = append(l.names, history.SecretName(r.Revision, r.Number))
+		}
+		return l.print(w, p)
+	}
+	if f == JSON || f == YAML {
 		if records == nil {
 			records = []*history.Record{}
 		}
 		b, err := json.MarshalIndent(records, "", "  ")
 		if err != nil {
+			return err
+		}
+		if f == YAML {
+			if b, err = yaml.JSONToYAML(b); err != nil {
+				return err
+			}
+			_, err = w.Write(b)
 			return err
 		}
 		_, err = fmt.Fprintln(w, string(b))

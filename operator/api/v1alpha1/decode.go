@@ -130,6 +130,13 @@ func DecodeFile(source string, data []byte) (map[string]any, Lines, Problems) {
 		return nil, nil, d.problems
 	}
 	d.checkHeader(root, tree)
+	// A top-level section present but empty (`spec:`, `spec: ~`) sets nothing, as upstream
+	// reads it: left as a null it would replace the profile's whole spec.
+	for _, key := range []string{"spec", "metadata"} {
+		if v, ok := tree[key]; ok && v == nil {
+			delete(tree, key)
+		}
+	}
 	return tree, d.lines, d.problems
 }
 
@@ -302,7 +309,7 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 			return text, fmt.Errorf("want true or false, got %q", text)
 		}
 		return b, nil
-	case KindAny:
+	case KindAny, KindScalar:
 		if quoted {
 			return text, nil
 		}

@@ -3,13 +3,17 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
 
+	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshv1alpha1 "istio.io/api/mesh/v1alpha1"
+
+	"github.com/istioctl-installer/istioctl/manifests"
 )
 
 // Kind is the shape of value a schema node accepts.
@@ -26,6 +30,7 @@ const (
 	KindFloat
 	KindBool
 	KindOpaque // a Kubernetes type with its own JSON form (Quantity, IntOrString, ...)
+	KindScalar // any single value (string, number, boolean), typed as free-form values are
 )
 
 // Schema describes what a field accepts. The IstioOperator and values schemas come from Go
@@ -178,6 +183,12 @@ func (s goSchema) Field(name string) (Schema, bool) {
 		return ValuesSchema(), true
 	case "meshconfig":
 		return MeshConfigSchema(), true
+	case "ztunnel":
+		return ztunnelShape(), true
+	case "gatewayclasses":
+		return typeSchema(reflect.TypeFor[map[string]map[string]any](), fieldTags{}), true
+	case "unvalidated":
+		return shapeOf{ValuesSchema()}, true
 	}
 	return typeSchema(f.t, f.tags), true
 }
@@ -231,6 +242,100 @@ func (anySchema) ScalarString() bool          { return false }
 func (anySchema) Duration() bool              { return false }
 func (anySchema) Deprecated() bool            { return false }
 func (anySchema) CheckOpaque(any) error       { return nil }
+
+// ---- shapes of free-form values ------------------------------------------------------
+
+// shapeSchema checks free-form values against the shapes a chart's defaults give them, so a
+// value the chart cannot read (a list where it ranges over a map, an object where it prints
+// a name) is a spec error rather than a template error: an object stays an object (its
+// known keys checked alike, any other key free), a list a list, a single value a single
+// value. Nothing else is checked.
+type shapeSchema struct{ def any }
+
+func (s shapeSchema) Kind() Kind {
+	switch s.def.(type) {
+	case map[string]any:
+		return KindObject
+	case []any:
+		return KindList
+	case nil:
+		return KindAny
+	}
+	return KindScalar
+}
+
+func (s shapeSchema) Field(name string) (Schema, bool) {
+	m, _ := s.def.(map[string]any)
+	v, ok := m[name]
+	if !ok {
+		return nil, false
+	}
+	return shapeSchema{def: v}, true
+}
+
+func (s shapeSchema) FieldNames() []string {
+	m, _ := s.def.(map[string]any)
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (shapeSchema) Strict() bool          { return false }
+func (shapeSchema) Elem() Schema          { return anySchema{} }
+func (shapeSchema) Enum() []string        { return nil }
+func (shapeSchema) ScalarString() bool    { return false }
+func (shapeSchema) Duration() bool        { return false }
+func (shapeSchema) Deprecated() bool      { return false }
+func (shapeSchema) CheckOpaque(any) error { return nil }
+
+// shapeOf keeps only the shapes of another schema: objects, lists and single values, any
+// key allowed, any scalar type. spec.unvalidatedValues is checked so, as the values the
+// charts read: unchecked names and types, but nothing a chart cannot read.
+type shapeOf struct{ s Schema }
+
+func (s shapeOf) Kind() Kind {
+	switch k := s.s.Kind(); k {
+	case KindObject, KindMap, KindList, KindAny:
+		return k
+	}
+	return KindScalar
+}
+
+func (s shapeOf) Field(name string) (Schema, bool) {
+	f, ok := s.s.Field(name)
+	if !ok {
+		return nil, false
+	}
+	return shapeOf{f}, true
+}
+
+func (s shapeOf) FieldNames() []string { return s.s.FieldNames() }
+func (shapeOf) Strict() bool           { return false }
+func (s shapeOf) Elem() Schema         { return shapeOf{s.s.Elem()} }
+func (shapeOf) Enum() []string         { return nil }
+func (shapeOf) ScalarString() bool     { return false }
+func (shapeOf) Duration() bool         { return false }
+func (shapeOf) Deprecated() bool       { return false }
+func (shapeOf) CheckOpaque(any) error  { return nil }
+
+// FreeForm is the schema of a value nothing is known of.
+func FreeForm() Schema { return anySchema{} }
+
+// ztunnelShape is the shape of values.ztunnel: the embedded ztunnel chart's defaults.
+var ztunnelShape = sync.OnceValue(func() Schema {
+	b, err := fs.ReadFile(manifests.Charts, "charts/ztunnel/values.yaml")
+	if err != nil {
+		panic(fmt.Sprintf("the embedded ztunnel chart has no values.yaml: %v", err))
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		panic(fmt.Sprintf("the embedded ztunnel chart's values.yaml: %v", err))
+	}
+	return shapeSchema{def: doc["_internal_defaults_do_not_set"]}
+})
 
 // ---- protobuf (meshConfig) -------------------------------------------------------------
 
@@ -389,6 +494,50 @@ func kindName(k Kind) string {
 		return "a number"
 	case KindBool:
 		return "true or false"
+	case KindScalar:
+		return "a single value (a string, number or boolean)"
 	}
 	return fmt.Sprintf("kind %d", k)
+}
+
+// ImageFields lists the values (dotted paths below spec.values) image references are made
+// of, as the charts make them: <hub>/<image>:<tag>[-<variant>], an image holding a "/" used
+// as it is. They are every hub, tag, image and variant field of the values schema, and of
+// the ztunnel chart's values.
+var ImageFields = sync.OnceValue(func() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		// Kubernetes types (a Container's image) are checked as the apiserver would.
+		if t.Kind() != reflect.Struct || t.PkgPath() != reflect.TypeFor[Values]().PkgPath() {
+			return
+		}
+		fields := goSchema{t: t}.fields()
+		for _, name := range (goSchema{t: t}).FieldNames() {
+			if isImagePart(name) {
+				out = append(out, prefix+name)
+				continue
+			}
+			walk(fields[name].t, prefix+name+".")
+		}
+	}
+	walk(reflect.TypeFor[Values](), "")
+	for _, name := range ztunnelShape().FieldNames() {
+		if isImagePart(name) {
+			out = append(out, "ztunnel."+name)
+		}
+	}
+	sort.Strings(out)
+	return out
+})
+
+func isImagePart(name string) bool {
+	switch name {
+	case "hub", "tag", "image", "variant":
+		return true
+	}
+	return false
 }

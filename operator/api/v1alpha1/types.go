@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"reflect"
+	"strings"
+	"sync"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -49,8 +53,9 @@ type IstioOperatorSpec struct {
 	Components *ComponentsSpec `json:"components,omitempty"`
 	// Values are Helm values, checked against the Values schema.
 	Values map[string]any `json:"values,omitempty" schema:"values"`
-	// UnvalidatedValues are merged into the values without any check.
-	UnvalidatedValues map[string]any `json:"unvalidatedValues,omitempty"`
+	// UnvalidatedValues are merged into the values with no check of names or types; only
+	// their shapes are checked (an object where the charts read an object, ...).
+	UnvalidatedValues map[string]any `json:"unvalidatedValues,omitempty" schema:"unvalidated"`
 	// External is what the install relies on but does not install (this tool's extension:
 	// see ExternalSpec).
 	External *ExternalSpec `json:"external,omitempty"`
@@ -133,4 +138,44 @@ type KubernetesOverlay struct {
 type Patch struct {
 	Path  string `json:"path,omitempty"`
 	Value any    `json:"value,omitempty"`
+}
+
+// componentFields maps a spec.components key to its field of ComponentsSpec, so code can
+// reach a component's settings by its registry key (component.Component.SpecKey) instead of
+// a switch to keep in step with the fields.
+var componentFields = sync.OnceValue(func() map[string]int {
+	t := reflect.TypeOf(ComponentsSpec{})
+	out := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = i
+	}
+	return out
+})
+
+// Single returns the settings of the single-instance component under key (nil when unset,
+// or when key names no such component).
+func (cs *ComponentsSpec) Single(key string) *ComponentSpec {
+	if cs == nil {
+		return nil
+	}
+	i, ok := componentFields()[key]
+	if !ok {
+		return nil
+	}
+	s, _ := reflect.ValueOf(cs).Elem().Field(i).Interface().(*ComponentSpec)
+	return s
+}
+
+// Gateways returns the gateway list under key; ok says key names a gateway kind.
+func (cs *ComponentsSpec) Gateways(key string) (list []GatewayComponentSpec, ok bool) {
+	if cs == nil {
+		return nil, true
+	}
+	i, found := componentFields()[key]
+	if !found {
+		return nil, false
+	}
+	list, ok = reflect.ValueOf(cs).Elem().Field(i).Interface().([]GatewayComponentSpec)
+	return list, ok
 }

@@ -1,15 +1,24 @@
 package v1alpha1
 
-import "k8s.io/apimachinery/pkg/util/intstr"
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
 
 // This file is the typed schema of the Helm values (spec.values of an IstioOperator). It
 // follows upstream Istio's values proto (istio.operator.v1alpha1) field for field: JSON
 // names are the proto JSON names, optional scalars are pointers so that "unset" and "zero"
-// differ, and free-form proto types (Struct, Value, ...) are `any`.
+// differ. A google.protobuf.Struct is map[string]any (an object of anything, as upstream
+// decodes it), a google.protobuf.Value `any`; a field that holds a Kubernetes object
+// (tolerations, affinity, volumes, ...) is that Kubernetes Go type, so it is checked field
+// by field as upstream checks it.
 //
 // Struct tags beyond `json`:
 //   - enum:"A,B,..."     the field is a proto enum; the accepted JSON values.
 //   - deprecated:"true"  the proto marks the field deprecated.
+//   - schema:"..."       a free-form field checked against a shape of its own (schema.go).
 //
 // The proto's IntOrString message is represented by intstr.IntOrString (a JSON int or
 // string), so it has no struct here. testdata/values_fields.txt records the proto's fields
@@ -39,11 +48,11 @@ type CNIConfig struct {
 	// ExcludeNamespaces are namespaces whose pods the CNI plugin leaves alone.
 	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
 	// Affinity is a Kubernetes Affinity object.
-	Affinity        any                  `json:"affinity,omitempty"`
-	Env             any                  `json:"env,omitempty"`
-	DaemonSetLabels any                  `json:"daemonSetLabels,omitempty"`
-	PodAnnotations  any                  `json:"podAnnotations,omitempty" deprecated:"true"`
-	PodLabels       any                  `json:"podLabels,omitempty"`
+	Affinity        *corev1.Affinity     `json:"affinity,omitempty"`
+	Env             map[string]any       `json:"env,omitempty"`
+	DaemonSetLabels map[string]any       `json:"daemonSetLabels,omitempty"`
+	PodAnnotations  map[string]any       `json:"podAnnotations,omitempty" deprecated:"true"`
+	PodLabels       map[string]any       `json:"podLabels,omitempty"`
 	PspClusterRole  string               `json:"pspClusterRole,omitempty"`
 	LogLevel        string               `json:"logLevel,omitempty" deprecated:"true"`
 	Logging         *GlobalLoggingConfig `json:"logging,omitempty"`
@@ -54,11 +63,11 @@ type CNIConfig struct {
 	Resources      *Resources      `json:"resources,omitempty"`
 	Privileged     *bool           `json:"privileged,omitempty" deprecated:"true"`
 	// SeccompProfile is a Kubernetes SeccompProfile object.
-	SeccompProfile        any                 `json:"seccompProfile,omitempty"`
-	Ambient               *CNIAmbientConfig   `json:"ambient,omitempty"`
-	Provider              string              `json:"provider,omitempty"`
-	RollingMaxUnavailable *intstr.IntOrString `json:"rollingMaxUnavailable,omitempty"`
-	IstioOwnedCNIConfig   *bool               `json:"istioOwnedCNIConfig,omitempty"`
+	SeccompProfile        *corev1.SeccompProfile `json:"seccompProfile,omitempty"`
+	Ambient               *CNIAmbientConfig      `json:"ambient,omitempty"`
+	Provider              string                 `json:"provider,omitempty"`
+	RollingMaxUnavailable *intstr.IntOrString    `json:"rollingMaxUnavailable,omitempty"`
+	IstioOwnedCNIConfig   *bool                  `json:"istioOwnedCNIConfig,omitempty"`
 	// IstioOwnedCNIConfigFileName is the file name used when IstioOwnedCNIConfig is set.
 	IstioOwnedCNIConfigFileName string `json:"istioOwnedCNIConfigFileName,omitempty"`
 	UseAppArmorAnnotation       *bool  `json:"useAppArmorAnnotation,omitempty"`
@@ -115,7 +124,7 @@ type Resources struct {
 
 // ServiceAccount configures a gateway's ServiceAccount.
 type ServiceAccount struct {
-	Annotations any `json:"annotations,omitempty"`
+	Annotations map[string]any `json:"annotations,omitempty"`
 }
 
 // DefaultPodDisruptionBudgetConfig toggles the default PodDisruptionBudgets.
@@ -137,26 +146,26 @@ type EgressGatewayConfig struct {
 	Cpu              *TargetUtilizationConfig `json:"cpu,omitempty" deprecated:"true"`
 	CustomService    *bool                    `json:"customService,omitempty"`
 	Enabled          *bool                    `json:"enabled,omitempty"`
-	Env              any                      `json:"env,omitempty"`
+	Env              map[string]any           `json:"env,omitempty"`
 	Labels           map[string]string        `json:"labels,omitempty"`
 	Name             string                   `json:"name,omitempty"`
-	NodeSelector     any                      `json:"nodeSelector,omitempty" deprecated:"true"`
-	PodAnnotations   any                      `json:"podAnnotations,omitempty" deprecated:"true"`
+	NodeSelector     map[string]any           `json:"nodeSelector,omitempty" deprecated:"true"`
+	PodAnnotations   map[string]any           `json:"podAnnotations,omitempty" deprecated:"true"`
 	// PodAntiAffinityLabelSelector entries are Kubernetes LabelSelector objects.
-	PodAntiAffinityLabelSelector     []any          `json:"podAntiAffinityLabelSelector,omitempty" deprecated:"true"`
-	PodAntiAffinityTermLabelSelector []any          `json:"podAntiAffinityTermLabelSelector,omitempty" deprecated:"true"`
-	Ports                            []PortsConfig  `json:"ports,omitempty"`
-	Resources                        *Resources     `json:"resources,omitempty" deprecated:"true"`
-	SecretVolumes                    []SecretVolume `json:"secretVolumes,omitempty"`
-	ServiceAnnotations               any            `json:"serviceAnnotations,omitempty"`
+	PodAntiAffinityLabelSelector     []map[string]any `json:"podAntiAffinityLabelSelector,omitempty" deprecated:"true"`
+	PodAntiAffinityTermLabelSelector []map[string]any `json:"podAntiAffinityTermLabelSelector,omitempty" deprecated:"true"`
+	Ports                            []PortsConfig    `json:"ports,omitempty"`
+	Resources                        *Resources       `json:"resources,omitempty" deprecated:"true"`
+	SecretVolumes                    []SecretVolume   `json:"secretVolumes,omitempty"`
+	ServiceAnnotations               map[string]any   `json:"serviceAnnotations,omitempty"`
 	// Type is the Service type.
 	Type string `json:"type,omitempty"`
 	// Tolerations entries are Kubernetes Toleration objects.
-	Tolerations           []any               `json:"tolerations,omitempty" deprecated:"true"`
+	Tolerations           []corev1.Toleration `json:"tolerations,omitempty" deprecated:"true"`
 	RollingMaxSurge       *intstr.IntOrString `json:"rollingMaxSurge,omitempty" deprecated:"true"`
 	RollingMaxUnavailable *intstr.IntOrString `json:"rollingMaxUnavailable,omitempty" deprecated:"true"`
-	ConfigVolumes         []any               `json:"configVolumes,omitempty"`
-	AdditionalContainers  []any               `json:"additionalContainers,omitempty"`
+	ConfigVolumes         []map[string]any    `json:"configVolumes,omitempty"`
+	AdditionalContainers  []corev1.Container  `json:"additionalContainers,omitempty"`
 	RunAsRoot             *bool               `json:"runAsRoot,omitempty"`
 	// InjectionTemplate names the sidecar-injector template for the gateway pod.
 	InjectionTemplate string          `json:"injectionTemplate,omitempty"`
@@ -171,8 +180,8 @@ type GatewaysConfig struct {
 	Enabled             *bool                 `json:"enabled,omitempty"`
 	IstioIngressgateway *IngressGatewayConfig `json:"istio-ingressgateway,omitempty"`
 	// SecurityContext is a Kubernetes PodSecurityContext for gateway pods.
-	SecurityContext any `json:"securityContext,omitempty"`
-	SeccompProfile  any `json:"seccompProfile,omitempty"`
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+	SeccompProfile  *corev1.SeccompProfile     `json:"seccompProfile,omitempty"`
 }
 
 // GlobalConfig holds values shared by all charts.
@@ -181,10 +190,10 @@ type GlobalConfig struct {
 	// CertSigners are signer names istiod may approve CSRs for.
 	CertSigners                []string                          `json:"certSigners,omitempty"`
 	ConfigValidation           *bool                             `json:"configValidation,omitempty"`
-	DefaultNodeSelector        any                               `json:"defaultNodeSelector,omitempty" deprecated:"true"`
+	DefaultNodeSelector        map[string]any                    `json:"defaultNodeSelector,omitempty" deprecated:"true"`
 	DefaultPodDisruptionBudget *DefaultPodDisruptionBudgetConfig `json:"defaultPodDisruptionBudget,omitempty"`
 	DefaultResources           *DefaultResourcesConfig           `json:"defaultResources,omitempty" deprecated:"true"`
-	DefaultTolerations         []any                             `json:"defaultTolerations,omitempty" deprecated:"true"`
+	DefaultTolerations         []corev1.Toleration               `json:"defaultTolerations,omitempty" deprecated:"true"`
 	Hub                        string                            `json:"hub,omitempty"`
 	ImagePullPolicy            string                            `json:"imagePullPolicy,omitempty"`
 	ImagePullSecrets           []string                          `json:"imagePullSecrets,omitempty"`
@@ -193,7 +202,7 @@ type GlobalConfig struct {
 	Logging                    *GlobalLoggingConfig              `json:"logging,omitempty"`
 	MeshID                     string                            `json:"meshID,omitempty"`
 	// MeshNetworks is the free-form mesh networks configuration.
-	MeshNetworks                 any                 `json:"meshNetworks,omitempty"`
+	MeshNetworks                 map[string]any      `json:"meshNetworks,omitempty"`
 	MultiCluster                 *MultiClusterConfig `json:"multiCluster,omitempty"`
 	Network                      string              `json:"network,omitempty"`
 	PodDNSSearchNamespaces       []string            `json:"podDNSSearchNamespaces,omitempty"`
@@ -269,33 +278,33 @@ type IngressGatewayConfig struct {
 	Cpu                      *TargetUtilizationConfig `json:"cpu,omitempty" deprecated:"true"`
 	CustomService            *bool                    `json:"customService,omitempty"`
 	Enabled                  *bool                    `json:"enabled,omitempty"`
-	Env                      any                      `json:"env,omitempty"`
+	Env                      map[string]any           `json:"env,omitempty"`
 	Labels                   map[string]string        `json:"labels,omitempty"`
 	LoadBalancerIP           string                   `json:"loadBalancerIP,omitempty"`
 	LoadBalancerSourceRanges []string                 `json:"loadBalancerSourceRanges,omitempty"`
 	Name                     string                   `json:"name,omitempty"`
-	NodeSelector             any                      `json:"nodeSelector,omitempty" deprecated:"true"`
-	PodAnnotations           any                      `json:"podAnnotations,omitempty" deprecated:"true"`
+	NodeSelector             map[string]any           `json:"nodeSelector,omitempty" deprecated:"true"`
+	PodAnnotations           map[string]any           `json:"podAnnotations,omitempty" deprecated:"true"`
 	// PodAntiAffinityLabelSelector entries are Kubernetes LabelSelector objects.
-	PodAntiAffinityLabelSelector     []any         `json:"podAntiAffinityLabelSelector,omitempty" deprecated:"true"`
-	PodAntiAffinityTermLabelSelector []any         `json:"podAntiAffinityTermLabelSelector,omitempty" deprecated:"true"`
-	Ports                            []PortsConfig `json:"ports,omitempty"`
-	ReplicaCount                     *int64        `json:"replicaCount,omitempty" deprecated:"true"`
+	PodAntiAffinityLabelSelector     []map[string]any `json:"podAntiAffinityLabelSelector,omitempty" deprecated:"true"`
+	PodAntiAffinityTermLabelSelector []map[string]any `json:"podAntiAffinityTermLabelSelector,omitempty" deprecated:"true"`
+	Ports                            []PortsConfig    `json:"ports,omitempty"`
+	ReplicaCount                     *int64           `json:"replicaCount,omitempty" deprecated:"true"`
 	// Resources is free-form here, unlike the other components' Resources.
-	Resources          any            `json:"resources,omitempty" deprecated:"true"`
+	Resources          map[string]any `json:"resources,omitempty" deprecated:"true"`
 	SecretVolumes      []SecretVolume `json:"secretVolumes,omitempty"`
-	ServiceAnnotations any            `json:"serviceAnnotations,omitempty"`
+	ServiceAnnotations map[string]any `json:"serviceAnnotations,omitempty"`
 	// Type is the Service type.
 	Type                  string              `json:"type,omitempty"`
 	RollingMaxSurge       *intstr.IntOrString `json:"rollingMaxSurge,omitempty" deprecated:"true"`
 	RollingMaxUnavailable *intstr.IntOrString `json:"rollingMaxUnavailable,omitempty" deprecated:"true"`
 	ExternalTrafficPolicy string              `json:"externalTrafficPolicy,omitempty"`
 	// Tolerations entries are Kubernetes Toleration objects.
-	Tolerations          []any `json:"tolerations,omitempty" deprecated:"true"`
-	IngressPorts         []any `json:"ingressPorts,omitempty"`
-	AdditionalContainers []any `json:"additionalContainers,omitempty"`
-	ConfigVolumes        []any `json:"configVolumes,omitempty"`
-	RunAsRoot            *bool `json:"runAsRoot,omitempty"`
+	Tolerations          []corev1.Toleration `json:"tolerations,omitempty" deprecated:"true"`
+	IngressPorts         []map[string]any    `json:"ingressPorts,omitempty"`
+	AdditionalContainers []corev1.Container  `json:"additionalContainers,omitempty"`
+	ConfigVolumes        []map[string]any    `json:"configVolumes,omitempty"`
+	RunAsRoot            *bool               `json:"runAsRoot,omitempty"`
 	// InjectionTemplate names the sidecar-injector template for the gateway pod.
 	InjectionTemplate string          `json:"injectionTemplate,omitempty"`
 	ServiceAccount    *ServiceAccount `json:"serviceAccount,omitempty"`
@@ -323,50 +332,50 @@ type PilotConfig struct {
 	AutoscaleMin     *int64 `json:"autoscaleMin,omitempty"`
 	AutoscaleMax     *int64 `json:"autoscaleMax,omitempty"`
 	// AutoscaleBehavior is a Kubernetes HorizontalPodAutoscalerBehavior object.
-	AutoscaleBehavior any    `json:"autoscaleBehavior,omitempty"`
-	ReplicaCount      *int64 `json:"replicaCount,omitempty" deprecated:"true"`
-	Image             string `json:"image,omitempty"`
+	AutoscaleBehavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"autoscaleBehavior,omitempty"`
+	ReplicaCount      *int64                                         `json:"replicaCount,omitempty" deprecated:"true"`
+	Image             string                                         `json:"image,omitempty"`
 	// TraceSampling is the trace sampling percentage.
 	TraceSampling *float64                 `json:"traceSampling,omitempty"`
 	Resources     *Resources               `json:"resources,omitempty" deprecated:"true"`
 	Cpu           *TargetUtilizationConfig `json:"cpu,omitempty" deprecated:"true"`
-	NodeSelector  any                      `json:"nodeSelector,omitempty" deprecated:"true"`
+	NodeSelector  map[string]string        `json:"nodeSelector,omitempty" deprecated:"true"`
 	// KeepaliveMaxServerConnectionAge is a duration string such as "30m".
-	KeepaliveMaxServerConnectionAge string `json:"keepaliveMaxServerConnectionAge,omitempty"`
-	DeploymentLabels                any    `json:"deploymentLabels,omitempty"`
-	PodLabels                       any    `json:"podLabels,omitempty"`
+	KeepaliveMaxServerConnectionAge string         `json:"keepaliveMaxServerConnectionAge,omitempty"`
+	DeploymentLabels                map[string]any `json:"deploymentLabels,omitempty"`
+	PodLabels                       map[string]any `json:"podLabels,omitempty"`
 	// ConfigMap toggles the mesh-config ConfigMap.
-	ConfigMap *bool `json:"configMap,omitempty"`
-	Env       any   `json:"env,omitempty"`
+	ConfigMap *bool          `json:"configMap,omitempty"`
+	Env       map[string]any `json:"env,omitempty"`
 	// Affinity is a Kubernetes Affinity object.
-	Affinity                  any                 `json:"affinity,omitempty"`
+	Affinity                  *corev1.Affinity    `json:"affinity,omitempty"`
 	RollingMaxSurge           *intstr.IntOrString `json:"rollingMaxSurge,omitempty" deprecated:"true"`
 	RollingMaxUnavailable     *intstr.IntOrString `json:"rollingMaxUnavailable,omitempty" deprecated:"true"`
-	Tolerations               []any               `json:"tolerations,omitempty" deprecated:"true"`
-	PodAnnotations            any                 `json:"podAnnotations,omitempty" deprecated:"true"`
-	ServiceAnnotations        any                 `json:"serviceAnnotations,omitempty"`
-	ServiceAccountAnnotations any                 `json:"serviceAccountAnnotations,omitempty"`
+	Tolerations               []corev1.Toleration `json:"tolerations,omitempty" deprecated:"true"`
+	PodAnnotations            map[string]any      `json:"podAnnotations,omitempty" deprecated:"true"`
+	ServiceAnnotations        map[string]any      `json:"serviceAnnotations,omitempty"`
+	ServiceAccountAnnotations map[string]any      `json:"serviceAccountAnnotations,omitempty"`
 	// JwksResolverExtraRootCA is extra PEM roots for fetching JWKS.
-	JwksResolverExtraRootCA string `json:"jwksResolverExtraRootCA,omitempty"`
-	Hub                     string `json:"hub,omitempty"`
-	Tag                     any    `json:"tag,omitempty" scalar:"string"`
-	Variant                 string `json:"variant,omitempty"`
-	SeccompProfile          any    `json:"seccompProfile,omitempty"`
+	JwksResolverExtraRootCA string                 `json:"jwksResolverExtraRootCA,omitempty"`
+	Hub                     string                 `json:"hub,omitempty"`
+	Tag                     any                    `json:"tag,omitempty" scalar:"string"`
+	Variant                 string                 `json:"variant,omitempty"`
+	SeccompProfile          *corev1.SeccompProfile `json:"seccompProfile,omitempty"`
 	// TopologySpreadConstraints entries are Kubernetes TopologySpreadConstraint objects.
-	TopologySpreadConstraints []any                       `json:"topologySpreadConstraints,omitempty"`
-	ExtraContainerArgs        []any                       `json:"extraContainerArgs,omitempty"`
-	VolumeMounts              []any                       `json:"volumeMounts,omitempty"`
-	Volumes                   []any                       `json:"volumes,omitempty"`
-	IpFamilies                []string                    `json:"ipFamilies,omitempty"`
-	IpFamilyPolicy            string                      `json:"ipFamilyPolicy,omitempty"`
-	Memory                    *TargetUtilizationConfig    `json:"memory,omitempty" deprecated:"true"`
-	Cni                       *CNIUsageConfig             `json:"cni,omitempty"`
-	Taint                     *PilotTaintControllerConfig `json:"taint,omitempty"`
-	TrustedZtunnelNamespace   string                      `json:"trustedZtunnelNamespace,omitempty"`
-	IstiodRemote              *IstiodRemoteConfig         `json:"istiodRemote,omitempty"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	ExtraContainerArgs        []string                          `json:"extraContainerArgs,omitempty"`
+	VolumeMounts              []corev1.VolumeMount              `json:"volumeMounts,omitempty"`
+	Volumes                   []corev1.Volume                   `json:"volumes,omitempty"`
+	IpFamilies                []string                          `json:"ipFamilies,omitempty"`
+	IpFamilyPolicy            string                            `json:"ipFamilyPolicy,omitempty"`
+	Memory                    *TargetUtilizationConfig          `json:"memory,omitempty" deprecated:"true"`
+	Cni                       *CNIUsageConfig                   `json:"cni,omitempty"`
+	Taint                     *PilotTaintControllerConfig       `json:"taint,omitempty"`
+	TrustedZtunnelNamespace   string                            `json:"trustedZtunnelNamespace,omitempty"`
+	IstiodRemote              *IstiodRemoteConfig               `json:"istiodRemote,omitempty"`
 	// EnvVarFrom entries are whole Kubernetes EnvVar objects appended to istiod's env.
-	EnvVarFrom       []any  `json:"envVarFrom,omitempty"`
-	CrlConfigMapName string `json:"crlConfigMapName,omitempty"`
+	EnvVarFrom       []corev1.EnvVar `json:"envVarFrom,omitempty"`
+	CrlConfigMapName string          `json:"crlConfigMapName,omitempty"`
 }
 
 // PilotTaintControllerConfig configures istiod's node-taint controller.
@@ -436,20 +445,20 @@ type ProxyConfig struct {
 	OutlierLogPath      string `json:"outlierLogPath,omitempty"`
 	Privileged          *bool  `json:"privileged,omitempty"`
 	// ReadinessInitialDelaySeconds and the two fields after it tune the proxy readiness probe.
-	ReadinessInitialDelaySeconds *int64        `json:"readinessInitialDelaySeconds,omitempty"`
-	ReadinessPeriodSeconds       *int64        `json:"readinessPeriodSeconds,omitempty"`
-	ReadinessFailureThreshold    *int64        `json:"readinessFailureThreshold,omitempty"`
-	SeccompProfile               any           `json:"seccompProfile,omitempty"`
-	StartupProbe                 *StartupProbe `json:"startupProbe,omitempty"`
-	StatusPort                   *int64        `json:"statusPort,omitempty"`
-	Resources                    *Resources    `json:"resources,omitempty" deprecated:"true"`
-	Tracer                       string        `json:"tracer,omitempty" enum:"zipkin,lightstep,datadog,stackdriver,openCensusAgent,none"`
-	ExcludeOutboundPorts         string        `json:"excludeOutboundPorts,omitempty"`
+	ReadinessInitialDelaySeconds *int64                 `json:"readinessInitialDelaySeconds,omitempty"`
+	ReadinessPeriodSeconds       *int64                 `json:"readinessPeriodSeconds,omitempty"`
+	ReadinessFailureThreshold    *int64                 `json:"readinessFailureThreshold,omitempty"`
+	SeccompProfile               *corev1.SeccompProfile `json:"seccompProfile,omitempty"`
+	StartupProbe                 *StartupProbe          `json:"startupProbe,omitempty"`
+	StatusPort                   *int64                 `json:"statusPort,omitempty"`
+	Resources                    *Resources             `json:"resources,omitempty" deprecated:"true"`
+	Tracer                       string                 `json:"tracer,omitempty" enum:"zipkin,lightstep,datadog,stackdriver,openCensusAgent,none"`
+	ExcludeOutboundPorts         string                 `json:"excludeOutboundPorts,omitempty"`
 	// Lifecycle is a Kubernetes Lifecycle object for the proxy container.
-	Lifecycle                       any    `json:"lifecycle,omitempty"`
-	HoldApplicationUntilProxyStarts *bool  `json:"holdApplicationUntilProxyStarts,omitempty" deprecated:"true"`
-	IncludeInboundPorts             string `json:"includeInboundPorts,omitempty"`
-	IncludeOutboundPorts            string `json:"includeOutboundPorts,omitempty"`
+	Lifecycle                       *corev1.Lifecycle `json:"lifecycle,omitempty"`
+	HoldApplicationUntilProxyStarts *bool             `json:"holdApplicationUntilProxyStarts,omitempty" deprecated:"true"`
+	IncludeInboundPorts             string            `json:"includeInboundPorts,omitempty"`
+	IncludeOutboundPorts            string            `json:"includeOutboundPorts,omitempty"`
 }
 
 // StartupProbe configures the proxy startup probe.
@@ -472,7 +481,7 @@ type ResourcesRequestsConfig struct {
 
 // SDSConfig is the deprecated secret discovery service configuration.
 type SDSConfig struct {
-	Token any `json:"token,omitempty" deprecated:"true"`
+	Token map[string]any `json:"token,omitempty" deprecated:"true"`
 }
 
 // SecretVolume mounts a Secret into a gateway pod.
@@ -487,14 +496,14 @@ type SidecarInjectorConfig struct {
 	EnableNamespacesByDefault *bool  `json:"enableNamespacesByDefault,omitempty"`
 	ReinvocationPolicy        string `json:"reinvocationPolicy,omitempty"`
 	// NeverInjectSelector entries are Kubernetes LabelSelector objects.
-	NeverInjectSelector  []any  `json:"neverInjectSelector,omitempty"`
-	AlwaysInjectSelector []any  `json:"alwaysInjectSelector,omitempty"`
-	RewriteAppHTTPProbe  *bool  `json:"rewriteAppHTTPProbe,omitempty"`
-	InjectedAnnotations  any    `json:"injectedAnnotations,omitempty"`
-	InjectionURL         string `json:"injectionURL,omitempty"`
+	NeverInjectSelector  []metav1.LabelSelector `json:"neverInjectSelector,omitempty"`
+	AlwaysInjectSelector []metav1.LabelSelector `json:"alwaysInjectSelector,omitempty"`
+	RewriteAppHTTPProbe  *bool                  `json:"rewriteAppHTTPProbe,omitempty"`
+	InjectedAnnotations  map[string]any         `json:"injectedAnnotations,omitempty"`
+	InjectionURL         string                 `json:"injectionURL,omitempty"`
 	// Templates maps template names to injection template text.
-	Templates        any      `json:"templates,omitempty"`
-	DefaultTemplates []string `json:"defaultTemplates,omitempty"`
+	Templates        map[string]any `json:"templates,omitempty"`
+	DefaultTemplates []string       `json:"defaultTemplates,omitempty"`
 }
 
 // TracerConfig holds per-tracer settings.
@@ -555,15 +564,16 @@ type Values struct {
 	Gateways *GatewaysConfig `json:"gateways,omitempty"`
 	Global   *GlobalConfig   `json:"global,omitempty"`
 	Pilot    *PilotConfig    `json:"pilot,omitempty"`
-	// Ztunnel holds the ztunnel chart's values, unchecked.
-	Ztunnel                any                    `json:"ztunnel,omitempty"`
+	// Ztunnel holds the ztunnel chart's values: free-form, in the shapes the chart's
+	// defaults give them.
+	Ztunnel                any                    `json:"ztunnel,omitempty" schema:"ztunnel"`
 	Telemetry              *TelemetryConfig       `json:"telemetry,omitempty"`
 	SidecarInjectorWebhook *SidecarInjectorConfig `json:"sidecarInjectorWebhook,omitempty"`
 	IstioCni               *CNIUsageConfig        `json:"istioCni,omitempty" deprecated:"true"`
 	Revision               string                 `json:"revision,omitempty"`
 	OwnerName              string                 `json:"ownerName,omitempty"`
-	// MeshConfig is the mesh configuration, unchecked here.
-	MeshConfig   any                 `json:"meshConfig,omitempty"`
+	// MeshConfig is the mesh configuration, checked as spec.meshConfig.
+	MeshConfig   any                 `json:"meshConfig,omitempty" schema:"meshconfig"`
 	Base         *BaseConfig         `json:"base,omitempty"`
 	IstiodRemote *IstiodRemoteConfig `json:"istiodRemote,omitempty" deprecated:"true"`
 	// RevisionTags are tags that point at this revision.
@@ -572,8 +582,8 @@ type Values struct {
 	Profile              string              `json:"profile,omitempty"`
 	CompatibilityVersion string              `json:"compatibilityVersion,omitempty" scalar:"string"`
 	Experimental         *ExperimentalConfig `json:"experimental,omitempty"`
-	// GatewayClasses holds per-GatewayClass customization, unchecked.
-	GatewayClasses any `json:"gatewayClasses,omitempty"`
+	// GatewayClasses holds per-GatewayClass customization: class name -> kind -> overlay.
+	GatewayClasses any `json:"gatewayClasses,omitempty" schema:"gatewayclasses"`
 }
 
 // ExperimentalConfig holds experimental feature switches.
@@ -585,11 +595,11 @@ type ExperimentalConfig struct {
 type WaypointConfig struct {
 	Resources *Resources `json:"resources,omitempty"`
 	// Affinity is a Kubernetes Affinity object.
-	Affinity                  any   `json:"affinity,omitempty"`
-	TopologySpreadConstraints []any `json:"topologySpreadConstraints,omitempty"`
-	NodeSelector              any   `json:"nodeSelector,omitempty"`
+	Affinity                  *corev1.Affinity                  `json:"affinity,omitempty"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	NodeSelector              map[string]string                 `json:"nodeSelector,omitempty"`
 	// Toleration entries are Kubernetes Toleration objects (the key is singular).
-	Toleration []any `json:"toleration,omitempty"`
+	Toleration []corev1.Toleration `json:"toleration,omitempty"`
 }
 
 // NetworkPolicyConfig toggles the NetworkPolicies the charts render.

@@ -78,6 +78,8 @@ type fixtureField struct {
 	kind       string
 	enum       []string
 	deprecated bool
+	// goType, when set, is the Go type (reflect's spelling) of a Kubernetes-typed field.
+	goType string
 }
 
 func readFixture(path string) ([]fixtureField, error) {
@@ -105,6 +107,8 @@ func readFixture(path string) ([]fixtureField, error) {
 				ff.deprecated = true
 			case strings.HasPrefix(p, "values="):
 				ff.enum = strings.Split(strings.TrimPrefix(p, "values="), ",")
+			case strings.HasPrefix(p, "go="):
+				ff.goType = strings.TrimPrefix(p, "go=")
 			default:
 				return nil, fmt.Errorf("%s:%d: unknown attribute %q", path, n, p)
 			}
@@ -142,6 +146,8 @@ func checkKind(types map[string]reflect.Type, t reflect.Type, kind string, elem 
 		return scalar(reflect.TypeFor[float64]())
 	case "any":
 		return want(reflect.TypeFor[any]())
+	case "struct":
+		return want(reflect.TypeFor[map[string]any]())
 	case "intorstring":
 		return scalar(intOrStringType)
 	}
@@ -241,8 +247,15 @@ func compareSchema(fields []fixtureField, types map[string]reflect.Type, externa
 			continue
 		}
 		where := fmt.Sprintf("%s.%s (JSON %q)", types[ff.message].Name(), f.Name, ff.json)
-		if p := checkKind(types, f.Type, ff.kind, false); p != "" {
-			problems = append(problems, where+": "+p)
+		switch {
+		case ff.goType != "":
+			if got := f.Type.String(); got != ff.goType {
+				problems = append(problems, fmt.Sprintf("%s: Go type %s, want the Kubernetes type %s", where, got, ff.goType))
+			}
+		default:
+			if p := checkKind(types, f.Type, ff.kind, false); p != "" {
+				problems = append(problems, where+": "+p)
+			}
 		}
 		var gotEnum []string
 		if tag, ok := f.Tag.Lookup("enum"); ok {

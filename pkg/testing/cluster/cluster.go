@@ -31,8 +31,10 @@ const EnvKubeconfig = "ISTIOCTL_TEST_KUBECONFIG"
 
 // Cluster is a running control plane.
 type Cluster struct {
-	// Kubeconfig is the path of an admin kubeconfig for it.
+	// Kubeconfig is the path of an admin kubeconfig for it; Context is its current context
+	// (istioctl-local, or cluster-i for cluster i of a bed).
 	Kubeconfig string
+	Context    string
 	Config     *rest.Config
 	Kube       kubernetes.Interface
 	Dynamic    dynamic.Interface
@@ -54,12 +56,15 @@ var (
 // Main runs the tests and stops a cluster this binary started. Use it as TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	var errs []error
 	if shared != nil && shared.state != "" {
-		if err := shared.stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			if code == 0 {
-				code = 1
-			}
+		errs = append(errs, shared.stop())
+	}
+	errs = append(errs, stopSharedBed())
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
 		}
 	}
 	os.Exit(code)
@@ -100,6 +105,11 @@ func open() (*Cluster, error) {
 
 // connect builds the clients from c.Kubeconfig.
 func (c *Cluster) connect() error {
+	raw, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", c.Kubeconfig, err)
+	}
+	c.Context = raw.CurrentContext
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", c.Kubeconfig, err)
@@ -113,9 +123,11 @@ func (c *Cluster) connect() error {
 	return err
 }
 
-func (c *Cluster) start() error {
+// start runs up.sh for c.state; env (KEY=value) adds to or overrides its environment.
+func (c *Cluster) start(env ...string) error {
 	cmd := exec.Command(filepath.Join(c.root, "hack/kube/up.sh"))
 	cmd.Env = append(os.Environ(), "STATE="+c.state, fmt.Sprintf("CLUSTER_OWNER_PID=%d", os.Getpid()))
+	cmd.Env = append(cmd.Env, env...) // exec uses the last value of a repeated key
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -124,13 +136,24 @@ func (c *Cluster) start() error {
 	return nil
 }
 
+// stop stops a cluster this binary started and removes the temporary directory holding
+// its state.
 func (c *Cluster) stop() error {
+	if err := c.down(); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Dir(c.state))
+}
+
+// down stops the cluster with down.sh, which removes its state (nothing to do when it
+// never started).
+func (c *Cluster) down() error {
 	cmd := exec.Command(filepath.Join(c.root, "hack/kube/down.sh"))
 	cmd.Env = append(os.Environ(), "STATE="+c.state)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("hack/kube/down.sh failed (%v):\n%s", err, out)
 	}
-	return os.RemoveAll(filepath.Dir(c.state))
+	return nil
 }
 
 // repoRoot walks up from the working directory (a package directory under go test) to

@@ -1,0 +1,169 @@
+// Package ownership is the one home of an install's identity: the labels istioctl puts on
+// what it applies (as upstream names them), its field manager, who owns an object, the
+// selectors that find an install's objects, the default revision and the namespaces an
+// install names. It reads no cluster.
+package ownership
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/component"
+)
+
+// The ownership labels, as upstream sets them.
+const (
+	LabelManaged        = "operator.istio.io/managed"
+	LabelVersion        = "operator.istio.io/version"
+	LabelComponent      = "operator.istio.io/component"
+	LabelOwner          = "install.operator.istio.io/owning-resource"
+	LabelOwnerNamespace = "install.operator.istio.io/owning-resource-namespace"
+	LabelRevision       = "istio.io/rev"
+	// LabelNotPruned opts an object out of pruning.
+	LabelNotPruned = "install.operator.istio.io/owning-resource-not-pruned"
+	// Managed is LabelManaged's value.
+	Managed = "Reconcile"
+)
+
+// FieldManager is the server-side apply field manager of everything istioctl applies, as
+// upstream names it.
+const FieldManager = "istio-operator"
+
+// DefaultRevision and DefaultNamespace are the API's (v1alpha1).
+const (
+	DefaultRevision  = v1alpha1.DefaultRevision
+	DefaultNamespace = v1alpha1.DefaultNamespace
+)
+
+// Rev is the revision label value of a revision: DefaultRevision for none ("").
+func Rev(revision string) string { return v1alpha1.RevisionName(revision) }
+
+// Revision is the spec's revision for a label value: "" for DefaultRevision.
+func Revision(rev string) string {
+	if rev == DefaultRevision {
+		return ""
+	}
+	return rev
+}
+
+// OwnerOf is the ownership identity of an install spec, installed by version; leave lists
+// the components it relies on and does not install.
+func OwnerOf(iop *v1alpha1.IstioOperator, version string, leave []component.Name) Owner {
+	return Owner{Name: iop.Metadata.Name, Namespace: iop.OwnerNamespace(), Revision: iop.Spec.Revision, Version: version, Leave: leave}
+}
+
+// Owner identifies an install: the IstioOperator's name and namespace, its revision and the
+// version installing it.
+type Owner struct {
+	Name, Namespace, Revision, Version string
+	// Leave lists the components the install relies on and does not install (an existing
+	// control plane): whatever of them carries its labels is never pruned or uninstalled.
+	Leave []component.Name
+}
+
+// Rev is the revision label value.
+func (o Owner) Rev() string { return Rev(o.Revision) }
+
+// Removable lists, sorted, the components whose objects the install may delete: all but
+// those it leaves and those in except.
+func (o Owner) Removable(except ...component.Name) []string {
+	var names []string
+	for _, c := range component.All {
+		if !slices.Contains(o.Leave, c.Name) && !slices.Contains(except, c.Name) {
+			names = append(names, string(c.Name))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Labels are the labels every object of component c carries.
+func (o Owner) Labels(c component.Name) map[string]string {
+	l := map[string]string{
+		LabelManaged:        Managed,
+		LabelVersion:        o.Version,
+		LabelComponent:      string(c),
+		LabelOwnerNamespace: o.Namespace,
+		LabelRevision:       o.Rev(),
+	}
+	if o.Name != "" {
+		l[LabelOwner] = o.Name
+	}
+	return l
+}
+
+// Selector selects what this install owns and may prune, across istioctl versions
+// (upstream also matches the version label, so objects left by another version were never
+// pruned).
+func (o Owner) Selector() string {
+	parts := []string{
+		LabelManaged + "=" + Managed,
+		LabelOwnerNamespace + "=" + o.Namespace,
+		LabelRevision + "=" + o.Rev(),
+		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(o.Removable(), ",")),
+		"!" + LabelNotPruned,
+	}
+	if o.Name != "" {
+		parts = append(parts, LabelOwner+"="+o.Name)
+	}
+	return strings.Join(parts, ",")
+}
+
+// WatchSelector selects, for the waits' watches, what this install has just applied.
+func (o Owner) WatchSelector() string {
+	return LabelManaged + "=" + Managed + "," + LabelOwnerNamespace + "=" + o.Namespace + "," + LabelRevision + "=" + o.Rev()
+}
+
+// UninstallSelector picks what an uninstall removes: one revision's components except Base
+// (CRDs and the shared reader account stay, as upstream), or with purge anything any
+// istioctl install labelled.
+func (o Owner) UninstallSelector(purge bool) string {
+	if purge {
+		return LabelComponent
+	}
+	parts := []string{
+		LabelOwnerNamespace + "=" + o.Namespace,
+		LabelRevision + "=" + o.Rev(),
+		fmt.Sprintf("%s in (%s)", LabelComponent, strings.Join(o.Removable(component.Base), ",")),
+	}
+	if o.Name != "" {
+		parts = append(parts, LabelOwner+"="+o.Name)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Ours says istioctl applied the object: it carries the ownership label, or istioctl's
+// field manager applied it.
+func Ours(labels map[string]string, managed []metav1.ManagedFieldsEntry) bool {
+	return labels[LabelManaged] == Managed || appliedByFieldManager(managed)
+}
+
+// AppliedByUs says we created o: it carries our labels because we applied it, not because
+// a controller copied them (an EndpointSlice copies its Service's labels).
+func AppliedByUs(o *unstructured.Unstructured) bool {
+	return len(o.GetOwnerReferences()) == 0 && appliedByFieldManager(o.GetManagedFields())
+}
+
+func appliedByFieldManager(managed []metav1.ManagedFieldsEntry) bool {
+	for _, mf := range managed {
+		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
+}
+
+// SameOwner says an object istioctl applied belongs to the install identified by the owner
+// namespace and revision and carries no owner name: an install spec without metadata.name
+// and the same namespace and revision selects it for pruning.
+func SameOwner(labels map[string]string, ownerNamespace, revision string) bool {
+	n := labels[LabelOwner]
+	return labels[LabelManaged] == Managed && labels[LabelOwnerNamespace] == ownerNamespace &&
+		Rev(labels[LabelRevision]) == Rev(revision) && (n == "" || n == "unknown")
+}
