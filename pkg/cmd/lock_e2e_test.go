@@ -14,9 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -142,9 +143,9 @@ func TestWriteLockE2E(t *testing.T) {
 		for _, args := range [][]string{{"tag", "set", "prod", "--revision", "default", "--lock-timeout", "0"}, {"tag", "remove", "default", "-y", "--lock-timeout", "0"},
 			{"rollback", "-y", "--lock-timeout", "0"}, {"uninstall", "--purge", "-y", "--lock-timeout", "0"}} {
 			_, _, err := run(t, append(append([]string{}, k...), args...)...)
-			var heldErr *cmd.LockHeldError
-			if !errors.As(err, &heldErr) || heldErr.Holder.Identity != holder.Identity {
-				t.Errorf("%s against a held lock: %v", strings.Join(args, " "), err)
+			var heldErr *action.LockHeldError
+			if !errors.As(err, &heldErr) || heldErr.Holder.Identity != holder.Identity || event.ExitCode(err) != event.ExitLocked {
+				t.Errorf("%s against a held lock: exit %d, %v", strings.Join(args, " "), event.ExitCode(err), err)
 			}
 		}
 		// --skip-lock writes without it, saying so.

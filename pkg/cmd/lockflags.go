@@ -9,13 +9,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 )
 
-// LockHeldError is a writer that gave up waiting for another's cluster lock; main exits 3
-// for it.
-type LockHeldError = action.LockHeldError
-
-// LockLostError is a writer that lost the cluster lock while it ran.
-type LockLostError = action.LockLostError
-
 // lockFlags are the cluster lock's flags of every command that writes.
 type lockFlags struct {
 	Timeout time.Duration
