@@ -13,11 +13,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1
-	local state=$1
+lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1, and a FAILED line when it failed
+	local state=$1 log rc=0
 	STATE=$state hack/kube/up.sh >/dev/null 2>&1
-	ISTIOCTL_TEST_KUBECONFIG=$state/kubeconfig go test -count=1 -run '^TestLockCost$' -v ./operator/lock | grep -o 'lock cost.*' || true
+	log=$(ISTIOCTL_TEST_KUBECONFIG=$state/kubeconfig go test -count=1 -run '^TestLockCost$' -v ./operator/lock 2>&1) || rc=$?
 	STATE=$state hack/kube/down.sh >/dev/null 2>&1
+	grep -o 'lock cost.*' <<<"$log" || true
+	if [ "$rc" != 0 ]; then echo "lock cost: TestLockCost FAILED"; fi
 }
 if [ "${1:-}" = lock ]; then
 	make -s cluster-bin >/dev/null 2>&1
@@ -88,30 +90,68 @@ metrics() { # prints "<all requests> <write requests>" from the apiserver's coun
 }
 now_ms() { date +%s%3N; }
 export STATE=$work/cluster
-declare -A t_install t_reinstall t_uninstall r_install w_install w_reinstall
-run_tool() { # name binary: fresh cluster, install, re-install, uninstall; records times and counts
-	local name=$1 bin=$2 i=$3
+SETS=(--set profile=default --set hub=docker.io/istio --set tag=1.30.0)
+declare -A t_install t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
+run_tool() { # name binary round: one fresh cluster; records times and counts
+	local name=$1 bin=$2 i=$3 log=$work/$1-$3.log
 	hack/kube/up.sh >/dev/null 2>&1
 	export KUBECONFIG=$STATE/kubeconfig
-	local m0 m1 m2 a b c d
+	local m0 m1 m2 a b c d e f g
+	step() { echo "== $*" >>"$log"; "$@" >>"$log" 2>&1 || { echo "[bench] $name round $i: $* failed (log: $log)" >&2; cat "$log" >&2; exit 1; }; }
 	m0=$(metrics); a=$(now_ms)
-	"$bin" install -y --set profile=default --set hub=docker.io/istio --set tag=1.30.0 >"$work/$name-install-$i.log" 2>&1
+	step "$bin" install -y "${SETS[@]}"
 	b=$(now_ms); m1=$(metrics)
-	"$bin" install -y --set profile=default --set hub=docker.io/istio --set tag=1.30.0 >"$work/$name-reinstall-$i.log" 2>&1
+	step "$bin" install -y "${SETS[@]}"
 	c=$(now_ms); m2=$(metrics)
-	"$bin" uninstall --purge -y >"$work/$name-uninstall-$i.log" 2>&1
+	step "$bin" uninstall --purge -y
 	d=$(now_ms)
+	# Upstream returns before the CRDs are gone: the next install waits until they are, so
+	# that both tools install into the same empty cluster.
+	until ! bin/kubectl get crd -o name 2>/dev/null | grep -q istio.io; do sleep 0.05; done
+	e=$(now_ms)
+	step "$bin" install -y "${SETS[@]}"
+	f=$(now_ms)
+	# In-place upgrade: a new tag for the same revision.
+	step "$bin" install -y "${SETS[@]}" --set tag=1.30.1
+	g=$(now_ms)
+	# Canary upgrade: a second revision, then the default tag moved to it.
+	step "$bin" install -y "${SETS[@]}" --set tag=1.30.2 --set revision=canary
+	step "$bin" tag set default --revision canary --overwrite -y
+	h=$(now_ms)
 	t_install[$name]+="$((b - a)) "; t_reinstall[$name]+="$((c - b)) "; t_uninstall[$name]+="$((d - c)) "
+	t_install2[$name]+="$((f - e)) "; t_upgrade[$name]+="$((g - f)) "; t_canary[$name]+="$((h - g)) "
 	r_install[$name]+="$(( ${m1% *} - ${m0% *} )) "
 	w_install[$name]+="$(( ${m1#* } - ${m0#* } )) "
 	w_reinstall[$name]+="$(( ${m2#* } - ${m1#* } )) "
 	unset KUBECONFIG
 	hack/kube/down.sh >/dev/null 2>&1
 }
+# The floor: what any tool must at least do, done with kubectl alone. Install: the
+# namespace, one server-side apply of our rendered objects, the rollout of both
+# Deployments. Uninstall: one delete of the same objects, waiting until they are gone.
+"$OURS" manifest generate "${SETS[@]}" >"$work/floor.yaml"
+run_floor() { # round
+	local i=$1 log=$work/floor-$1.log a b c
+	hack/kube/up.sh >/dev/null 2>&1
+	export KUBECONFIG=$STATE/kubeconfig
+	a=$(now_ms)
+	{
+		bin/kubectl create namespace istio-system &&
+			bin/kubectl apply --server-side --field-manager=floor -f "$work/floor.yaml" &&
+			bin/kubectl rollout status -n istio-system deployment/istiod deployment/istio-ingressgateway --timeout=5m
+	} >>"$log" 2>&1 || { echo "[bench] floor round $i: install failed (log: $log)" >&2; cat "$log" >&2; exit 1; }
+	b=$(now_ms)
+	bin/kubectl delete --wait -f "$work/floor.yaml" >>"$log" 2>&1 || { echo "[bench] floor round $i: delete failed" >&2; cat "$log" >&2; exit 1; }
+	c=$(now_ms)
+	t_install[floor]+="$((b - a)) "; t_uninstall[floor]+="$((c - b)) "
+	unset KUBECONFIG
+	hack/kube/down.sh >/dev/null 2>&1
+}
 for i in $(seq 1 "$RUNS"); do
-	echo "[bench] install round $i/$RUNS" >&2
+	echo "[bench] cluster round $i/$RUNS" >&2
 	run_tool ours "$OURS" "$i"
 	run_tool upstream "$UPSTREAM" "$i"
+	run_floor "$i"
 done
 
 stats() { # numbers... -> "median (min-max)"
@@ -119,29 +159,53 @@ stats() { # numbers... -> "median (min-max)"
 }
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1fx", a / b }'; }
+# limit NAME OK MESSAGE: records a limit the run missed; the run exits non-zero at its end.
+missed=()
+limit() { if [ "$2" != 1 ]; then missed+=("$1: $3"); fi; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
 {
-	echo "## install of the default profile into a fresh local cluster, $RUNS runs each"
+	echo "## the cluster operations, $RUNS rounds each, against upstream and the kubectl floor"
 	echo
-	echo "Each run starts a new local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok;"
-	echo "see docs/development.md), installs, installs the same spec again, and uninstalls with --purge."
+	echo "Each round gives each tool a new local control plane (etcd, kube-apiserver, controller-manager,"
+	echo "scheduler, kwok; see docs/development.md) and runs, in order: install of the default profile, the"
+	echo "same install again, uninstall --purge, install again (once the CRDs are gone: upstream's uninstall"
+	echo "returns before), an in-place upgrade (\`--set tag=1.30.1\`), and a canary upgrade (\`--set"
+	echo "revision=canary\`, then \`tag set default --revision canary --overwrite\`). Both uninstalls delete"
+	echo "the same objects; ours returns when every one is gone, upstream's once the deletes are sent."
+	echo "The floor is kubectl alone on a third fresh cluster: \`create namespace\`, one \`apply"
+	echo "--server-side\` of our rendered manifest and \`rollout status\` of both Deployments; then \`delete"
+	echo "--wait\` of the same objects."
 	echo "Request counts are the apiserver's \`apiserver_request_total\` over the run, so they include the"
 	echo "controllers reacting to the objects. Writes are POST, PUT, PATCH, APPLY and DELETE requests to"
 	echo "objects, without those the controllers and kwok send on their own and an install never does (leases,"
-	echo "events, pods, ReplicaSets, Endpoints, EndpointSlices, and every status subresource). Uninstall: ours waits
-until every removed object is gone (the apiextensions finalizer removes the 15 CRDs one by one, most of
-its time); upstream sends the deletes and returns."
+	echo "events, pods, ReplicaSets, Endpoints, EndpointSlices, and every status subresource)."
 	echo
-	echo "| | ours | upstream | upstream / ours |"
-	echo "|---|---|---|---|"
-	for k in install reinstall uninstall; do
+	echo "| wall ms, median (min-max) | ours | upstream | floor | upstream / ours | ours / floor |"
+	echo "|---|---|---|---|---|---|"
+	for k in install reinstall uninstall install2 upgrade canary; do
 		declare -n T=t_$k
-		echo "| $k wall ms, median (min-max) | $(stats ${T[ours]}) | $(stats ${T[upstream]}) | $(ratio "$(med ${T[upstream]})" "$(med ${T[ours]})") |"
+		label=$k
+		case $k in
+		install2) label="install after uninstall" ;;
+		upgrade) label="in-place upgrade" ;;
+		canary) label="canary upgrade + tag set" ;;
+		esac
+		fl="" fr=""
+		if [ -n "${T[floor]:-}" ]; then fl=$(stats ${T[floor]}); fr=$(ratio "$(med ${T[ours]})" "$(med ${T[floor]})"); fi
+		echo "| $label | $(stats ${T[ours]}) | $(stats ${T[upstream]}) | $fl | $(ratio "$(med ${T[upstream]})" "$(med ${T[ours]})") | $fr |"
 	done
-	echo "| install: apiserver requests (median) | $(med ${r_install[ours]}) | $(med ${r_install[upstream]}) | $(ratio "$(med ${r_install[upstream]})" "$(med ${r_install[ours]})") |"
-	echo "| install: write requests (median) | $(med ${w_install[ours]}) | $(med ${w_install[upstream]}) | |"
-	echo "| re-install: write requests (median) | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) | |"
+	echo
+	echo "| apiserver requests, median | ours | upstream |"
+	echo "|---|---|---|"
+	echo "| install: all requests | $(med ${r_install[ours]}) | $(med ${r_install[upstream]}) |"
+	echo "| install: write requests | $(med ${w_install[ours]}) | $(med ${w_install[upstream]}) |"
+	echo "| re-install: write requests | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) |"
 	echo
 } >>"$out"
+limit "uninstall --purge" "$(le "$(med ${t_uninstall[ours]})" "$(med ${t_uninstall[upstream]})")" \
+	"our median $(med ${t_uninstall[ours]}) ms is over upstream's $(med ${t_uninstall[upstream]}) ms"
+limit "install" "$(le "$(med ${t_install[ours]})" "$(med ${t_install[upstream]})")" \
+	"our median $(med ${t_install[ours]}) ms is over upstream's $(med ${t_install[upstream]}) ms"
 echo "[bench] the cluster lock's cost" >&2
 {
 	echo "## The cluster lock"
@@ -151,10 +215,15 @@ echo "[bench] the cluster lock's cost" >&2
 	echo "\`hack/bench.sh lock\` prints this alone):"
 	echo
 	echo '```'
-	lock_cost "$work/lock-cluster"
+	lock_lines=$(lock_cost "$work/lock-cluster")
+	echo "$lock_lines"
 	echo '```'
 	echo
 } >>"$out"
+# TestLockCost fails when the lock takes more than 3 requests plus one per renewal, or more
+# than 50 ms to take and release.
+limit "the cluster lock" "$(grep -q 'FAILED' <<<"$lock_lines" && echo 0 || echo 1)" \
+	"TestLockCost failed: over 3 requests + 1 per renewal, or take + release over 50 ms"
 {
 	echo "## start-up against ${BASE:-main} (hack/bench-startup.sh)"
 	echo
@@ -163,5 +232,19 @@ echo "[bench] the cluster lock's cost" >&2
 	echo
 	hack/bench-startup.sh || true
 } >>"$out"
+{
+	echo "## limits"
+	echo
+	if [ ${#missed[@]} -eq 0 ]; then
+		echo "Every limit held."
+	else
+		printf -- '- MISSED %s\n' "${missed[@]}"
+	fi
+	echo
+} >>"$out"
 cp "$out" docs/benchmarks.md
 cat docs/benchmarks.md
+if [ ${#missed[@]} -gt 0 ]; then
+	printf '[bench] limit missed: %s\n' "${missed[@]}" >&2
+	exit 1
+fi

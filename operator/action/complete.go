@@ -29,7 +29,9 @@ func (c *Completion) Records(ctx context.Context, rev string) []string {
 }
 
 // Namespaces are the cluster's namespaces.
-func (c *Completion) Namespaces(ctx context.Context) []string { return complete.Namespaces(ctx, c.Kube) }
+func (c *Completion) Namespaces(ctx context.Context) []string {
+	return complete.Namespaces(ctx, c.Kube)
+}
 
 // Contexts, Clusters and Users are the kubeconfig's.
 func (c *Completion) Contexts() []string { return complete.Contexts(c.Kube) }

@@ -14,11 +14,11 @@ import (
 )
 
 // removalBatches splits objs (in removal order) into the batches that may be deleted at
-// once: consecutive objects of the same removal rank, each CRD alone.
+// once: consecutive objects of the same removal rank.
 func removalBatches(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
 	for i, o := range objs {
-		if i == 0 || o.GetKind() == kube.CRDGVK.Kind || objs[i-1].GetKind() == kube.CRDGVK.Kind || removalRank(o) != removalRank(objs[i-1]) {
+		if i == 0 || removalRank(o) != removalRank(objs[i-1]) {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], o)

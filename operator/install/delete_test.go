@@ -10,8 +10,8 @@ import (
 )
 
 // TestRemovalBatches: removal order is dependents first, webhook configurations before the
-// workloads that serve them, CRDs last; a batch holds consecutive objects of one rank, and a
-// CRD is a batch of its own.
+// workloads that serve them, CRDs last; a batch holds consecutive objects of one rank, the CRDs
+// one batch (their watch caches started first, they go together: uninstall.go).
 func TestRemovalBatches(t *testing.T) {
 	o := func(kind, comp string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -28,14 +28,14 @@ func TestRemovalBatches(t *testing.T) {
 		{"empty", nil, ""},
 		{"one component", []*unstructured.Unstructured{o("Deployment", "Pilot"), o("Service", "Pilot")},
 			"deployment-Pilot service-Pilot"},
-		{"gateways before pilot, webhooks before its workloads, CRDs alone and last",
+		{"gateways before pilot, webhooks before its workloads, CRDs together and last",
 			[]*unstructured.Unstructured{
 				o("CustomResourceDefinition", "Base"), o("Deployment", "Pilot"), o("ServiceAccount", "Base"),
 				o("MutatingWebhookConfiguration", "Pilot"), o("Deployment", "IngressGateways"), o("CustomResourceDefinition", "Base"),
 				o("ValidatingWebhookConfiguration", "Pilot"), o("Service", "IngressGateways"),
 			},
 			"deployment-IngressGateways service-IngressGateways | mutatingwebhookconfiguration-Pilot validatingwebhookconfiguration-Pilot | " +
-				"deployment-Pilot | serviceaccount-Base | customresourcedefinition-Base | customresourcedefinition-Base"},
+				"deployment-Pilot | serviceaccount-Base | customresourcedefinition-Base customresourcedefinition-Base"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

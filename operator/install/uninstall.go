@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -112,6 +113,24 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 	}
 }
 
+// startWatchCaches starts the watch cache of every CRD among objs (kube.StartWatchCache
+// says why), all at once, and returns a func that waits until each has been asked. Failing
+// to start one only costs the shortcut: the finalizer retries and waitGone nudges it.
+func (in *Installer) startWatchCaches(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) (wait func()) {
+	var wg sync.WaitGroup
+	for _, o := range objs {
+		if o.GetKind() != kube.CRDGVK.Kind || dryRun {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = in.Client.StartWatchCache(ctx, o)
+		}()
+	}
+	return wg.Wait
+}
+
 // nudge annotates a CRD that has been terminating for nudgeAfter, at most every nudgeEvery
 // (see nudgeAfter). A nudge that fails is only a missed shortcut: the finalizer retries
 // anyway.
@@ -145,17 +164,14 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	// Batches of the same rank go at once; a CRD goes alone, after everything before it is
-	// gone: deleting CRDs together is no faster and can leave one terminating for minutes
-	// ("storage is (re)initializing" while its instances are listed; docs/install.md).
+	// Batches of the same rank go at once, the CRDs too: their watch caches are started
+	// first (startWatchCaches), so their finalizers find them ready.
+	started := in.startWatchCaches(ctx, targets, opts.DryRun)
 	var deleted []*unstructured.Unstructured
 	var removed []Change
 	for _, batch := range removalBatches(targets) {
-		if batch[0].GetKind() == kube.CRDGVK.Kind && !opts.DryRun {
-			if err := in.waitGone(ctx, deleted, selector); err != nil {
-				return removed, err
-			}
-			deleted = nil
+		if batch[0].GetKind() == kube.CRDGVK.Kind {
+			started()
 		}
 		if caller.Err() != nil {
 			return removed, in.uninstallStopped(len(removed), len(targets))

@@ -1,0 +1,57 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// StartWatchCache makes the apiserver start building the watch cache of a CRD's custom
+// resources, and returns without waiting for it.
+//
+// The apiserver builds that cache the first time anything asks for the resource, and
+// until it has read them all it refuses the lists only it may answer ("storage is
+// (re)initializing", 429). The CRD finalizer's list of the instances is one: a CRD
+// deleted before anything asked for its resources finds the cache not built, and the
+// finalizer retries with exponential back-off (an uninstall once waited 292 s on one
+// CRD). A list with a limit is answered from etcd whatever the cache's state, so asking
+// for one object starts the cache at the cost of one small request, and by the time the
+// CRD is deleted the cache is usually ready.
+func (c *Client) StartWatchCache(ctx context.Context, crd *unstructured.Unstructured) error {
+	live, err := c.Get(ctx, crd)
+	if err != nil || live == nil {
+		return err
+	}
+	gvr, err := servedResource(live)
+	if err != nil {
+		return err
+	}
+	_, err = c.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	return err
+}
+
+// servedResource is the resource of a CRD at its storage version (any served one if none
+// is marked).
+func servedResource(crd *unstructured.Unstructured) (schema.GroupVersionResource, error) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	version := ""
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if served, _ := m["served"].(bool); !served {
+			continue
+		}
+		if storage, _ := m["storage"].(bool); storage || version == "" {
+			version = name
+		}
+	}
+	if group == "" || plural == "" || version == "" {
+		return schema.GroupVersionResource{}, fmt.Errorf("%s: serves no version", Describe(crd))
+	}
+	return schema.GroupVersionResource{Group: group, Version: version, Resource: plural}, nil
+}

@@ -1,0 +1,87 @@
+package kube_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// TestStartWatchCache: nothing builds the watch cache of a CRD's resources until it is
+// asked for; StartWatchCache does, so the CRD finalizer finds it ready (cache.go). Read from
+// the apiserver's own counter of cache initializations.
+func TestStartWatchCache(t *testing.T) {
+	c := cluster.Get(t)
+	ctx := context.Background()
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
+	crd := object(t, fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: warms.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: warms, singular: warm, kind: Warm}
+  versions:
+  - {name: v1alpha1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+`, group))
+	if _, err := client.Apply(ctx, crd, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Delete(context.Background(), crd, false) })
+	initializations := func() int {
+		raw, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := fmt.Sprintf(`apiserver_watch_cache_initializations_total{group=%q,resource="warms"} `, group)
+		n := 0
+		for sc := bufio.NewScanner(bytes.NewReader(raw)); sc.Scan(); {
+			if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+				fmt.Sscan(v, &n)
+			}
+		}
+		return n
+	}
+	// Established: served, but nothing has asked for its resources yet.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := c.Kube.Discovery().ServerResourcesForGroupVersion(group + "/v1"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the CRD was never served")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if n := initializations(); n != 0 {
+		t.Fatalf("%d watch cache initializations before anything asked for the resource", n)
+	}
+	if err := client.StartWatchCache(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	for initializations() == 0 {
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatal("StartWatchCache started no watch cache")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := client.Metadata.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "warms"}).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("a list only the cache answers, after it started: %v", err)
+	}
+}
