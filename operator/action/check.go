@@ -59,7 +59,8 @@ func (a *Check) checks() []check.Check {
 	return check.Verify()
 }
 
-// Run runs the checks and returns the report; it emits no events.
+// Run runs the checks and returns the report; it emits no events. It takes no lock: a
+// warning (Config.Warn) says when another run is writing.
 func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 	failOn := a.FailOn
 	if failOn == "" {
@@ -72,6 +73,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.warnIfWriting(ctx, client)
 	env := &check.Env{Client: client, IstioNamespace: a.istioNamespace(), Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
 	var rep *check.Report
 	if a.Spec != nil {

@@ -91,6 +91,7 @@ type InstallPlan struct {
 	recordsErr error
 	unrecorded bool
 	changes    []install.Change
+	lock       planLock
 }
 
 // Changes foresees what the run does to each object: created, configured, unchanged (no
@@ -128,8 +129,16 @@ func (a *Install) events() event.Sink {
 // would apply (an error for objects istioctl did not install, unless TakeOwnership: then a
 // warning each), whether it sets the default revision tag, and what it would prune. It
 // writes nothing.
+//
+// It also reads the cluster lock: a warning event says so when another writer holds it, and
+// the plan keeps the Lease's version, so that Run, once it holds the lock, knows whether
+// another writer ran since (it then plans again).
 func (a *Install) Plan(ctx context.Context) (*InstallPlan, error) {
-	p, err := a.plan(ctx, a.events())
+	events := a.events()
+	p, err := a.plan(ctx, events)
+	if err == nil {
+		p.lock = a.planLockState(ctx, p.client, events, a.DryRun)
+	}
 	return p, stoppedEarly(ctx, err)
 }
 
@@ -212,10 +221,15 @@ func tagLabels(owner ownership.Owner) map[string]string {
 	return l
 }
 
-// Run carries out plan (nil: it plans first). With Replan it plans again first, quietly, and
-// returns a *PlanChangedError, writing nothing, when the new plan would write differently
-// from plan: Run never writes from reads older than its own start. A failed run with Atomic
-// restores the revision's previous successful install record.
+// Run carries out plan (nil: it plans first), holding the cluster lock (LockOptions) from
+// before its first write to its end; a dry run takes no lock. Without a plan it resolves
+// and renders first (a bad spec fails before any request), takes the lock, and plans
+// under it: one set of reads. With a plan it plans again first, quietly, when Replan says
+// the plan was shown to someone or when another writer held the lock since the plan was
+// made, and returns a *PlanChangedError, writing nothing, when the new plan would write
+// differently from plan: Run never writes from reads older than another writer's run. A
+// failed run with Atomic restores the revision's previous successful install record,
+// under the same lock.
 func (a *Install) Run(ctx context.Context, plan *InstallPlan) (res *InstallResult, err error) {
 	res, err = a.execute(ctx, plan)
 	return res, stoppedEarly(ctx, err)
@@ -224,15 +238,55 @@ func (a *Install) Run(ctx context.Context, plan *InstallPlan) (res *InstallResul
 // execute is Run without the interrupt message (a rollback says its own).
 func (a *Install) execute(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
 	var err error
-	if plan == nil {
-		if plan, err = a.Plan(ctx); err != nil {
+	if a.DryRun {
+		if plan == nil {
+			plan, err = a.Plan(ctx)
+		} else if a.Replan {
+			plan, err = a.replan(ctx, plan)
+		}
+		if err != nil {
 			return nil, err
 		}
-	} else if a.Replan {
-		if plan, err = a.replan(ctx, plan); err != nil {
-			return nil, err
-		}
+		return a.carryOut(ctx, plan)
 	}
+	var res *spec.Resolved
+	var manifests []render.Manifest
+	if plan == nil {
+		if res, manifests, err = a.render(a.Spec, false); err != nil {
+			return nil, err
+		}
+	} else {
+		res = plan.res
+	}
+	var out *InstallResult
+	err = a.locked(ctx, a.events(), a.lockRun(res), func(ctx context.Context) error {
+		var err error
+		switch {
+		case plan == nil:
+			plan, err = a.planFor(ctx, res, manifests, a.events())
+		case a.Replan || a.moved(plan.lock):
+			plan, err = a.replan(ctx, plan)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = a.carryOut(ctx, plan)
+		return err
+	})
+	return out, err
+}
+
+// lockRun is what an install (or a rollback's install) takes the lock for.
+func (a *Install) lockRun(res *spec.Resolved) lockRun {
+	action := history.ActionInstall
+	if a.record != nil {
+		action = a.record.Action
+	}
+	return lockRun{action: action, revision: history.Rev(res.IOP.Spec.Revision), namespace: recordNamespace(res), profile: res.Profile}
+}
+
+// carryOut runs a plan, records it and, when it failed with Atomic, restores.
+func (a *Install) carryOut(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
 	rec := a.record
 	if rec == nil {
 		rec = &history.Record{Action: history.ActionInstall}
@@ -366,6 +420,9 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		// Only once the install stands: the releases' objects are now this install's.
 		err = a.retireHelm(ctx, p, events)
 	}
+	if lost := lockLost(ctx); lost != nil {
+		err = lost // it stopped the run: say so, not "interrupted"
+	}
 	events.Emit(a.doneEvent(result, err, rec, p.operation(rec)))
 	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes}
 	if a.DryRun {
@@ -380,6 +437,9 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		rec.Spec = string(y)
 	}
 	rec.Objects, rec.ObjectsOmitted = identities(p.manifests)
+	if a.held != nil {
+		rec.Run = a.held.Identity()
+	}
 	if installErr != nil {
 		rec.Outcome = history.Failed
 		rec.SetDescription(what + " failed: " + installErr.Error())

@@ -33,6 +33,9 @@ type Uninstall struct {
 	// Replan: see Install.Replan.
 	Replan bool
 	Events event.Sink
+	// Planned, when set, is given the plan Run makes itself (Run without a plan), before
+	// anything is removed, also when planning failed part-way: what a command shows.
+	Planned func(*UninstallPlan)
 
 	// owner, when set, is the install to remove instead of the one Spec resolves to;
 	// componentsOnly removes just its components (no tags, records or warnings): what
@@ -59,6 +62,8 @@ type UninstallPlan struct {
 	installer *install.Installer
 	targets   []*unstructured.Unstructured
 	tags      []*unstructured.Unstructured
+	lock      planLock
+	recordNS  string
 }
 
 func (a *Uninstall) events() event.Sink { return event.Stamped(orDiscard(a.Events)) }
@@ -69,29 +74,39 @@ func (a *Uninstall) opts() install.UninstallOptions {
 
 // Plan finds what to remove, in removal order, and warns (events) about what the removal
 // takes from workloads. A revision nothing carries the labels of is an error, unless Purge
-// or IgnoreNotFound.
+// or IgnoreNotFound. It also reads the cluster lock, as Install.Plan does.
 func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
-	return a.plan(ctx, a.events())
+	events := a.events()
+	owner, recordNS, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.plan(ctx, events, owner, recordNS)
+	if err == nil {
+		p.lock = a.planLockState(ctx, p.installer.Client, events, a.DryRun)
+	}
+	return p, err
 }
 
-func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan, error) {
-	var owner ownership.Owner
-	var recordNS string
+// target is the install to remove and where its records are (resolved offline).
+func (a *Uninstall) target() (ownership.Owner, string, error) {
 	if a.owner != nil {
-		owner, recordNS = *a.owner, a.owner.Namespace
-	} else {
-		res, err := a.resolve(a.Spec)
-		if err != nil {
-			return nil, err
-		}
-		owner, recordNS = ownerOf(res), recordNamespace(res)
+		return *a.owner, a.owner.Namespace, nil
 	}
+	res, err := a.resolve(a.Spec)
+	if err != nil {
+		return ownership.Owner{}, "", err
+	}
+	return ownerOf(res), recordNamespace(res), nil
+}
+
+func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership.Owner, recordNS string) (*UninstallPlan, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	in := &install.Installer{Client: client, Owner: owner}
-	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in}
+	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS}
 	if p.targets, err = in.Targets(ctx, a.opts()); err != nil {
 		return nil, err
 	}
@@ -181,25 +196,68 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 	return fmt.Errorf("nothing to remove: no object carries the labels of %s (control plane revisions there: %s); check -r, -f and -i, or pass --ignore-not-found", what, installed)
 }
 
-// Run removes what plan lists (nil: it plans first) and waits until it is gone. With Replan
-// it plans again first, quietly, and returns a *PlanChangedError, removing nothing, when the
-// new plan removes other objects.
+// Run removes what plan lists (nil: it plans first) and waits until it is gone, holding the
+// cluster lock as Install.Run does (a dry run takes none). With Replan, or when another
+// writer held the lock since the plan was made, it plans again first, quietly, and returns
+// a *PlanChangedError, removing nothing, when the new plan removes other objects.
 func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
+	events := a.events()
+	var owner ownership.Owner
+	var recordNS string
 	var err error
-	if plan == nil {
-		if plan, err = a.Plan(ctx); err != nil {
-			return err
-		}
-	} else if a.Replan {
-		fresh, err := a.plan(ctx, event.Discard{})
-		if err != nil {
-			return err
-		}
-		if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
-			return &PlanChangedError{Changes: diff}
-		}
-		plan = fresh
+	if plan != nil {
+		owner, recordNS = plan.installer.Owner, plan.recordNS
+	} else if owner, recordNS, err = a.target(); err != nil {
+		return err
 	}
+	if a.DryRun {
+		if plan == nil {
+			plan, err = a.plan(ctx, events, owner, recordNS)
+			if err == nil {
+				plan.lock = a.planLockState(ctx, plan.installer.Client, events, true) // its warning
+			}
+			a.planned(plan)
+			if err != nil {
+				return err
+			}
+		}
+		return a.remove(ctx, plan)
+	}
+	run := lockRun{action: "uninstall", revision: owner.Rev(), namespace: owner.Namespace}
+	if a.Purge {
+		run.revision = ""
+	}
+	return a.locked(ctx, events, run, func(ctx context.Context) error {
+		switch {
+		case plan == nil:
+			var err error
+			plan, err = a.plan(ctx, events, owner, recordNS)
+			a.planned(plan)
+			if err != nil {
+				return err
+			}
+		case a.Replan || a.moved(plan.lock):
+			fresh, err := a.plan(ctx, event.Discard{}, owner, recordNS)
+			if err != nil {
+				return err
+			}
+			if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
+				return &PlanChangedError{Changes: diff}
+			}
+			plan = fresh
+		}
+		return a.remove(ctx, plan)
+	})
+}
+
+func (a *Uninstall) planned(p *UninstallPlan) {
+	if p != nil && a.Planned != nil {
+		a.Planned(p)
+	}
+}
+
+// remove carries out a plan.
+func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 	if len(plan.targets) == 0 && !a.componentsOnly {
 		return nil
 	}
@@ -211,7 +269,10 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 		}
 	}
 	plan.installer.Events = events
-	_, err = plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	_, err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	if lost := lockLost(ctx); lost != nil {
+		err = lost
+	}
 	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.targets))}
 	var stopped *install.StoppedError
 	switch {

@@ -23,6 +23,7 @@ type applyFlags struct {
 	HistoryMax int
 	// TakeOwnership adopts rendered objects that exist without istioctl's ownership.
 	TakeOwnership bool
+	lockFlags
 }
 
 func (f *applyFlags) add(fs *pflag.FlagSet) {
@@ -32,6 +33,7 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
 	fs.IntVar(&f.HistoryMax, "history-max", action.DefaultHistoryMax, "How many install records of the revision to keep in the cluster (0: no limit)")
 	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
+	f.lockFlags.add(fs)
 }
 
 // prompts says whether the run asks before writing.
@@ -51,10 +53,12 @@ type InstallCommand struct {
 	Out, ErrOut        io.Writer
 	// IsTerminal reports whether In is a terminal (prompts need one).
 	IsTerminal func() bool
+	// Command names the run to other writers ("istioctl upgrade").
+	Command string
 }
 
 func newInstallCommand(g *Globals, use string) *cobra.Command {
-	a := &InstallCommand{Globals: g}
+	a := &InstallCommand{Globals: g, Command: "istioctl " + use}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
@@ -90,13 +94,14 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	return cmd
 }
 
-// Run plans, asks unless -y, and installs.
+// Run plans, asks unless -y, and installs; with -y (and for a dry run) the action plans
+// itself, under the cluster lock.
 func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
 	in := &action.Install{
-		Config:             a.Globals.Config(a.ErrOut),
+		Config:             a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags),
 		Spec:               a.Spec.options(a.In, a.Revision),
 		DryRun:             a.DryRun,
 		ReadinessTimeout:   a.Timeout,
@@ -107,8 +112,12 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		Replan:             a.prompts(),
 		Events:             eventSink(a.Out, a.Output),
 	}
+	if !a.prompts() {
+		_, err := in.Run(ctx, nil)
+		return err
+	}
 	plan, err := in.Plan(ctx)
-	if err == nil && a.prompts() {
+	if err == nil {
 		err = confirm(a.In, a.Out, a.IsTerminal,
 			fmt.Sprintf("This will install the Istio %s profile %q into the cluster. Proceed? (y/N) ", version.Version, plan.Profile))
 	}

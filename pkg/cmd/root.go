@@ -46,6 +46,7 @@ type Globals struct {
 	IstioNamespace string
 	Streams        Streams
 	profiling      profiling
+	lockPeriods    lockPeriods
 }
 
 // Config is what the actions of a command share, from the global flags; the spec's and the
@@ -100,6 +101,7 @@ func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
+	g.lockPeriods.addFlags(fs)
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the

@@ -23,10 +23,11 @@ type UninstallCommand struct {
 	IgnoreNotFound   bool
 	Timeout          time.Duration
 	Output           string
-	Globals          *Globals
-	In               io.Reader
-	Out, ErrOut      io.Writer
-	IsTerminal       func() bool
+	lockFlags
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
+	IsTerminal  func() bool
 }
 
 func newUninstallCommand(g *Globals) *cobra.Command {
@@ -65,18 +66,19 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	cmd.Flags().BoolVar(&a.IgnoreNotFound, "ignore-not-found", false, "Succeed when nothing carries the install's labels (for scripts that may run twice)")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
+	a.lockFlags.add(cmd.Flags())
 	return cmd
 }
 
 // Run plans the removal, lists it when asked (and always before a prompt), asks unless -y,
-// and removes.
+// and removes; with -y (and for a dry run) the action plans itself, under the cluster lock.
 func (a *UninstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
 	prompt := !a.DryRun && !a.SkipConfirmation
 	u := &action.Uninstall{
-		Config:         a.Globals.Config(a.ErrOut),
+		Config:         a.Globals.writerConfig(a.ErrOut, "istioctl uninstall", a.lockFlags),
 		Spec:           a.Spec.options(a.In, a.Revision),
 		Purge:          a.Purge,
 		DryRun:         a.DryRun,
@@ -85,28 +87,34 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 		Replan:         prompt,
 		Events:         eventSink(a.Out, a.Output),
 	}
-	plan, err := u.Plan(ctx)
-	if plan != nil && a.Output == "text" {
-		printer.Leaving(a.ErrOut, plan.Leave)
+	show := func(plan *action.UninstallPlan) {
+		if a.Output == "text" {
+			printer.Leaving(a.ErrOut, plan.Leave)
+		}
+		switch {
+		case plan.Nothing != "":
+			printer.Line(a.ErrOut, plan.Nothing)
+		case prompt || (a.Verbose && a.Output == "text"):
+			printer.Objects(a.Out, plan.Targets)
+		}
 	}
-	if err != nil {
+	if !prompt {
+		u.Planned = show
+		return u.Run(ctx, nil)
+	}
+	plan, err := u.Plan(ctx)
+	if plan != nil {
+		show(plan)
+	}
+	if err != nil || plan.Nothing != "" {
 		return err
 	}
-	if plan.Nothing != "" {
-		printer.Line(a.ErrOut, plan.Nothing)
-		return nil
+	what := fmt.Sprintf("revision %q", plan.Revision)
+	if a.Purge {
+		what = "every revision and the Istio CRDs (and with them every Istio resource)"
 	}
-	if prompt || (a.Verbose && a.Output == "text") {
-		printer.Objects(a.Out, plan.Targets)
-	}
-	if prompt {
-		what := fmt.Sprintf("revision %q", plan.Revision)
-		if a.Purge {
-			what = "every revision and the Istio CRDs (and with them every Istio resource)"
-		}
-		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
-			return err
-		}
+	if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
+		return err
 	}
 	return u.Run(ctx, plan)
 }

@@ -136,6 +136,15 @@ func (s *textSink) Emit(e event.Event) {
 		for _, d := range e.Details {
 			fmt.Fprintf(s.w, "  %s\n", d)
 		}
+	case event.Lock:
+		switch e.Status {
+		case "lost":
+			fmt.Fprintf(s.w, "%s %s\n", red("✘"), upperFirst(firstLine(e.Error)))
+		case "taken-over":
+			fmt.Fprintf(s.w, "%s %s\n", yellow("!"), upperFirst(e.Message))
+		default:
+			fmt.Fprintf(s.w, "- %s\n", upperFirst(e.Message))
+		}
 	case event.Done:
 		if e.Status == "dry-run" {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
@@ -163,6 +172,13 @@ func (s *textSink) Emit(e event.Event) {
 		}
 		fmt.Fprintf(s.w, "%s Installation complete (%s)\n", green("✔"), e.Message)
 	}
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func firstLine(s string) string {

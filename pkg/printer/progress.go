@@ -25,6 +25,55 @@ type barSink struct {
 	waiting map[string]string
 	// stop ends the ticker that keeps the elapsed time moving during long waits.
 	stop chan struct{}
+	// lock is the spinner shown while the run waits for the cluster lock, lockStop its ticker's end.
+	lock     *progressbar.ProgressBar
+	lockStop chan struct{}
+}
+
+// lockWaiting shows a spinner line under the waiting line, with the time waited, until the
+// next event.
+func (s *barSink) lockWaiting(e event.Event) {
+	s.endLockWait()
+	s.text.Emit(e)
+	desc := "Waiting for the cluster lock"
+	if e.Holder != "" {
+		desc += ", held by " + truncate(e.Holder, 80)
+	}
+	s.lock = progressbar.NewOptions(-1,
+		progressbar.OptionSetWriter(s.w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSpinnerType(14),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+	s.lockStop = make(chan struct{})
+	go func(bar *progressbar.ProgressBar, stop chan struct{}) {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				s.mu.Lock()
+				if s.lock == bar {
+					_ = bar.Add(1)
+				}
+				s.mu.Unlock()
+			}
+		}
+	}(s.lock, s.lockStop)
+}
+
+func (s *barSink) endLockWait() {
+	if s.lock == nil {
+		return
+	}
+	close(s.lockStop)
+	_ = s.lock.Clear()
+	_ = s.lock.Finish()
+	s.lock = nil
 }
 
 func (s *barSink) tick(stop chan struct{}) {
@@ -47,6 +96,11 @@ func (s *barSink) tick(stop chan struct{}) {
 func (s *barSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.Type == event.Lock && e.Status == "waiting" && s.bar == nil {
+		s.lockWaiting(e)
+		return
+	}
+	s.endLockWait()
 	if e.Type == event.Plan && e.Total > 0 {
 		verb := "Installing"
 		if e.Status == "dry-run" {

@@ -13,6 +13,8 @@ import (
 func TestTerminalEvents(t *testing.T) {
 	var tty, plain bytes.Buffer
 	events := []event.Event{
+		{Type: event.Lock, Status: "waiting", Holder: "istioctl install of a@b, pid 1", Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it"},
+		{Type: event.Lock, Status: "acquired", Message: "took the cluster lock after waiting 1s"},
 		{Type: event.Plan, Total: 2},
 		{Type: event.ComponentStarted, Component: "Pilot", Title: "Istiod", Total: 2},
 		{Type: event.Applied, Component: "Pilot", Object: "Deployment/istio-system/istiod", Status: "created"},
@@ -27,6 +29,9 @@ func TestTerminalEvents(t *testing.T) {
 		text.Emit(e)
 	}
 	out := tty.String()
+	if !strings.Contains(out, "Waiting for the cluster lock, held by istioctl install of a@b, pid 1") {
+		t.Errorf("no progress line while waiting for the lock:\n%q", out)
+	}
 	if !strings.Contains(out, "\r") || !strings.Contains(out, "Pilot (waiting on Deployment/istio-system/istiod: 0 of 1 replicas ready)") {
 		t.Errorf("no bar drawn with what it waits on:\n%q", out)
 	}
