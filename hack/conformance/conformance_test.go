@@ -11,10 +11,11 @@ import (
 
 const corpusDir = "../../testdata/conformance"
 
-// TestRecorded runs ours on every case of the corpus and compares it with upstream's
-// results as make conformance last recorded them: the same verdict and, for accepted
-// cases, the same objects and fingerprints (whole objects by digest), or exactly the
-// case's listed deliberate difference. No upstream binary is needed.
+// TestRecorded runs ours on the cases of the corpus (the fast subset, or every case with
+// CONFORMANCE_ALL=1) and compares it with upstream's results as make conformance last
+// recorded them: the same verdict and, for accepted cases, the same objects and
+// fingerprints (whole objects by digest), or exactly the case's listed deliberate
+// difference. No upstream binary is needed.
 func TestRecorded(t *testing.T) {
 	corpus, err := LoadCorpus(corpusDir)
 	if err != nil {
@@ -26,7 +27,7 @@ func TestRecorded(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("KUBECONFIG", "/nonexistent")
-	for _, c := range corpus.Cases {
+	for _, c := range Subset(corpus.Cases) {
 		t.Run(c.ID, func(t *testing.T) {
 			up, err := rec.Result(c.ID)
 			if err != nil {
@@ -93,6 +94,18 @@ func TestCorpus(t *testing.T) {
 	}
 	if n := len(corpus.Cases); n < 150 {
 		t.Errorf("%d cases, want at least 150", n)
+	}
+	subset := map[string]bool{}
+	for _, c := range Subset(corpus.Cases) {
+		subset[c.Category] = true
+	}
+	if n := len(Subset(corpus.Cases)); n < 50 {
+		t.Errorf("the fast subset has %d cases, want at least 50", n)
+	}
+	for _, cat := range Categories {
+		if !subset[cat] {
+			t.Errorf("the fast subset has no case of %s", cat)
+		}
 	}
 	if pct(rejected, len(corpus.Cases)) < 30 {
 		t.Errorf("%d of %d cases rejected by upstream, want at least 30%%", rejected, len(corpus.Cases))
