@@ -9,7 +9,7 @@ VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 
-.PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale cluster-bin helm-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale conformance cluster-bin helm-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl, version-stamped
 build:
@@ -42,6 +42,10 @@ bench-scale:
 ## bench-spec: our spec resolution against upstream istioctl's, side by side in one run
 bench-spec: build
 	hack/bench-spec.sh
+
+## conformance: ours against upstream istioctl on the corpus of testdata/conformance (writes docs/conformance.md)
+conformance:
+	hack/conformance.sh
 
 ## demo: build, start the local cluster, install the default profile and verify it
 demo: build cluster-bin
