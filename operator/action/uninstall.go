@@ -30,6 +30,9 @@ type Uninstall struct {
 	IgnoreNotFound bool
 	// Timeout bounds the wait for the removed objects to be gone.
 	Timeout time.Duration
+	// RemoteContexts are kubeconfig contexts of other clusters: the link Secrets there that
+	// point at this cluster are removed too (upstream's analyze names the flag).
+	RemoteContexts []string
 	// Replan: see Install.Replan.
 	Replan bool
 	Events event.Sink
@@ -55,6 +58,11 @@ type UninstallPlan struct {
 	// Nothing, when there is nothing to remove and that is not an error (a purge, or
 	// IgnoreNotFound), says so.
 	Nothing string
+	// Remote are the link Secrets in RemoteContexts that point at this cluster (also in
+	// Targets, with their context), removed after the uninstall.
+	Remote []RemoteLink
+
+	links uninstallLinks
 
 	installer *install.Installer
 	targets   []*unstructured.Unstructured
@@ -76,7 +84,7 @@ func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
 
 func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan, error) {
 	var owner ownership.Owner
-	var recordNS string
+	var recordNS, specName string
 	if a.owner != nil {
 		owner, recordNS = *a.owner, a.owner.Namespace
 	} else {
@@ -84,7 +92,7 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan
 		if err != nil {
 			return nil, err
 		}
-		owner, recordNS = ownerOf(res), recordNamespace(res)
+		owner, recordNS, specName = ownerOf(res), recordNamespace(res), clusterName(res.IOP.Spec.Values)
 	}
 	client, err := a.connect(ctx)
 	if err != nil {
@@ -108,6 +116,9 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan
 	}
 	if a.componentsOnly {
 		return p, nil
+	}
+	if err := a.planLinks(ctx, client, p, specName, events); err != nil {
+		return nil, err
 	}
 	if a.Purge && (a.Spec.Revision != "" || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0) {
 		events.Emit(event.Event{Type: event.Warning, Message: "--purge removes every revision and the Istio CRDs: -r, -f and --set are ignored"})
@@ -212,7 +223,10 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	}
 	plan.installer.Events = events
 	_, err = plan.installer.Uninstall(ctx, plan.targets, a.opts())
-	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.targets))}
+	if err == nil {
+		err = a.removeLinks(ctx, plan.links, events)
+	}
+	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.Targets))}
 	var stopped *install.StoppedError
 	switch {
 	case errors.As(err, &stopped):
@@ -220,7 +234,7 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	case err != nil:
 		done = event.Event{Type: event.Done, Error: err.Error()}
 	case a.DryRun:
-		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.targets))
+		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.Targets))
 	}
 	done.Operation = event.OperationUninstall
 	events.Emit(done)

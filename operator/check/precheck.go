@@ -91,9 +91,21 @@ func permissions(ctx context.Context, env *Env) []Result {
 		a, b := targets[i], targets[j]
 		return a.namespace+a.group+a.resource < b.namespace+b.group+b.resource
 	})
-	var out []Result
+	type ask struct {
+		target
+		verbs []string
+	}
+	asks := make([]ask, 0, len(targets)+1)
 	for _, t := range targets {
-		for _, verb := range []string{"create", "patch", "delete"} {
+		asks = append(asks, ask{t, []string{"create", "patch", "delete"}})
+	}
+	if env.ClusterName != "" {
+		// verify-install's link checks read the link Secrets of a spec that names its cluster.
+		asks = append(asks, ask{target{"", "secrets", env.IstioNamespace}, []string{"get", "list"}})
+	}
+	var out []Result
+	for _, t := range asks {
+		for _, verb := range t.verbs {
 			ssar := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
 				"spec": map[string]any{"resourceAttributes": map[string]any{
