@@ -67,8 +67,9 @@ type RemoteSecretPlan struct {
 	targetID  string
 	ca        []byte
 	create    []*unstructured.Unstructured
-	// old are the token Secrets of earlier runs for the same target: deleted once the new
-	// token works. shared is the previous token when other links may use it too (kept).
+	// old are the token Secrets an earlier --apply-to made for the Secret being replaced:
+	// deleted once the new token works. shared is its token when it was not made for it
+	// alone (upstream's shared one): kept, as other links may use it.
 	old    []*link.TokenSecret
 	shared *link.TokenSecret
 }
@@ -86,6 +87,8 @@ type RemoteSecretResult struct {
 	// Kept the previous one left because other links may use it.
 	Deleted []string
 	Kept    string
+	// Notes are worth saying (on stderr): the CA written is not the token Secret's.
+	Notes []string
 }
 
 // TokenInfo says what kind of token a link carries and until when (never a token).
@@ -268,9 +271,10 @@ func (a *CreateRemoteSecret) planTarget(ctx context.Context, p *RemoteSecretPlan
 	}
 	for _, t := range tokens {
 		switch {
+		case !usedBy(existing, t.Token()):
 		case t.ForCluster == p.targetID:
 			p.old = append(p.old, t)
-		case t.ForCluster == "" && usedBy(existing, t.Token()):
+		default:
 			p.shared = t
 		}
 	}
@@ -340,8 +344,12 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 		return nil, fmt.Errorf("could not get access token to read resources from local kube-apiserver: %w", err)
 	}
 	ca := tok.CA()
+	var notes []string
 	if len(p.ca) > 0 && !bytes.Equal(p.ca, ca) {
+		// Behind a proxy (Rancher, vcluster) the server presents another CA than the one the
+		// cluster gives its pods (upstream #51376): the kubeconfig's works from here.
 		ca = p.ca
+		notes = append(notes, fmt.Sprintf("the CA written is the one your kubeconfig trusts for %s, not the ca.crt of the token Secret (they differ)", p.Server))
 	}
 	auth := link.Auth{Token: tok.Token()}
 	if a.AuthType == AuthPlugin {
@@ -355,9 +363,9 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 	secret := link.Secret(p.typ, p.ClusterID, p.namespace, kc)
 	if a.ApplyTo == "" {
 		y, err := link.Encode(secret)
-		return &RemoteSecretResult{YAML: y}, err
+		return &RemoteSecretResult{YAML: y, Notes: notes}, err
 	}
-	res := &RemoteSecretResult{Secret: p.Secret, Context: a.ApplyTo, Created: !p.Rotate,
+	res := &RemoteSecretResult{Secret: p.Secret, Context: a.ApplyTo, Created: !p.Rotate, Notes: notes,
 		Token: TokenInfo{Secret: tok.Describe(), Kind: "a long-lived ServiceAccount token (it does not expire; it stops working when its token Secret is deleted)"}}
 	if a.AuthType == AuthPlugin {
 		res.Token = TokenInfo{Kind: "the auth provider plugin " + a.AuthPluginName + " (istiod runs it; no token is stored)"}

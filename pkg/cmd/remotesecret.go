@@ -107,6 +107,11 @@ func (a *CreateRemoteSecretCommand) Run(ctx context.Context) error {
 		printer.Line(a.ErrOut, fmt.Sprintf("Creating the reader identity in %s: %s", plan.ServiceAccount, printer.Join(plan.Create)))
 	}
 	res, err := r.Run(ctx, plan)
+	if res != nil {
+		for _, n := range res.Notes {
+			printer.Line(a.ErrOut, "note: "+n)
+		}
+	}
 	if res != nil && r.ApplyTo != "" {
 		printer.RemoteSecretApplied(a.Out, res, plan)
 	}

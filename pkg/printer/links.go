@@ -112,7 +112,7 @@ func RemoteSecretApplied(w io.Writer, res *action.RemoteSecretResult, plan *acti
 		fmt.Fprintln(w, "  expires: never; run this command again to rotate it")
 	}
 	for _, d := range res.Deleted {
-		fmt.Fprintf(w, "  previous token: %s deleted: it no longer authenticates\n", d)
+		fmt.Fprintf(w, "  previous token: %s deleted: it stops authenticating within seconds (the apiserver caches a token's authentication briefly)\n", d)
 	}
 	if res.Kept != "" {
 		fmt.Fprintf(w, "  previous token: %s kept: other clusters' links may use it; delete it once none does\n", res.Kept)
