@@ -30,6 +30,9 @@ type Uninstall struct {
 	IgnoreNotFound bool
 	// Timeout bounds the wait for the removed objects to be gone.
 	Timeout time.Duration
+	// RemoteContexts are kubeconfig contexts of other clusters: the link Secrets there that
+	// point at this cluster are removed too (upstream's analyze names the flag).
+	RemoteContexts []string
 	// Replan: see Install.Replan.
 	Replan bool
 	Events event.Sink
@@ -58,12 +61,18 @@ type UninstallPlan struct {
 	// Nothing, when there is nothing to remove and that is not an error (a purge, or
 	// IgnoreNotFound), says so.
 	Nothing string
+	// Remote are the link Secrets in RemoteContexts that point at this cluster (also in
+	// Targets, with their context), removed after the uninstall.
+	Remote []RemoteLink
+
+	links uninstallLinks
 
 	installer *install.Installer
 	targets   []*unstructured.Unstructured
 	tags      []*unstructured.Unstructured
 	lock      planLock
 	recordNS  string
+	specName  string
 }
 
 func (a *Uninstall) events() event.Sink { return event.Stamped(orDiscard(a.Events)) }
@@ -77,36 +86,37 @@ func (a *Uninstall) opts() install.UninstallOptions {
 // or IgnoreNotFound. It also reads the cluster lock, as Install.Plan does.
 func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
 	events := a.events()
-	owner, recordNS, err := a.target()
+	owner, recordNS, specName, err := a.target()
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.plan(ctx, events, owner, recordNS)
+	p, err := a.plan(ctx, events, owner, recordNS, specName)
 	if err == nil {
 		p.lock = a.planLockState(ctx, p.installer.Client, events, a.DryRun)
 	}
 	return p, err
 }
 
-// target is the install to remove and where its records are (resolved offline).
-func (a *Uninstall) target() (ownership.Owner, string, error) {
+// target is the install to remove, where its records are, and the cluster name its spec
+// gives (resolved offline).
+func (a *Uninstall) target() (ownership.Owner, string, string, error) {
 	if a.owner != nil {
-		return *a.owner, a.owner.Namespace, nil
+		return *a.owner, a.owner.Namespace, "", nil
 	}
 	res, err := a.resolve(a.Spec)
 	if err != nil {
-		return ownership.Owner{}, "", err
+		return ownership.Owner{}, "", "", err
 	}
-	return ownerOf(res), recordNamespace(res), nil
+	return ownerOf(res), recordNamespace(res), clusterName(res.IOP.Spec.Values), nil
 }
 
-func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership.Owner, recordNS string) (*UninstallPlan, error) {
+func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership.Owner, recordNS, specName string) (*UninstallPlan, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	in := &install.Installer{Client: client, Owner: owner}
-	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS}
+	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS, specName: specName}
 	if p.targets, err = in.Targets(ctx, a.opts()); err != nil {
 		return nil, err
 	}
@@ -123,6 +133,9 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership
 	}
 	if a.componentsOnly {
 		return p, nil
+	}
+	if err := a.planLinks(ctx, client, p, specName, events); err != nil {
+		return nil, err
 	}
 	if a.Purge && (a.Spec.Revision != "" || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0) {
 		events.Emit(event.Event{Type: event.Warning, Message: "--purge removes every revision and the Istio CRDs: -r, -f and --set are ignored"})
@@ -203,16 +216,16 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	events := a.events()
 	var owner ownership.Owner
-	var recordNS string
+	var recordNS, specName string
 	var err error
 	if plan != nil {
-		owner, recordNS = plan.installer.Owner, plan.recordNS
-	} else if owner, recordNS, err = a.target(); err != nil {
+		owner, recordNS, specName = plan.installer.Owner, plan.recordNS, plan.specName
+	} else if owner, recordNS, specName, err = a.target(); err != nil {
 		return err
 	}
 	if a.DryRun {
 		if plan == nil {
-			plan, err = a.plan(ctx, events, owner, recordNS)
+			plan, err = a.plan(ctx, events, owner, recordNS, specName)
 			if err == nil {
 				plan.lock = a.planLockState(ctx, plan.installer.Client, events, true) // its warning
 			}
@@ -231,13 +244,13 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 		switch {
 		case plan == nil:
 			var err error
-			plan, err = a.plan(ctx, events, owner, recordNS)
+			plan, err = a.plan(ctx, events, owner, recordNS, specName)
 			a.planned(plan)
 			if err != nil {
 				return err
 			}
 		case a.Replan || a.moved(plan.lock):
-			fresh, err := a.plan(ctx, event.Discard{}, owner, recordNS)
+			fresh, err := a.plan(ctx, event.Discard{}, owner, recordNS, specName)
 			if err != nil {
 				return err
 			}
@@ -270,10 +283,13 @@ func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 	}
 	plan.installer.Events = events
 	_, err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	if err == nil {
+		err = a.removeLinks(ctx, plan.links, events)
+	}
 	if lost := lockLost(ctx); lost != nil {
 		err = lost
 	}
-	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.targets))}
+	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.Targets))}
 	var stopped *install.StoppedError
 	switch {
 	case errors.As(err, &stopped):
@@ -281,7 +297,7 @@ func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 	case err != nil:
 		done = event.Event{Type: event.Done, Error: err.Error()}
 	case a.DryRun:
-		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.targets))
+		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.Targets))
 	}
 	done.Operation = event.OperationUninstall
 	events.Emit(done)

@@ -106,6 +106,10 @@ func permissions(ctx context.Context, env *Env) []Result {
 		a, b := targets[i], targets[j]
 		return a.namespace+a.group+a.resource < b.namespace+b.group+b.resource
 	})
+	if env.ClusterName != "" {
+		// verify-install's link checks read the link Secrets of a spec that names its cluster.
+		targets = append(targets, target{group: "", resource: "secrets", namespace: env.IstioNamespace, verbs: []string{"get", "list"}})
+	}
 	var out []Result
 	for _, t := range targets {
 		for _, verb := range t.verbs {

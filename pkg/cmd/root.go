@@ -92,7 +92,8 @@ func newRootCommand(g *Globals) *cobra.Command {
 	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
 		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
 		newHistoryCommand(g), newRollbackCommand(g),
-		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g))
+		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g),
+		newCreateRemoteSecretCommand(g), newRemoteClustersCommand(g))
 	registerCompletions(root, g)
 	return root
 }
@@ -131,12 +132,20 @@ func applyConfig(cmd *cobra.Command) error {
 	}
 	var errs []error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed || !v.IsSet(f.Name) {
+		key := f.Name
+		if alias, ok := f.Annotations[envAnnotation]; ok {
+			// A command's own flag hiding a global one reads another key, or none.
+			if len(alias) == 0 {
+				return
+			}
+			key = alias[0]
+		}
+		if f.Changed || !v.IsSet(key) {
 			return
 		}
-		if err := f.Value.Set(v.GetString(f.Name)); err != nil {
+		if err := f.Value.Set(v.GetString(key)); err != nil {
 			errs = append(errs, fmt.Errorf("%s (from ISTIOCTL_%s or %s): %w",
-				f.Name, strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), path, err))
+				f.Name, strings.ToUpper(strings.ReplaceAll(key, "-", "_")), path, err))
 		}
 	})
 	return errors.Join(errs...)

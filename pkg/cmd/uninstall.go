@@ -22,6 +22,7 @@ type UninstallCommand struct {
 	Verbose          bool
 	IgnoreNotFound   bool
 	Timeout          time.Duration
+	RemoteContexts   []string
 	Output           string
 	lockFlags
 	Globals     *Globals
@@ -65,6 +66,7 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "List every object before removing any (the confirmation always does)")
 	cmd.Flags().BoolVar(&a.IgnoreNotFound, "ignore-not-found", false, "Succeed when nothing carries the install's labels (for scripts that may run twice)")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
+	cmd.Flags().StringSliceVar(&a.RemoteContexts, "remote-contexts", nil, "Kubeconfig contexts of other clusters of the mesh: the link Secrets there that point at this cluster are removed too")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
 	a.lockFlags.add(cmd.Flags())
 	return cmd
@@ -84,6 +86,7 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 		DryRun:         a.DryRun,
 		IgnoreNotFound: a.IgnoreNotFound,
 		Timeout:        a.Timeout,
+		RemoteContexts: a.RemoteContexts,
 		Replan:         prompt,
 		Events:         eventSink(a.Out, a.Output),
 	}
