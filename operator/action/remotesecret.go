@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/link"
@@ -307,6 +309,16 @@ func (c *Config) contextClient(ctx context.Context, name string) (*kube.Client, 
 	return client, nil
 }
 
+// writeTo writes the Secret into ApplyTo's cluster holding that cluster's lock, as every
+// writer there does: the lock is the target's (its Lease, its --lock-timeout wait), not
+// this cluster's, which the reads and the reader's token do not need.
+func (a *CreateRemoteSecret) writeTo(ctx context.Context, p *RemoteSecretPlan, secret *corev1.Secret) error {
+	target := &Config{Kube: a.Kube, Lock: a.Lock, NewClient: func() (*kube.Client, error) { return p.target, nil }}
+	return target.locked(ctx, event.Discard{}, lockRun{action: "create-remote-secret", namespace: p.namespace}, func(ctx context.Context) error {
+		return link.Write(ctx, p.target, secret)
+	})
+}
+
 // Run carries out the plan (nil: it plans first). Without ApplyTo it creates what the
 // reader lacks, finds or creates the ServiceAccount's token Secret and returns the Secret as
 // upstream prints it. With ApplyTo it issues a token for that cluster alone, writes the
@@ -373,7 +385,7 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 	if exp, ok := link.TokenExpiry(tok.Token()); ok && a.AuthType != AuthPlugin {
 		res.Token.Kind, res.Token.Expires = "a bound ServiceAccount token", &exp
 	}
-	if err := link.Write(ctx, p.target, secret); err != nil {
+	if err := a.writeTo(ctx, p, secret); err != nil {
 		undo()
 		return nil, fmt.Errorf("--apply-to %s: %w", a.ApplyTo, err)
 	}

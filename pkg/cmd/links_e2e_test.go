@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -90,7 +91,7 @@ func mainExit(err error) int {
 	case errors.As(err, &usage):
 		return 64
 	}
-	return 1
+	return event.ExitCode(err) // as cmd/istioctl: an error's own code (the lock's 3), else 1
 }
 
 // must runs a command that has to succeed.
@@ -299,6 +300,36 @@ func TestLinksE2E(t *testing.T) {
 			t.Error("the new token does not authenticate")
 		}
 		l.must("cluster-1", "remote-clusters")
+	})
+
+	t.Run("apply-to takes the target's lock", func(t *testing.T) {
+		l := l.with(t)
+		before := l.linkSecret("cluster-1", "istio-remote-secret-cluster-2").ResourceVersion
+		tokens := func() int {
+			list, err := l.member("cluster-2").Kube.CoreV1().Secrets("istio-system").List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, s := range list.Items {
+				if s.Type == corev1.SecretTypeServiceAccountToken {
+					n++
+				}
+			}
+			return n
+		}
+		had := tokens()
+		_, holder := holdLock(t, l.member("cluster-1"))
+		_, errOut, code := l.istioctl("cluster-2", "create-remote-secret", "--name", "cluster-2", "--apply-to", "cluster-1", "--lock-timeout", "0")
+		if code != 3 || !strings.Contains(errOut, holder.String()) {
+			t.Errorf("--apply-to into a cluster whose lock is held: exit %d, want 3 naming %q:\n%s", code, holder.String(), errOut)
+		}
+		if after := l.linkSecret("cluster-1", "istio-remote-secret-cluster-2").ResourceVersion; after != before {
+			t.Errorf("the Secret was written without the lock: resourceVersion %s -> %s", before, after)
+		}
+		if n := tokens(); n != had {
+			t.Errorf("token Secrets in cluster-2: %d before, %d after the refused run (its own token is not deleted again)", had, n)
+		}
 	})
 
 	t.Run("uninstall with remote contexts", func(t *testing.T) {

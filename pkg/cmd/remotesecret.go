@@ -21,6 +21,8 @@ type CreateRemoteSecretCommand struct {
 	Action      action.CreateRemoteSecret
 	Globals     *Globals
 	Out, ErrOut io.Writer
+	// lockFlags: --apply-to writes into that cluster under its cluster lock.
+	lockFlags
 }
 
 func newCreateRemoteSecretCommand(g *Globals) *cobra.Command {
@@ -73,6 +75,7 @@ ISTIOCTL_SERVER and ISTIOCTL_TLS_SERVER_NAME set those).`,
 	f.StringVar(&r.SecretName, "secret-name", "", "The name of the specific secret to use from the service-account. Needed when there are multiple secrets in the service account.")
 	f.StringVarP(&r.ManifestsDir, "manifests", "d", "", "A directory of charts to render the reader ServiceAccount and its RBAC from (default: the embedded ones)")
 	f.StringVar(&r.ApplyTo, "apply-to", "", "Write the secret into the cluster of this kubeconfig context instead of printing it (and rotate its token when it is there already)")
+	a.lockFlags.add(f)
 	// The connection's --server and --tls-server-name, under the names they have here.
 	f.StringVar(&g.Kube.Server, "kube-server", "", "The address and port of the Kubernetes API server to read this cluster from (the global --server)")
 	f.StringVar(&g.Kube.TLSServerName, "kube-tls-server-name", "", "Server name to check this cluster's apiserver certificate against (the global --tls-server-name)")
@@ -95,7 +98,7 @@ func setEnv(f *pflag.FlagSet, name string, key ...string) {
 // what it wrote.
 func (a *CreateRemoteSecretCommand) Run(ctx context.Context) error {
 	r := &a.Action
-	r.Config = a.Globals.Config(a.ErrOut)
+	r.Config = a.Globals.writerConfig(a.ErrOut, "istioctl create-remote-secret", a.lockFlags)
 	plan, err := r.Plan(ctx)
 	if err != nil {
 		return err
