@@ -224,6 +224,20 @@ echo "[bench] the cluster lock's cost" >&2
 # than 50 ms to take and release.
 limit "the cluster lock" "$(grep -q 'FAILED' <<<"$lock_lines" && echo 0 || echo 1)" \
 	"TestLockCost failed: over 3 requests + 1 per renewal, or take + release over 50 ms"
+# Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
+# start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
+# its limits (20x upstream's cost, 40 MiB) are missed.
+render_rc=0
+{
+	echo "## render's own cost: manifest generate minus start-up (hack/bench-render.sh)"
+	echo
+	echo '```'
+	RUNS=$RENDER_RUNS OURS=$OURS UPSTREAM=$UPSTREAM hack/bench-render.sh 2>&1 || render_rc=$?
+	echo '```'
+	echo
+} >>"$out"
+limit "render" "$([ "$render_rc" = 0 ] && echo 1 || echo 0)" \
+	"manifest generate's own cost under 20x upstream's, or max RSS over 40 MiB (the section above)"
 {
 	echo "## start-up against ${BASE:-main} (hack/bench-startup.sh)"
 	echo
