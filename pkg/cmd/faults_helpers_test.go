@@ -167,6 +167,19 @@ func writes(reqs []string) []string {
 	return out
 }
 
+// installWrites are the writes of reqs other than the cluster lock's own Lease requests
+// (creating, taking and releasing it; istioctl writes no other Lease): what a refused run
+// must not send.
+func installWrites(reqs []string) []string {
+	var out []string
+	for _, w := range writes(reqs) {
+		if !strings.Contains(w, " /apis/coordination.k8s.io/v1/namespaces/kube-system/leases") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // recordingProxy serves the cluster's API on a plain loopback address, forwarding with the
 // admin credentials and recording every request as "METHOD path?query". It returns a
 // kubeconfig for istioctl that goes through it: what istioctl sent is then known exactly,

@@ -128,23 +128,9 @@ func (s *textSink) Emit(e event.Event) {
 			fmt.Fprintf(s.w, "  %s\n", d)
 		}
 	case event.HelmReleaseRetired:
-		mark := green("✔")
-		if e.Status != "retired" {
-			mark = "-"
-		}
-		fmt.Fprintf(s.w, "%s Helm release %s %s: %s\n", mark, e.Object, e.Status, e.Message)
-		for _, d := range e.Details {
-			fmt.Fprintf(s.w, "  %s\n", d)
-		}
+		s.helmReleaseRetired(e)
 	case event.Lock:
-		switch e.Status {
-		case "lost":
-			fmt.Fprintf(s.w, "%s %s\n", red("✘"), upperFirst(firstLine(e.Error)))
-		case "taken-over":
-			fmt.Fprintf(s.w, "%s %s\n", yellow("!"), upperFirst(e.Message))
-		default:
-			fmt.Fprintf(s.w, "- %s\n", upperFirst(e.Message))
-		}
+		s.lock(e)
 	case event.Done:
 		if e.Status == "dry-run" {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
@@ -197,4 +183,29 @@ func diffLine(l string) string {
 		return red(l)
 	}
 	return l
+}
+
+// helmReleaseRetired is a retired (or, in a dry run, to be retired) Helm release and its
+// records.
+func (s *textSink) helmReleaseRetired(e event.Event) {
+	mark := green("✔")
+	if e.Status != "retired" {
+		mark = "-"
+	}
+	fmt.Fprintf(s.w, "%s Helm release %s %s: %s\n", mark, e.Object, e.Status, e.Message)
+	for _, d := range e.Details {
+		fmt.Fprintf(s.w, "  %s\n", d)
+	}
+}
+
+// lock is one line of the cluster lock's: lost, taken over, waiting or acquired.
+func (s *textSink) lock(e event.Event) {
+	switch e.Status {
+	case "lost":
+		fmt.Fprintf(s.w, "%s %s\n", red("✘"), upperFirst(firstLine(e.Error)))
+	case "taken-over":
+		fmt.Fprintf(s.w, "%s %s\n", yellow("!"), upperFirst(e.Message))
+	default:
+		fmt.Fprintf(s.w, "- %s\n", upperFirst(e.Message))
+	}
 }
