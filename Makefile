@@ -9,7 +9,7 @@ VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 
-.PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale cluster-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale conformance cluster-bin helm-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl, version-stamped
 build:
@@ -43,6 +43,10 @@ bench-scale:
 bench-spec: build
 	hack/bench-spec.sh
 
+## conformance: ours against upstream istioctl on the corpus of testdata/conformance (writes docs/conformance.md)
+conformance:
+	hack/conformance.sh
+
 ## demo: build, start the local cluster, install the default profile and verify it
 demo: build cluster-bin
 	hack/demo.sh
@@ -50,6 +54,10 @@ demo: build cluster-bin
 ## cluster-bin: build (once per machine, cached) etcd, kube-*, kubectl and kwok into bin/
 cluster-bin:
 	hack/kube/build.sh
+
+## helm-bin: build (once per machine, cached) the helm CLI the migration tests drive into bin/
+helm-bin:
+	hack/helm/build.sh
 
 ## cluster-up / cluster-down: start (replacing any running) or stop CLUSTERS (1) local control planes (state in .cluster/)
 cluster-up: cluster-bin

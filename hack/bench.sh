@@ -9,9 +9,28 @@
 #  - start-up (version --remote=false, manifest generate) against a base commit (BASE, main)
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
+#  - the cluster lock's own cost: requests and time to take, renew and release it
+#    (`hack/bench.sh lock` prints only that, on a cluster of its own, in ~30 s)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
+lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1, and a FAILED line when it failed
+	local state=$1 log rc=0
+	STATE=$state hack/kube/up.sh >/dev/null 2>&1
+	log=$(ISTIOCTL_TEST_KUBECONFIG=$state/kubeconfig go test -count=1 -run '^TestLockCost$' -v ./operator/lock 2>&1) || rc=$?
+	STATE=$state hack/kube/down.sh >/dev/null 2>&1
+	grep -o 'lock cost.*' <<<"$log" || true
+	if [ "$rc" != 0 ]; then echo "lock cost: TestLockCost FAILED"; fi
+}
+if [ "${1:-}" = lock ]; then
+	make -s cluster-bin >/dev/null 2>&1
+	tmp=$(mktemp -d)
+	trap 'STATE=$tmp/cluster hack/kube/down.sh >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+	lock_cost "$tmp/cluster"
+	exit 0
+fi
+
 RUNS=${RUNS:-5}
 RENDER_RUNS=${RENDER_RUNS:-10}
 UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
@@ -218,6 +237,38 @@ limit "uninstall --purge" "$(le "$(med ${t_uninstall[ours]})" "$(med ${t_uninsta
 	"our median $(med ${t_uninstall[ours]}) ms is over upstream's $(med ${t_uninstall[upstream]}) ms"
 limit "install" "$(le "$(med ${t_install[ours]})" "$(med ${t_install[upstream]})")" \
 	"our median $(med ${t_install[ours]}) ms is over upstream's $(med ${t_install[upstream]}) ms"
+echo "[bench] the cluster lock's cost" >&2
+{
+	echo "## The cluster lock"
+	echo
+	echo "Every writer takes it (docs/install.md). Client-side request counts and wall times of taking, renewing"
+	echo "and releasing it on a fresh local cluster (\`TestLockCost\` in operator/lock, renewing every 250 ms;"
+	echo "\`hack/bench.sh lock\` prints this alone):"
+	echo
+	echo '```'
+	lock_lines=$(lock_cost "$work/lock-cluster")
+	echo "$lock_lines"
+	echo '```'
+	echo
+} >>"$out"
+# TestLockCost fails when the lock takes more than 3 requests plus one per renewal, or more
+# than 50 ms to take and release.
+limit "the cluster lock" "$(grep -q 'FAILED' <<<"$lock_lines" && echo 0 || echo 1)" \
+	"TestLockCost failed: over 3 requests + 1 per renewal, or take + release over 50 ms"
+# Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
+# start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
+# its limits (20x upstream's cost, 40 MiB) are missed.
+render_rc=0
+{
+	echo "## render's own cost: manifest generate minus start-up (hack/bench-render.sh)"
+	echo
+	echo '```'
+	RUNS=$RENDER_RUNS OURS=$OURS UPSTREAM=$UPSTREAM hack/bench-render.sh 2>&1 || render_rc=$?
+	echo '```'
+	echo
+} >>"$out"
+limit "render" "$([ "$render_rc" = 0 ] && echo 1 || echo 0)" \
+	"manifest generate's own cost under 20x upstream's, or max RSS over 40 MiB (the section above)"
 {
 	echo "## start-up against ${BASE:-main} (hack/bench-startup.sh)"
 	echo

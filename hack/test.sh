@@ -16,6 +16,11 @@ log() { printf '[test] %s\n' "$*" >&2; }
 if [ "${1:-}" != "--inside" ]; then
 	go mod download
 	"$root/hack/kube/build.sh"
+	# The helm CLI the migration tests drive, and upstream's charts they install with it
+	# (the istio.io/istio module at the version hack/bench.sh pins), both cached per machine.
+	"$root/hack/helm/build.sh"
+	upstream=$(sed -n 's/^UPSTREAM_VERSION=//p' "$root/hack/bench.sh")
+	go mod download "istio.io/istio@$upstream"
 	log "compiling packages and test binaries"
 	go vet ./...
 	go test -count=1 -run '^$' ./... >/dev/null

@@ -9,6 +9,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/version"
@@ -52,14 +53,57 @@ func Precheck(cfg *Config) *Check {
 	return &Check{Config: cfg, Command: "precheck", Spec: &spec.Options{}}
 }
 
-func (a *Check) checks() []check.Check {
+// checks is the command's selection; verify-install adds the link checks when the
+// cluster has a name (multiCluster.clusterName): it is then meant to be part of a mesh of
+// several clusters.
+func (a *Check) checks(env *check.Env) []check.Check {
 	if a.Command == "precheck" {
 		return check.Precheck()
+	}
+	if env.ClusterName != "" {
+		return append(check.Verify(), check.Links()...)
 	}
 	return check.Verify()
 }
 
-// Run runs the checks and returns the report; it emits no events.
+// clusterName is the spec's values.global.multiCluster.clusterName, "" when unset or the
+// charts' default (a cluster not meant for a multi-cluster mesh).
+func clusterName(values map[string]any) string {
+	g, _ := values["global"].(map[string]any)
+	mc, _ := g["multiCluster"].(map[string]any)
+	name, _ := mc["clusterName"].(string)
+	if name == link.DefaultClusterName {
+		return ""
+	}
+	return name
+}
+
+// installedClusterName is the CLUSTER_ID of the installed istiod Deployment, "" for the
+// default.
+func installedClusterName(objs []*unstructured.Unstructured) string {
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" || o.GetLabels()["app"] != "istiod" {
+			continue
+		}
+		ctrs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range ctrs {
+			m, _ := c.(map[string]any)
+			env, _ := m["env"].([]any)
+			for _, e := range env {
+				em, _ := e.(map[string]any)
+				if em["name"] == "CLUSTER_ID" {
+					if v, _ := em["value"].(string); v != link.DefaultClusterName {
+						return v
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// Run runs the checks and returns the report; it emits no events. It takes no lock: a
+// warning (Config.Warn) says when another run is writing.
 func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 	failOn := a.FailOn
 	if failOn == "" {
@@ -72,6 +116,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.warnIfWriting(ctx, client)
 	env := &check.Env{Client: client, IstioNamespace: a.istioNamespace(), Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
 	var rep *check.Report
 	if a.Spec != nil {
@@ -89,7 +134,8 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		if err := withExternal(env, res); err != nil {
 			return nil, err
 		}
-		rep = check.Run(ctx, a.Command, a.checks(), env)
+		env.ClusterName, env.ManifestsDir = clusterName(res.IOP.Spec.Values), res.IOP.Spec.InstallPackagePath
+		rep = check.Run(ctx, a.Command, a.checks(env), env)
 	} else if rep, err = a.installed(ctx, env); err != nil {
 		return nil, err
 	}
@@ -118,7 +164,8 @@ func (a *Check) installed(ctx context.Context, env *check.Env) (*check.Report, e
 			return nil, fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", ownership.Rev(rev), env.IstioNamespace)
 		}
 		renv.Installed = installed
-		r := check.Run(ctx, a.Command, a.checks(), &renv)
+		renv.ClusterName = installedClusterName(installed)
+		r := check.Run(ctx, a.Command, a.checks(&renv), &renv)
 		if len(revisions) > 1 {
 			r.Prefix(fmt.Sprintf("revision %s: ", ownership.Rev(rev)))
 		}

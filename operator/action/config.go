@@ -6,6 +6,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -23,6 +24,8 @@ type Config struct {
 	// Warn receives the spec's and the charts' warnings as they are found (a spec that
 	// does not resolve still has its warnings said); nil drops them.
 	Warn func(string)
+	// Lock says how writers take the cluster lock; nil: wait up to DefaultLockTimeout.
+	Lock *LockOptions
 
 	once      sync.Once
 	client    *kube.Client
@@ -31,6 +34,10 @@ type Config struct {
 	connected bool
 	// NewClient, when set, replaces building the client from Kube (tests).
 	NewClient func() (*kube.Client, error)
+
+	// held is the cluster lock while a run holds it; lockSkipped while one runs without.
+	held        *lock.Held
+	lockSkipped bool
 }
 
 // Client builds the cluster client once. It does not contact the cluster.

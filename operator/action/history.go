@@ -13,13 +13,18 @@ type History struct {
 	Revision string
 }
 
-// Run reads the records, oldest first per revision.
+// Run reads the records, oldest first per revision. It takes no lock: a warning
+// (Config.Warn) says when another run is writing.
 func (a *History) Run(ctx context.Context) ([]*history.Record, error) {
 	client, err := a.Client()
 	if err != nil {
 		return nil, err
 	}
-	return (&history.Store{Client: client, Namespace: a.istioNamespace()}).List(ctx, a.Revision)
+	records, err := (&history.Store{Client: client, Namespace: a.istioNamespace()}).List(ctx, a.Revision)
+	if err == nil {
+		a.warnIfWriting(ctx, client)
+	}
+	return records, err
 }
 
 // Namespace is where the records are read.

@@ -39,6 +39,11 @@ type Install struct {
 	HistoryMax int
 	// TakeOwnership adopts rendered objects that exist without istioctl's ownership.
 	TakeOwnership bool
+	// RetireHelmReleases retires, once the install succeeded, the Helm releases whose
+	// objects it took over and that it left nothing of their own: it deletes their release
+	// records (helm list no longer shows them, helm uninstall can no longer delete the
+	// objects) and leaves the objects to this install.
+	RetireHelmReleases bool
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
@@ -71,6 +76,8 @@ type InstallPlan struct {
 	Stale []string
 	// SetsDefaultTag says the run points the default revision tag at the revision.
 	SetsDefaultTag bool
+	// HelmReleases are the Helm releases listing objects the install applies.
+	HelmReleases []HelmRelease
 
 	res        *spec.Resolved
 	manifests  []render.Manifest
@@ -84,6 +91,7 @@ type InstallPlan struct {
 	recordsErr error
 	unrecorded bool
 	changes    []install.Change
+	lock       planLock
 }
 
 // Changes foresees what the run does to each object: created, configured, unchanged (no
@@ -144,8 +152,16 @@ func (a *Install) events() event.Sink {
 // would apply (an error for objects istioctl did not install, unless TakeOwnership: then a
 // warning each), whether it sets the default revision tag, and what it would prune. It
 // writes nothing.
+//
+// It also reads the cluster lock: a warning event says so when another writer holds it, and
+// the plan keeps the Lease's version, so that Run, once it holds the lock, knows whether
+// another writer ran since (it then plans again).
 func (a *Install) Plan(ctx context.Context) (*InstallPlan, error) {
-	p, err := a.plan(ctx, a.events())
+	events := a.events()
+	p, err := a.plan(ctx, events)
+	if err == nil {
+		p.lock = a.planLockState(ctx, p.client, events, a.DryRun)
+	}
 	return p, stoppedEarly(ctx, err)
 }
 
@@ -208,6 +224,9 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 	if p.Foreign, err = a.checkOwnership(ctx, p.installer, manifests); err != nil {
 		return nil, err // nothing written, nothing to record
 	}
+	if err := a.planHelm(ctx, p); err != nil {
+		return nil, err
+	}
 	if p.stale, err = p.installer.Stale(ctx, manifests); err != nil {
 		return nil, err
 	}
@@ -225,10 +244,15 @@ func tagLabels(owner ownership.Owner) map[string]string {
 	return l
 }
 
-// Run carries out plan (nil: it plans first). With Replan it plans again first, quietly, and
-// returns a *PlanChangedError, writing nothing, when the new plan would write differently
-// from plan: Run never writes from reads older than its own start. A failed run with Atomic
-// restores the revision's previous successful install record.
+// Run carries out plan (nil: it plans first), holding the cluster lock (LockOptions) from
+// before its first write to its end; a dry run takes no lock. Without a plan it resolves
+// and renders first (a bad spec fails before any request), takes the lock, and plans
+// under it: one set of reads. With a plan it plans again first, quietly, when Replan says
+// the plan was shown to someone or when another writer held the lock since the plan was
+// made, and returns a *PlanChangedError, writing nothing, when the new plan would write
+// differently from plan: Run never writes from reads older than another writer's run. A
+// failed run with Atomic restores the revision's previous successful install record,
+// under the same lock.
 func (a *Install) Run(ctx context.Context, plan *InstallPlan) (res *InstallResult, err error) {
 	res, err = a.execute(ctx, plan)
 	return res, stoppedEarly(ctx, err)
@@ -237,15 +261,55 @@ func (a *Install) Run(ctx context.Context, plan *InstallPlan) (res *InstallResul
 // execute is Run without the interrupt message (a rollback says its own).
 func (a *Install) execute(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
 	var err error
-	if plan == nil {
-		if plan, err = a.Plan(ctx); err != nil {
+	if a.DryRun {
+		if plan == nil {
+			plan, err = a.Plan(ctx)
+		} else if a.Replan {
+			plan, err = a.replan(ctx, plan)
+		}
+		if err != nil {
 			return nil, err
 		}
-	} else if a.Replan {
-		if plan, err = a.replan(ctx, plan); err != nil {
-			return nil, err
-		}
+		return a.carryOut(ctx, plan)
 	}
+	var res *spec.Resolved
+	var manifests []render.Manifest
+	if plan == nil {
+		if res, manifests, err = a.render(a.Spec, false); err != nil {
+			return nil, err
+		}
+	} else {
+		res = plan.res
+	}
+	var out *InstallResult
+	err = a.locked(ctx, a.events(), a.lockRun(res), func(ctx context.Context) error {
+		var err error
+		switch {
+		case plan == nil:
+			plan, err = a.planFor(ctx, res, manifests, a.events())
+		case a.Replan || a.moved(plan.lock):
+			plan, err = a.replan(ctx, plan)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = a.carryOut(ctx, plan)
+		return err
+	})
+	return out, err
+}
+
+// lockRun is what an install (or a rollback's install) takes the lock for.
+func (a *Install) lockRun(res *spec.Resolved) lockRun {
+	action := history.ActionInstall
+	if a.record != nil {
+		action = a.record.Action
+	}
+	return lockRun{action: action, revision: history.Rev(res.IOP.Spec.Revision), namespace: recordNamespace(res), profile: res.Profile}
+}
+
+// carryOut runs a plan, records it and, when it failed with Atomic, restores.
+func (a *Install) carryOut(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
 	rec := a.record
 	if rec == nil {
 		rec = &history.Record{Action: history.ActionInstall}
@@ -256,11 +320,12 @@ func (a *Install) execute(ctx context.Context, plan *InstallPlan) (*InstallResul
 	}
 	res, err := a.run(ctx, plan, rec, what)
 	var notReady *install.NotReadyError
+	var retireErr *retireError
 	atomic := a.Atomic && !a.DryRun
 	if errors.As(err, &notReady) && !atomic && ctx.Err() == nil && a.record == nil {
 		err = fmt.Errorf("%w\nFix what the lines above name (or allow more time with --readiness-timeout), then run the same install again: it continues from what is applied", err)
 	}
-	if err == nil || !atomic {
+	if err == nil || !atomic || errors.As(err, &retireErr) {
 		return res, err
 	}
 	if ctx.Err() != nil {
@@ -297,6 +362,7 @@ func (a *Install) replan(ctx context.Context, shown *InstallPlan) (*InstallPlan,
 	if len(shown.Foreign) != len(fresh.Foreign) {
 		diff = append(diff, fmt.Sprintf("objects not installed by istioctl: %d planned, %d now", len(shown.Foreign), len(fresh.Foreign)))
 	}
+	diff = append(diff, helmDiff(shown.HelmReleases, fresh.HelmReleases)...)
 	if shown.SetsDefaultTag != fresh.SetsDefaultTag {
 		diff = append(diff, fmt.Sprintf("sets the default revision tag: planned %v, now %v", shown.SetsDefaultTag, fresh.SetsDefaultTag))
 	}
@@ -355,11 +421,9 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	events := a.events()
 	for _, f := range p.Foreign {
 		msg := "adopted from " + f.Manager + ": this install now owns it (re-applies, prunes and uninstalls it)"
-		if f.Helm {
-			msg += "; the Helm release still lists it, so helm uninstall would delete it"
-		}
 		events.Emit(event.Event{Type: event.Warning, Object: f.Object, Message: msg})
 	}
+	a.helmWarnings(p, events)
 	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components),
 		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests)}
 	if a.DryRun {
@@ -375,9 +439,17 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		events.Emit(event.Event{Type: event.Warning, Message: "the install history cannot be read, so this run is named an install and recorded anew: " + p.recordsErr.Error()})
 	}
 	p.installer.Events = events
-	result, err := p.installer.Install(ctx, p.manifests, p.stale)
-	if err == nil && !a.DryRun && p.defaultTag.Needed {
-		err = p.defaultTag.Run(ctx, p.client, events)
+	result, installErr := p.installer.Install(ctx, p.manifests, p.stale)
+	if installErr == nil && !a.DryRun && p.defaultTag.Needed {
+		installErr = p.defaultTag.Run(ctx, p.client, events)
+	}
+	err := installErr
+	if err == nil {
+		// Only once the install stands: the releases' objects are now this install's.
+		err = a.retireHelm(ctx, p, events)
+	}
+	if lost := lockLost(ctx); lost != nil {
+		err = lost // it stopped the run: say so, not "interrupted"
 	}
 	events.Emit(a.doneEvent(result, err, rec, p.operation(rec)))
 	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes}
@@ -393,9 +465,12 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 		rec.Spec = string(y)
 	}
 	rec.Objects, rec.ObjectsOmitted = identities(p.manifests)
-	if err != nil {
+	if a.held != nil {
+		rec.Run = a.held.Identity()
+	}
+	if installErr != nil {
 		rec.Outcome = history.Failed
-		rec.SetDescription(what + " failed: " + err.Error())
+		rec.SetDescription(what + " failed: " + installErr.Error())
 	} else {
 		rec.Outcome = history.Succeeded
 		rec.SetDescription(fmt.Sprintf("%s complete (%d applied, %d unchanged, %d pruned)", what, out.Applied, out.Unchanged, out.Pruned))
@@ -404,12 +479,12 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	store := &history.Store{Client: p.client, Namespace: recordNamespace(res)}
-	if err == nil && out.Applied == 0 && out.Pruned == 0 {
+	if installErr == nil && out.Applied == 0 && out.Pruned == 0 {
 		// A re-install that changed nothing repeats the last record: no new one.
 		if records := p.records; history.Repeats(records, rec) {
 			rec.Number = records[len(records)-1].Number
 			out.Record = rec.Number
-			return out, nil
+			return out, err
 		}
 	}
 	if werr := store.Create(wctx, rec, a.HistoryMax); werr != nil {

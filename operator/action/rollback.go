@@ -40,8 +40,10 @@ type RollbackPlan struct {
 	Install *InstallPlan
 }
 
-// Plan finds the record and plans its install.
+// Plan finds the record and plans its install. Outside a run it also reads the cluster
+// lock, as Install.Plan does.
 func (a *Rollback) Plan(ctx context.Context) (*RollbackPlan, error) {
+	events := event.Stamped(orDiscard(a.Events))
 	target := a.target
 	if target == nil {
 		client, err := a.connect(ctx)
@@ -64,10 +66,11 @@ func (a *Rollback) Plan(ctx context.Context) (*RollbackPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip, err := a.install(target).planFor(ctx, res, manifests, event.Stamped(orDiscard(a.Events)))
+	ip, err := a.install(target).planFor(ctx, res, manifests, events)
 	if err != nil {
 		return nil, err
 	}
+	ip.lock = a.planLockState(ctx, ip.client, events, a.DryRun)
 	return &RollbackPlan{Target: target, Install: ip}, nil
 }
 
@@ -79,7 +82,7 @@ func (a *Rollback) install(t *history.Record) *Install {
 		what:   fmt.Sprintf("rollback to %d%s", t.Number, a.note), skipRelied: true}
 }
 
-// Run carries out plan (nil: it plans first).
+// Run carries out plan (nil: it plans first) under the cluster lock, as Install.Run does.
 func (a *Rollback) Run(ctx context.Context, plan *RollbackPlan) (*InstallResult, error) {
 	res, err := a.run(ctx, plan)
 	if errors.Is(err, context.Canceled) {
@@ -89,13 +92,32 @@ func (a *Rollback) Run(ctx context.Context, plan *RollbackPlan) (*InstallResult,
 }
 
 func (a *Rollback) run(ctx context.Context, plan *RollbackPlan) (*InstallResult, error) {
-	if plan == nil {
+	if a.DryRun {
 		var err error
-		if plan, err = a.Plan(ctx); err != nil {
-			return nil, err
+		if plan == nil {
+			if plan, err = a.Plan(ctx); err != nil {
+				return nil, err
+			}
 		}
+		return a.install(plan.Target).execute(ctx, plan.Install)
 	}
-	return a.install(plan.Target).execute(ctx, plan.Install)
+	// Which record, and what it installs, are read under the lock when there is no plan.
+	run := lockRun{action: history.ActionRollback, revision: history.Rev(a.Revision), namespace: a.istioNamespace()}
+	if plan != nil {
+		run = a.install(plan.Target).lockRun(plan.Install.res)
+	}
+	var out *InstallResult
+	err := a.locked(ctx, event.Stamped(orDiscard(a.Events)), run, func(ctx context.Context) error {
+		var err error
+		if plan == nil {
+			if plan, err = a.Plan(ctx); err != nil {
+				return err
+			}
+		}
+		out, err = a.install(plan.Target).execute(ctx, plan.Install)
+		return err
+	})
+	return out, err
 }
 
 func orDiscard(s event.Sink) event.Sink {

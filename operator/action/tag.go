@@ -3,10 +3,14 @@ package action
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -18,6 +22,10 @@ type TagSet struct {
 	*Config
 	Tag, Revision, WebhookName, ManifestsDir string
 	Overwrite, AutoInject, DryRun, Generate  bool
+	// Replan: see Install.Replan.
+	Replan bool
+	// Events receives the cluster lock's events (waiting for another writer, ...); nil drops them.
+	Events event.Sink
 }
 
 // TagSetPlan is a generated tag checked against the cluster.
@@ -27,10 +35,20 @@ type TagSetPlan struct {
 	Overlaps []check.Result
 	plan     *tag.Plan
 	client   *kube.Client
+	lock     planLock
 }
 
-// Plan renders the tag and checks it against the cluster.
+// Plan renders the tag and checks it against the cluster (and reads the cluster lock, as
+// Install.Plan does, unless it only generates).
 func (a *TagSet) Plan(ctx context.Context) (*TagSetPlan, error) {
+	p, err := a.plan(ctx)
+	if err == nil && !a.Generate {
+		p.lock = a.planLockState(ctx, p.client, event.Stamped(orDiscard(a.Events)), a.DryRun)
+	}
+	return p, err
+}
+
+func (a *TagSet) plan(ctx context.Context) (*TagSetPlan, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -76,14 +94,69 @@ func tagSummary(s *install.Summary) *install.Summary {
 	return s
 }
 
-// Run applies the plan (a server-side dry run with DryRun) and says what changed, also when
-// it fails part-way.
+// Run applies the plan (nil: it plans first; a server-side dry run with DryRun) and says
+// what changed, also when it fails part-way. It holds the cluster lock as Install.Run
+// does, and stops with a *PlanChangedError, writing nothing, when the tag's plan changed.
 func (a *TagSet) Run(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
+	if a.DryRun {
+		if p == nil {
+			var err error
+			if p, err = a.plan(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return a.apply(ctx, p)
+	}
+	var changes []tag.Change
+	err := a.locked(ctx, event.Stamped(orDiscard(a.Events)), lockRun{action: "tag", revision: history.Rev(a.Revision), namespace: a.istioNamespace()}, func(ctx context.Context) error {
+		switch {
+		case p == nil:
+			var err error
+			if p, err = a.plan(ctx); err != nil {
+				return err
+			}
+		case a.Replan || a.moved(p.lock):
+			fresh, err := a.plan(ctx)
+			if err != nil {
+				return err
+			}
+			if diff := tagPlanDiff(a.Tag, p.plan, fresh.plan); len(diff) > 0 {
+				return &PlanChangedError{Changes: diff}
+			}
+			p = fresh
+		}
+		var err error
+		changes, err = a.apply(ctx, p)
+		return err
+	})
+	return changes, err
+}
+
+func (a *TagSet) apply(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
 	changes, err := p.plan.Apply(ctx, p.client, a.DryRun)
+	if lost := lockLost(ctx); lost != nil {
+		return changes, lost
+	}
 	if err != nil {
 		return changes, fmt.Errorf("failed to apply revision tag %q: %w", a.Tag, err)
 	}
 	return changes, nil
+}
+
+// tagPlanDiff says how two plans of a tag differ: where it pointed, what it overlaps,
+// which injectors it deactivates.
+func tagPlanDiff(name string, before, now *tag.Plan) []string {
+	var out []string
+	if before.Previous != now.Previous {
+		out = append(out, fmt.Sprintf("tag %q pointed at %q when planned, at %q now", name, before.Previous, now.Previous))
+	}
+	if len(before.Overlaps) != len(now.Overlaps) {
+		out = append(out, fmt.Sprintf("pods injected twice: %d planned, %d now", len(before.Overlaps), len(now.Overlaps)))
+	}
+	if len(before.Deactivate) != len(now.Deactivate) {
+		out = append(out, fmt.Sprintf("injectors deactivated: %d planned, %d now", len(before.Deactivate), len(now.Deactivate)))
+	}
+	return out
 }
 
 // TagList lists the revision tags.
@@ -106,6 +179,10 @@ func (a *TagList) Run(ctx context.Context) ([]tag.Description, error) {
 type TagRemove struct {
 	*Config
 	Tag string
+	// Replan: see Install.Replan.
+	Replan bool
+	// Events receives the cluster lock's events; nil drops them.
+	Events event.Sink
 }
 
 // TagRemovePlan is a tag's objects and the namespaces that still use it.
@@ -116,6 +193,7 @@ type TagRemovePlan struct {
 	Namespaces []string
 	objs       []*unstructured.Unstructured
 	client     *kube.Client
+	lock       planLock
 }
 
 // Summary is what removing the tag removes (from the plan's reads): for a person about to
@@ -124,8 +202,17 @@ func (p *TagRemovePlan) Summary() *install.Summary {
 	return install.SummarizeRemoval(p.objs, func(*unstructured.Unstructured) (string, string) { return tagGroup, "Revision tags" })
 }
 
-// Plan finds the tag's objects and who uses it.
+// Plan finds the tag's objects and who uses it (and reads the cluster lock, as
+// Install.Plan does).
 func (a *TagRemove) Plan(ctx context.Context) (*TagRemovePlan, error) {
+	p, err := a.plan(ctx)
+	if err == nil {
+		p.lock = a.planLockState(ctx, p.client, event.Stamped(orDiscard(a.Events)), false)
+	}
+	return p, err
+}
+
+func (a *TagRemove) plan(ctx context.Context) (*TagRemovePlan, error) {
 	client, err := a.Client()
 	if err != nil {
 		return nil, err
@@ -148,7 +235,35 @@ func (a *TagRemove) Plan(ctx context.Context) (*TagRemovePlan, error) {
 	return p, nil
 }
 
-// Run removes the tag's objects.
+// Run removes the tag's objects (nil: it plans first), holding the cluster lock as
+// Install.Run does; a *PlanChangedError, removing nothing, when the tag's objects or the
+// namespaces using it changed since the plan.
 func (a *TagRemove) Run(ctx context.Context, p *TagRemovePlan) error {
-	return tag.Remove(ctx, p.client, p.objs, false)
+	return a.locked(ctx, event.Stamped(orDiscard(a.Events)), lockRun{action: "tag", namespace: a.istioNamespace()}, func(ctx context.Context) error {
+		switch {
+		case p == nil:
+			var err error
+			if p, err = a.plan(ctx); err != nil {
+				return err
+			}
+		case a.Replan || a.moved(p.lock):
+			fresh, err := a.plan(ctx)
+			if err != nil {
+				return err
+			}
+			diff := targetsDiff(p.Objects, fresh.Objects)
+			if !slices.Equal(p.Namespaces, fresh.Namespaces) {
+				diff = append(diff, fmt.Sprintf("namespaces using the tag: %s planned, %s now", strings.Join(p.Namespaces, " "), strings.Join(fresh.Namespaces, " ")))
+			}
+			if len(diff) > 0 {
+				return &PlanChangedError{Changes: diff}
+			}
+			p = fresh
+		}
+		err := tag.Remove(ctx, p.client, p.objs, false)
+		if lost := lockLost(ctx); lost != nil {
+			return lost
+		}
+		return err
+	})
 }

@@ -30,9 +30,15 @@ type Uninstall struct {
 	IgnoreNotFound bool
 	// Timeout bounds the wait for the removed objects to be gone.
 	Timeout time.Duration
+	// RemoteContexts are kubeconfig contexts of other clusters: the link Secrets there that
+	// point at this cluster are removed too (upstream's analyze names the flag).
+	RemoteContexts []string
 	// Replan: see Install.Replan.
 	Replan bool
 	Events event.Sink
+	// Planned, when set, is given the plan Run makes itself (Run without a plan), before
+	// anything is removed, also when planning failed part-way: what a command shows.
+	Planned func(*UninstallPlan)
 
 	// owner, when set, is the install to remove instead of the one Spec resolves to;
 	// componentsOnly removes just its components (no tags, records or warnings): what
@@ -55,10 +61,18 @@ type UninstallPlan struct {
 	// Nothing, when there is nothing to remove and that is not an error (a purge, or
 	// IgnoreNotFound), says so.
 	Nothing string
+	// Remote are the link Secrets in RemoteContexts that point at this cluster (also in
+	// Targets, with their context), removed after the uninstall.
+	Remote []RemoteLink
+
+	links uninstallLinks
 
 	installer *install.Installer
 	targets   []*unstructured.Unstructured
 	tags      []*unstructured.Unstructured
+	lock      planLock
+	recordNS  string
+	specName  string
 }
 
 // Summary groups what the uninstall removes: per component, the revision tags, the install
@@ -83,29 +97,40 @@ func (a *Uninstall) opts() install.UninstallOptions {
 
 // Plan finds what to remove, in removal order, and warns (events) about what the removal
 // takes from workloads. A revision nothing carries the labels of is an error, unless Purge
-// or IgnoreNotFound.
+// or IgnoreNotFound. It also reads the cluster lock, as Install.Plan does.
 func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
-	return a.plan(ctx, a.events())
+	events := a.events()
+	owner, recordNS, specName, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.plan(ctx, events, owner, recordNS, specName)
+	if err == nil {
+		p.lock = a.planLockState(ctx, p.installer.Client, events, a.DryRun)
+	}
+	return p, err
 }
 
-func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan, error) {
-	var owner ownership.Owner
-	var recordNS string
+// target is the install to remove, where its records are, and the cluster name its spec
+// gives (resolved offline).
+func (a *Uninstall) target() (ownership.Owner, string, string, error) {
 	if a.owner != nil {
-		owner, recordNS = *a.owner, a.owner.Namespace
-	} else {
-		res, err := a.resolve(a.Spec)
-		if err != nil {
-			return nil, err
-		}
-		owner, recordNS = ownerOf(res), recordNamespace(res)
+		return *a.owner, a.owner.Namespace, "", nil
 	}
+	res, err := a.resolve(a.Spec)
+	if err != nil {
+		return ownership.Owner{}, "", "", err
+	}
+	return ownerOf(res), recordNamespace(res), clusterName(res.IOP.Spec.Values), nil
+}
+
+func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership.Owner, recordNS, specName string) (*UninstallPlan, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	in := &install.Installer{Client: client, Owner: owner}
-	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in}
+	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS, specName: specName}
 	if p.targets, err = in.Targets(ctx, a.opts()); err != nil {
 		return nil, err
 	}
@@ -122,6 +147,9 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink) (*UninstallPlan
 	}
 	if a.componentsOnly {
 		return p, nil
+	}
+	if err := a.planLinks(ctx, client, p, specName, events); err != nil {
+		return nil, err
 	}
 	if a.Purge && (a.Spec.Revision != "" || len(a.Spec.Files) > 0 || len(a.Spec.Sets) > 0) {
 		events.Emit(event.Event{Type: event.Warning, Message: "--purge removes every revision and the Istio CRDs: -r, -f and --set are ignored"})
@@ -195,25 +223,68 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 	return fmt.Errorf("nothing to remove: no object carries the labels of %s (control plane revisions there: %s); check -r, -f and -i, or pass --ignore-not-found", what, installed)
 }
 
-// Run removes what plan lists (nil: it plans first) and waits until it is gone. With Replan
-// it plans again first, quietly, and returns a *PlanChangedError, removing nothing, when the
-// new plan removes other objects.
+// Run removes what plan lists (nil: it plans first) and waits until it is gone, holding the
+// cluster lock as Install.Run does (a dry run takes none). With Replan, or when another
+// writer held the lock since the plan was made, it plans again first, quietly, and returns
+// a *PlanChangedError, removing nothing, when the new plan removes other objects.
 func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
+	events := a.events()
+	var owner ownership.Owner
+	var recordNS, specName string
 	var err error
-	if plan == nil {
-		if plan, err = a.Plan(ctx); err != nil {
-			return err
-		}
-	} else if a.Replan {
-		fresh, err := a.plan(ctx, event.Discard{})
-		if err != nil {
-			return err
-		}
-		if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
-			return &PlanChangedError{Changes: diff}
-		}
-		plan = fresh
+	if plan != nil {
+		owner, recordNS, specName = plan.installer.Owner, plan.recordNS, plan.specName
+	} else if owner, recordNS, specName, err = a.target(); err != nil {
+		return err
 	}
+	if a.DryRun {
+		if plan == nil {
+			plan, err = a.plan(ctx, events, owner, recordNS, specName)
+			if err == nil {
+				plan.lock = a.planLockState(ctx, plan.installer.Client, events, true) // its warning
+			}
+			a.planned(plan)
+			if err != nil {
+				return err
+			}
+		}
+		return a.remove(ctx, plan)
+	}
+	run := lockRun{action: "uninstall", revision: owner.Rev(), namespace: owner.Namespace}
+	if a.Purge {
+		run.revision = ""
+	}
+	return a.locked(ctx, events, run, func(ctx context.Context) error {
+		switch {
+		case plan == nil:
+			var err error
+			plan, err = a.plan(ctx, events, owner, recordNS, specName)
+			a.planned(plan)
+			if err != nil {
+				return err
+			}
+		case a.Replan || a.moved(plan.lock):
+			fresh, err := a.plan(ctx, event.Discard{}, owner, recordNS, specName)
+			if err != nil {
+				return err
+			}
+			if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
+				return &PlanChangedError{Changes: diff}
+			}
+			plan = fresh
+		}
+		return a.remove(ctx, plan)
+	})
+}
+
+func (a *Uninstall) planned(p *UninstallPlan) {
+	if p != nil && a.Planned != nil {
+		a.Planned(p)
+	}
+}
+
+// remove carries out a plan.
+func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
 	if len(plan.targets) == 0 && !a.componentsOnly {
 		return nil
 	}
@@ -225,8 +296,14 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 		}
 	}
 	plan.installer.Events = events
-	_, err = plan.installer.Uninstall(ctx, plan.targets, a.opts())
-	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.targets))}
+	_, err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	if err == nil {
+		err = a.removeLinks(ctx, plan.links, events)
+	}
+	if lost := lockLost(ctx); lost != nil {
+		err = lost
+	}
+	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.Targets))}
 	var stopped *install.StoppedError
 	switch {
 	case errors.As(err, &stopped):
@@ -234,7 +311,7 @@ func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
 	case err != nil:
 		done = event.Event{Type: event.Done, Error: err.Error()}
 	case a.DryRun:
-		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.targets))
+		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.Targets))
 	}
 	done.Operation = event.OperationUninstall
 	events.Emit(done)

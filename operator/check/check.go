@@ -76,8 +76,14 @@ type Env struct {
 	// BaseCRDs names the CRDs Base installs, checked when the spec relies on Base.
 	BaseCRDs []string
 
-	// live holds what the cluster has of the expected objects, read once per run.
-	live *liveCache
+	// ClusterName is this cluster's values.global.multiCluster.clusterName when the spec
+	// sets one; ManifestsDir the charts the link checks render the reader role from.
+	ClusterName, ManifestsDir string
+
+	// live holds what the cluster has of the expected objects, read once per run; links
+	// the link checks' survey.
+	live  *liveCache
+	links *linkCache
 }
 
 // lister reads related objects live, for the readiness rules that need them.

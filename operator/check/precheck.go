@@ -65,15 +65,29 @@ func kubernetesVersion(ctx context.Context, env *Env) []Result {
 
 var ssarGVR = schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}
 
+// The cluster lock every writer takes (operator/lock): a Lease it gets, creates and updates.
+const (
+	lockNamespace = "kube-system"
+	lockGroup     = "coordination.k8s.io"
+	lockResource  = "leases"
+)
+
 // permissions asks, for every kind and namespace the rendered install touches, whether the
-// user may create, patch and delete it (prune and uninstall delete).
+// user may create, patch and delete it (prune and uninstall delete); and whether they may
+// get, create and update the cluster lock's Lease.
 func permissions(ctx context.Context, env *Env) []Result {
-	type target struct{ group, resource, namespace string }
-	seen := map[target]bool{}
+	type target struct {
+		group, resource, namespace string
+		verbs                      []string
+	}
+	seen := map[string]bool{}
 	var targets []target
 	add := func(t target) {
-		if !seen[t] {
-			seen[t] = true
+		if t.verbs == nil {
+			t.verbs = []string{"create", "patch", "delete"}
+		}
+		if k := t.namespace + "/" + t.group + "/" + t.resource; !seen[k] {
+			seen[k] = true
 			targets = append(targets, t)
 		}
 	}
@@ -84,16 +98,21 @@ func permissions(ctx context.Context, env *Env) []Result {
 		if err == nil {
 			resource = m.Resource.Resource
 		}
-		add(target{gvk.Group, resource, o.GetNamespace()})
+		add(target{group: gvk.Group, resource: resource, namespace: o.GetNamespace()})
 	}
-	add(target{"", "namespaces", ""})
+	add(target{group: "", resource: "namespaces"})
+	add(target{group: lockGroup, resource: lockResource, namespace: lockNamespace, verbs: []string{"get", "create", "update"}})
 	sort.Slice(targets, func(i, j int) bool {
 		a, b := targets[i], targets[j]
 		return a.namespace+a.group+a.resource < b.namespace+b.group+b.resource
 	})
+	if env.ClusterName != "" {
+		// verify-install's link checks read the link Secrets of a spec that names its cluster.
+		targets = append(targets, target{group: "", resource: "secrets", namespace: env.IstioNamespace, verbs: []string{"get", "list"}})
+	}
 	var out []Result
 	for _, t := range targets {
-		for _, verb := range []string{"create", "patch", "delete"} {
+		for _, verb := range t.verbs {
 			ssar := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
 				"spec": map[string]any{"resourceAttributes": map[string]any{

@@ -41,6 +41,15 @@ const (
 	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
 	// notice when the default moved back to the default revision).
 	RevisionTag Type = "revision-tag"
+	// HelmReleaseRetired: after a successful install, a Helm release whose objects the
+	// install took over was retired: its release records were deleted, its objects left as
+	// they are (Object: the release, namespace/name; Status: retired, or "would be retired"
+	// in a dry run; Details: the records).
+	HelmReleaseRetired Type = "helm-release-retired"
+	// Lock: the cluster lock, when it is not simply taken and released: Status waiting (another
+	// holds it: Holder, Since), acquired (after a wait), taken-over (an expired lock; Holder
+	// is the previous holder) or lost (the run stops writing; Error says why).
+	Lock Type = "lock"
 	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )
@@ -63,6 +72,10 @@ type Event struct {
 	Total int `json:"total,omitempty"`
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
 	Details []string `json:"details,omitempty"`
+	// Holder names who holds the cluster lock (Lock events).
+	Holder string `json:"holder,omitempty"`
+	// Since is when the holder took the lock, by its clock (Lock waiting events).
+	Since time.Time `json:"since,omitzero"`
 	// Action is, on applied and pruned events, what happened to the object, from a closed
 	// set: created, configured, unchanged, deactivated, pruned, removed. Status keeps its
 	// wording ("would be created" in a dry run).

@@ -10,7 +10,8 @@ import (
 const (
 	ExitOK     = 0
 	ExitFailed = 1
-	// ExitLocked is reserved: another istioctl holds the install lock of the revision.
+	// ExitLocked: another istioctl held the cluster lock past --lock-timeout (operator/lock);
+	// nothing was written.
 	ExitLocked = 3
 	// ExitUsage: a bad command line (unknown command or flag, wrong arguments, a missing -y
 	// without a terminal), as upstream istioctl and sysexits' EX_USAGE.
@@ -19,12 +20,21 @@ const (
 	ExitInterrupted = 130
 )
 
-// ExitCode is the exit code of a run that ended with err: 0 for none, 130 when it was
-// interrupted (its error is a context.Canceled), 1 otherwise.
+// Coder is an error that carries its own exit code (the cluster lock's: ExitLocked for a
+// writer that gave up waiting, ExitFailed for one that lost the lock, whatever it wraps).
+type Coder interface {
+	ExitCode() int
+}
+
+// ExitCode is the exit code of a run that ended with err: 0 for none, the code of a Coder
+// in its chain, 130 when it was interrupted (its error is a context.Canceled), 1 otherwise.
 func ExitCode(err error) int {
+	var coder Coder
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &coder):
+		return coder.ExitCode()
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	}

@@ -11,17 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
 
-// The annotations and label other tools use to say they manage an object.
-const (
-	helmRelease    = "meta.helm.sh/release-name"
-	helmReleaseNS  = "meta.helm.sh/release-namespace"
-	labelManagedBy = "app.kubernetes.io/managed-by"
-)
+// The label other tools use to say they manage an object (Helm's annotations say which
+// release).
+const labelManagedBy = "app.kubernetes.io/managed-by"
 
 // Manager names who manages an object, for messages: "istioctl (install spec "cp",
 // revision default)", "Helm release istio-system/istiod", "field manager kubectl-create".
@@ -33,8 +31,8 @@ func Manager(labels, annotations map[string]string, managed []metav1.ManagedFiel
 		}
 		return fmt.Sprintf("istioctl (%s, revision %s)", owner, ownership.Rev(labels[ownership.LabelRevision]))
 	}
-	if name := annotations[helmRelease]; name != "" {
-		return fmt.Sprintf("Helm release %s/%s", annotations[helmReleaseNS], name)
+	if name := annotations[helmrelease.AnnotationName]; name != "" {
+		return fmt.Sprintf("Helm release %s/%s", annotations[helmrelease.AnnotationNamespace], name)
 	}
 	seen := map[string]bool{}
 	var managers []string

@@ -3,6 +3,7 @@ package existing
 import (
 	"testing"
 
+	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,7 +20,7 @@ func TestExternalManager(t *testing.T) {
 			`istioctl (install spec "cp", revision canary)`},
 		{"istioctl, unnamed spec", map[string]string{ownership.LabelManaged: "Reconcile", ownership.LabelOwner: "unknown"}, nil, nil,
 			"istioctl (an unnamed install spec, revision default)"},
-		{"Helm release", map[string]string{labelManagedBy: "Helm"}, map[string]string{helmRelease: "istiod", helmReleaseNS: "istio-system"}, []string{"helm"},
+		{"Helm release", map[string]string{labelManagedBy: "Helm"}, map[string]string{helmrelease.AnnotationName: "istiod", helmrelease.AnnotationNamespace: "istio-system"}, []string{"helm"},
 			"Helm release istio-system/istiod"},
 		{"by hand", map[string]string{labelManagedBy: "Helm"}, nil, []string{"kubectl-create", "kubectl-create"}, "field manager kubectl-create"},
 		{"several", nil, nil, []string{"b", "a"}, "field managers a, b"},

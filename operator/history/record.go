@@ -29,6 +29,11 @@ const (
 	// Removed: the run failed, there was nothing to restore, and install --atomic removed
 	// the revision's components again.
 	Removed Outcome = "removed"
+	// Interrupted: the run stopped holding the cluster lock without finishing (killed, or
+	// cut off from the cluster): the writer that took its expired lock over wrote this record
+	// for it. The cluster may hold part of it. Never a rollback target, and not counted by
+	// --history-max.
+	Interrupted Outcome = "interrupted"
 )
 
 // The actions a record describes.
@@ -94,6 +99,11 @@ type Record struct {
 	Objects []ObjectRef `json:"objects,omitempty"`
 	// ObjectsOmitted counts identities cut beyond MaxObjects.
 	ObjectsOmitted int `json:"objectsOmitted,omitempty"`
+	// Run is the cluster lock holder identity of the run that wrote the record (or, for an
+	// interrupted one, of the run it describes): how a writer taking over an expired lock
+	// knows whether its holder recorded its run before it died. Empty in records written
+	// before the lock existed.
+	Run string `json:"run,omitempty"`
 }
 
 // Identities lists the identities of objs, at most MaxObjects, and how many were cut.
@@ -177,7 +187,9 @@ func Sort(rs []*Record) {
 // Target picks the record a rollback re-installs from one revision's records (sorted by
 // number): record n when n > 0; else the previous successful one, that is the last
 // succeeded record before the latest one when the latest succeeded (it is what is
-// installed now), or the last succeeded record when the latest did not.
+// installed now), or the last succeeded record when the latest did not (failed, or
+// interrupted: what is installed is then part of it, and the last succeeded record puts
+// the cluster back in order).
 func Target(rs []*Record, n int) (*Record, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("no install records: nothing to roll back to")
@@ -227,12 +239,31 @@ func Repeats(rs []*Record, r *Record) bool {
 	return last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion
 }
 
-// ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps all).
-func ToTrim(numbers []int, keep int) []int {
-	if keep <= 0 || len(numbers) <= keep {
+// ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps
+// all). The numbers in skip (interrupted records) do not count: they go only once they are
+// older than the oldest record kept, so runs that died cannot push the records a rollback
+// needs out of the history.
+func ToTrim(numbers []int, keep int, skip map[int]bool) []int {
+	if keep <= 0 {
 		return nil
 	}
 	s := append([]int(nil), numbers...)
 	sort.Ints(s)
-	return s[:len(s)-keep]
+	kept, oldestKept := 0, -1
+	for i := len(s) - 1; i >= 0 && kept < keep; i-- {
+		if !skip[s[i]] {
+			kept++
+			oldestKept = s[i]
+		}
+	}
+	if kept < keep {
+		return nil
+	}
+	var out []int
+	for _, n := range s {
+		if n < oldestKept {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -206,6 +206,9 @@ func TestTarget(t *testing.T) {
 		{name: "after a failure, the last good one", in: records(Succeeded, Succeeded, Failed), want: 2},
 		{name: "a rollback toggles back", in: records(Succeeded, Succeeded, Succeeded), want: 2},
 		{name: "nothing good", in: records(Failed, Removed), wantErr: "no earlier successful"},
+		{name: "after an interrupted run, the last good one", in: records(Succeeded, Succeeded, Interrupted), want: 2},
+		{name: "interrupted ones are skipped", in: records(Succeeded, Interrupted, Succeeded), want: 1},
+		{name: "only interrupted", in: records(Interrupted, Interrupted), wantErr: "no earlier successful"},
 		{name: "by number", in: records(Succeeded, Failed, Succeeded), n: 2, want: 2},
 		{name: "a missing number", in: records(Succeeded, Succeeded), n: 7, wantErr: "no install record 7 of revision default (it has 1, 2)"},
 	} {
@@ -238,20 +241,30 @@ func TestLastSucceeded(t *testing.T) {
 
 func TestToTrim(t *testing.T) {
 	for _, tc := range []struct {
-		numbers []int
-		keep    int
-		want    []int
+		numbers     []int
+		keep        int
+		interrupted []int
+		want        []int
 	}{
-		{nil, 10, nil},
-		{[]int{1, 2, 3}, 10, nil},
-		{[]int{1, 2, 3}, 3, nil},
-		{[]int{3, 1, 4, 2}, 2, []int{1, 2}},
-		{[]int{5, 6, 7}, 1, []int{5, 6}},
-		{[]int{1, 2, 3}, 0, nil},
-		{[]int{1, 2, 3}, -1, nil},
+		{nil, 10, nil, nil},
+		{[]int{1, 2, 3}, 10, nil, nil},
+		{[]int{1, 2, 3}, 3, nil, nil},
+		{[]int{3, 1, 4, 2}, 2, nil, []int{1, 2}},
+		{[]int{5, 6, 7}, 1, nil, []int{5, 6}},
+		{[]int{1, 2, 3}, 0, nil, nil},
+		{[]int{1, 2, 3}, -1, nil, nil},
+		// Interrupted records do not count; they go once older than the oldest kept.
+		{[]int{1, 2, 3, 4}, 2, []int{4}, []int{1}},
+		{[]int{1, 2, 3, 4, 5}, 2, []int{2, 4, 5}, nil},
+		{[]int{1, 2, 3, 4, 5}, 1, []int{2, 4, 5}, []int{1, 2}},
+		{[]int{1, 2, 3}, 1, []int{1, 2, 3}, nil},
 	} {
-		if got := ToTrim(tc.numbers, tc.keep); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ToTrim(%v, %d) = %v, want %v", tc.numbers, tc.keep, got, tc.want)
+		skip := map[int]bool{}
+		for _, n := range tc.interrupted {
+			skip[n] = true
+		}
+		if got := ToTrim(tc.numbers, tc.keep, skip); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ToTrim(%v, %d, interrupted %v) = %v, want %v", tc.numbers, tc.keep, tc.interrupted, got, tc.want)
 		}
 	}
 }

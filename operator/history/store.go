@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -144,7 +145,7 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		existing, err := s.numbers(ctx, r.Revision)
+		existing, interrupted, err := s.numbers(ctx, r.Revision)
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,10 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		if err != nil {
 			return s.Client.ExplainError(fmt.Errorf("writing install record %s/%s: %w", s.Namespace, obj.GetName(), err))
 		}
-		return s.trim(ctx, r.Revision, append(existing, r.Number), keep)
+		if r.Outcome == Interrupted {
+			interrupted[r.Number] = true
+		}
+		return s.trim(ctx, r.Revision, append(existing, r.Number), interrupted, keep)
 	}
 }
 
@@ -188,28 +192,38 @@ func (s *Store) Update(ctx context.Context, r *Record) error {
 	return nil
 }
 
-// numbers lists the record numbers of a revision, from their labels.
-func (s *Store) numbers(ctx context.Context, rev string) ([]int, error) {
+// numbers lists the record numbers of a revision, from their labels, and which of them are
+// interrupted records (decoded; one that does not decode counts as not interrupted).
+func (s *Store) numbers(ctx context.Context, rev string) ([]int, map[int]bool, error) {
 	secrets, err := s.Secrets(ctx, rev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []int
+	interrupted := map[int]bool{}
 	for _, o := range secrets {
-		if n, err := strconv.Atoi(o.GetLabels()[LabelNumber]); err == nil {
-			out = append(out, n)
+		n, err := strconv.Atoi(o.GetLabels()[LabelNumber])
+		if err != nil {
+			continue
+		}
+		out = append(out, n)
+		data, _, _ := unstructured.NestedString(o.Object, "data", DataKey)
+		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
+			if r, err := Decode(raw); err == nil && r.Outcome == Interrupted {
+				interrupted[n] = true
+			}
 		}
 	}
-	return out, nil
+	return out, interrupted, nil
 }
 
-func (s *Store) trim(ctx context.Context, rev string, numbers []int, keep int) error {
+func (s *Store) trim(ctx context.Context, rev string, numbers []int, interrupted map[int]bool, keep int) error {
 	ri, err := s.resource()
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, n := range ToTrim(numbers, keep) {
+	for _, n := range ToTrim(numbers, keep, interrupted) {
 		err := ri.Delete(ctx, SecretName(rev, n), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting old install record %s: %w", SecretName(rev, n), err))

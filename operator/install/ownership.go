@@ -6,8 +6,11 @@ import (
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/existing"
+	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -32,6 +35,49 @@ type Foreign struct {
 // a kind the user may not list is skipped (precheck's permissions check names it).
 func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Manifest) ([]Foreign, error) {
 	var out []Foreign
+	err := in.eachExisting(ctx, manifests, func(o *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
+		if ownership.Ours(meta.Labels, meta.ManagedFields) {
+			return
+		}
+		out = append(out, Foreign{
+			Object:  kube.Describe(o),
+			Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
+			Helm:    meta.Annotations[helmrelease.AnnotationName] != "",
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
+	return out, nil
+}
+
+// HelmReleases lists, sorted, the Helm releases (namespace/name) that Helm's annotations
+// on the rendered objects that exist name: the releases an install takes objects from, or
+// took them from in an earlier run. It reads with the same metadata lists as
+// ForeignObjects.
+func (in *Installer) HelmReleases(ctx context.Context, manifests []render.Manifest) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	err := in.eachExisting(ctx, manifests, func(_ *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
+		if name := meta.Annotations[helmrelease.AnnotationName]; name != "" {
+			key := meta.Annotations[helmrelease.AnnotationNamespace] + "/" + name
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, key)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// eachExisting calls fn with every rendered object that exists (but Namespaces, which are
+// shared) and what the metadata lists say of it; kinds the user may not list are skipped.
+func (in *Installer) eachExisting(ctx context.Context, manifests []render.Manifest, fn func(*unstructured.Unstructured, *metav1.PartialObjectMetadata)) error {
 	for _, m := range manifests {
 		for _, o := range m.Objects {
 			if o.GetKind() == "Namespace" {
@@ -42,18 +88,12 @@ func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Mani
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("reading what exists before installing: %w", err)
+				return fmt.Errorf("reading what exists before installing: %w", err)
 			}
-			if meta == nil || ownership.Ours(meta.Labels, meta.ManagedFields) {
-				continue
+			if meta != nil {
+				fn(o, meta)
 			}
-			out = append(out, Foreign{
-				Object:  kube.Describe(o),
-				Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
-				Helm:    meta.Annotations["meta.helm.sh/release-name"] != "",
-			})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
-	return out, nil
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -38,6 +39,8 @@ type Client struct {
 	Mapper    meta.RESTMapper
 	// Host is the apiserver URL, for error messages.
 	Host string
+
+	guard *writeGuard
 }
 
 // NewClient builds a Client from the connection flags. It does not contact the cluster.
@@ -62,6 +65,11 @@ func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 		cfg.QPS = 1000
 		cfg.Burst = 1000
 	}
+	// The engine's clients go through the write guard (SetWriteGuard); Config does not.
+	guard := &writeGuard{}
+	plain := cfg
+	cfg = rest.CopyConfig(plain)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guarded{next: rt, guard: guard} })
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the dynamic client: %w", err)
@@ -76,9 +84,9 @@ func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 	}
 	cached := memory.NewMemCacheClient(disc)
 	return &Client{
-		Config: cfg, Dynamic: dc, Metadata: mc, Discovery: cached,
+		Config: plain, Dynamic: dc, Metadata: mc, Discovery: cached,
 		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
-		Host:   cfg.Host,
+		Host:   cfg.Host, guard: guard,
 	}, nil
 }
 
@@ -101,6 +109,9 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 func (c *Client) ExplainError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if lockErr, ok := refused(err); ok {
+		return lockErr // nothing was sent: the guard's reason is the whole story
 	}
 	var urlErr *url.Error
 	var netErr net.Error

@@ -46,6 +46,21 @@ func (c *Charts) Load(dir string) (*chart.Chart, error) {
 	if ch, ok := c.cache[dir]; ok {
 		return ch, nil
 	}
+	files, err := c.Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s from %s: %w", path.Clean(dir), c.origin, err)
+	}
+	c.cache[dir] = ch
+	return ch, nil
+}
+
+// Files are the files of the chart in directory dir, named relative to it: what Load
+// reads, and what a copy of the chart holds.
+func (c *Charts) Files(dir string) ([]*loader.BufferedFile, error) {
 	var files []*loader.BufferedFile
 	err := fs.WalkDir(c.fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -64,12 +79,7 @@ func (c *Charts) Load(dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading chart %s from %s: %w", dir, c.origin, err)
 	}
-	ch, err := loader.LoadFiles(files)
-	if err != nil {
-		return nil, fmt.Errorf("loading chart %s from %s: %w", path.Clean(dir), c.origin, err)
-	}
-	c.cache[dir] = ch
-	return ch, nil
+	return files, nil
 }
 
 // Has says whether the chart directory exists.

@@ -14,12 +14,20 @@ import (
 // parsed form costs more than the rest of a render; their text is already right.
 var pristine sync.Map // *unstructured.Unstructured -> []byte
 
-// crdObjects reads a pre-rendered CRD file (YAML documents separated by ---). With lazy
-// set, each CRD is parsed only as far as its metadata (enough to sort and print it); the
+// crdObjects reads a pre-rendered CRD file (YAML documents separated by ---), giving each
+// CRD labels (nil: its labels as written). With lazy set, each CRD is parsed only as far as its metadata (enough to sort and print it); the
 // body is parsed when Materialize is called.
 func crdObjects(data []byte, labels map[string]string, lazy bool) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+	sep := []byte("\n---\n")
+	for rest := data; len(rest) > 0; {
+		// Each document keeps its closing newline, so its text is a slice of data, not a copy.
+		var doc []byte
+		if i := bytes.Index(rest, sep); i >= 0 {
+			doc, rest = rest[:i+1:i+1], rest[i+len(sep):]
+		} else {
+			doc, rest = rest[:len(rest):len(rest)], nil
+		}
 		doc = bytes.TrimLeft(doc, "\n")
 		if i := bytes.Index(doc, []byte("---\n")); i == 0 {
 			doc = doc[4:]
@@ -34,7 +42,7 @@ func crdObjects(data []byte, labels map[string]string, lazy bool) ([]*unstructur
 		if err != nil {
 			return nil, err
 		}
-		if !maps.Equal(obj.GetLabels(), labels) {
+		if labels != nil && !maps.Equal(obj.GetLabels(), labels) {
 			// Relabelled, the text no longer matches: parse it whole and print it anew.
 			if lazy {
 				if obj, err = parseCRD(doc, false); err != nil {

@@ -45,8 +45,12 @@ type k8sPatch struct {
 // zero values of required fields (an empty scaleTargetRef) to the patches.
 func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance, raw map[string]any, revision string) error {
 	k := inst.K8s
-	if k == nil || inst.WorkloadKind == "" {
+	if k == nil {
 		return nil
+	}
+	if inst.WorkloadKind == "" {
+		// Base has no workload to patch, but its overlays apply (to its ServiceAccount, ...).
+		return applyOverlays(objs, inst, k.Overlays)
 	}
 	raw = deepCopyMap(raw)
 	if inst.Multi {
@@ -110,14 +114,31 @@ func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance
 			}
 		}
 	}
-	for i, o := range k.Overlays {
+	return applyOverlays(objs, inst, k.Overlays)
+}
+
+// applyOverlays applies k8s.overlays: each patches one rendered object by path.
+func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, overlays []v1alpha1.KubernetesOverlay) error {
+	for i, o := range overlays {
 		if o.Kind == "" || o.Name == "" {
 			return fmt.Errorf("k8s.overlays[%d]: an overlay needs the kind and name of the object it patches (got kind %q, name %q)", i, o.Kind, o.Name)
 		}
-		obj := find(objs, o.Kind, o.Name)
-		if obj == nil {
+		at := -1
+		for j, x := range objs {
+			if x.GetKind() == o.Kind && x.GetName() == o.Name {
+				at = j
+				break
+			}
+		}
+		if at < 0 {
 			return fmt.Errorf("k8s.overlays[%d]: no %s %q among the objects %s renders", i, o.Kind, o.Name, inst.Key())
 		}
+		// A CRD read lazily is read whole, and patched it no longer prints as its text.
+		if err := Materialize(objs[at : at+1]); err != nil {
+			return err
+		}
+		obj := objs[at]
+		pristine.Delete(obj)
 		for j, p := range o.Patches {
 			if err := applyPathPatch(obj.Object, p); err != nil {
 				return fmt.Errorf("k8s.overlays[%d].patches[%d] (%s on %s %s): %w", i, j, p.Path, o.Kind, o.Name, err)

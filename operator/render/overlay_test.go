@@ -12,7 +12,8 @@ import (
 // Overlay paths as upstream reads them: [value] (or [:value]) selects the item of a list
 // of scalars equal to value, or else the first one value matches as a regular expression;
 // [key:value] on a list of scalars is the whole "key:value"; [-1] and an index past the end
-// append; a patch without a value deletes. Unlike upstream, an exact match wins over an
+// append; a patch without a value deletes; a dot inside [...] splits the path, so an
+// unescaped one is an error (upstream patches nothing, silently). Unlike upstream, an exact match wins over an
 // earlier item the value only matches as a regular expression. Each case patches istiod's container args and
 // shows them after (or the error); testdata/overlays/scalar-lists.txt keeps the results.
 func TestOverlayScalarListItems(t *testing.T) {
@@ -37,8 +38,11 @@ spec:
 		{"delete an item by its value (value: null)", `[{path: '` + args + `.[discovery]', value: null}]`},
 		{"delete a flag and its value", `[{path: '` + args + `.[--keepaliveMaxServerConnectionAge]'}, {path: '` + args + `.[30m]'}]`},
 		{"a value holding a colon: [key:value] on a list of scalars", `[{path: '` + args + `.[--log_output_level=default:info]', value: '--log_output_level=default:debug'}]`},
-		{"a regular expression, as upstream", `[{path: '` + args + `.[--log_output_level=.*]', value: '--log_output_level=all:warn'}]`},
-		{"a value holding dots", `[{path: '` + args + `.[cluster.local]', value: example.org}]`},
+		{"a regular expression, as upstream", `[{path: '` + args + `.[level=def]', value: '--log_output_level=all:warn'}]`},
+		{"an anchored regular expression", `[{path: '` + args + `.[^--dom]', value: --domain2}]`},
+		{"a dot inside [...] is an error: upstream splits the path there and patches nothing", `[{path: '` + args + `.[cluster.local]', value: example.org}]`},
+		{"a dot inside [...] of a regular expression is an error too", `[{path: '` + args + `.[--log_output_level=.*]', value: '--log_output_level=all:warn'}]`},
+		{"a dot inside [:...] is an error too", `[{path: '` + args + `.[:cluster.local]', value: example.org}]`},
 		{"a regular expression picks the first item it matches", `[{path: '` + args + `.[=30m$]', value: --maxAge=1h}]`},
 		{"an escaped dot", `[{path: '` + args + `.[cluster\.local]', value: example.org}]`},
 		{"append with [-1]", `[{path: '` + args + `.[-1]', value: --caCertFile=/etc/ca.pem}]`},

@@ -97,11 +97,41 @@ func (r *Renderer) Render(res *spec.Resolved, only ...component.Name) ([]Manifes
 }
 
 func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) ([]*unstructured.Unstructured, []string, error) {
-	ch, err := r.Charts.Load(inst.Chart)
+	objs, warnings, err := r.renderChart(inst.Chart, ReleaseName, inst.Namespace, Values(tree, inst), true)
 	if err != nil {
 		return nil, nil, err
 	}
-	vals := Values(tree, inst)
+	revision, _ := spec.Lookup(tree, "spec", "revision")
+	rev, _ := revision.(string)
+	if err := ApplyK8sSettings(objs, inst, RawK8s(tree, inst), rev); err != nil {
+		return nil, nil, err
+	}
+	if err := checkImages(objs); err != nil {
+		return nil, nil, err
+	}
+	Sort(objs)
+	return objs, warnings, nil
+}
+
+// RenderChart renders the chart in directory chart as Helm installs it: as release
+// release in namespace, with vals as the release's values, the CRDs of its crds/ directory
+// as written and no k8s settings. It is what `helm template` prints for the same input.
+func (r *Renderer) RenderChart(chart, release, namespace string, vals map[string]any) ([]*unstructured.Unstructured, error) {
+	objs, _, err := r.renderChart(chart, release, namespace, vals, false)
+	if err != nil {
+		return nil, err
+	}
+	Sort(objs)
+	return objs, nil
+}
+
+// renderChart renders a chart's templates and reads its CRDs; relabel gives the CRDs the
+// chart's standard labels, as upstream's istioctl output does.
+func (r *Renderer) renderChart(dir, release, namespace string, vals map[string]any, relabel bool) ([]*unstructured.Unstructured, []string, error) {
+	ch, err := r.Charts.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	kv, err := chartutil.ParseKubeVersion(r.KubeVersion)
 	if err != nil {
@@ -109,7 +139,7 @@ func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) 
 	}
 	caps.KubeVersion = *kv
 	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{
-		Name: ReleaseName, Namespace: inst.Namespace, Revision: 1, IsInstall: true,
+		Name: release, Namespace: namespace, Revision: 1, IsInstall: true,
 	}, caps)
 	if err != nil {
 		return nil, nil, err
@@ -140,24 +170,17 @@ func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) 
 		}
 		objs = append(objs, parsed...)
 	}
-	labels := chartLabels(ch.Metadata.Name, ch.Metadata.Version, ch.Metadata.AppVersion)
+	var labels map[string]string
+	if relabel {
+		labels = chartLabels(ch.Metadata.Name, ch.Metadata.Version, ch.Metadata.AppVersion)
+	}
 	for _, f := range ch.CRDObjects() {
-		// As upstream's output: the chart's standard labels replace the CRD's own.
 		crds, err := crdObjects(f.File.Data, labels, r.LazyCRDs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", f.Filename, err)
 		}
 		objs = append(objs, crds...)
 	}
-	revision, _ := spec.Lookup(tree, "spec", "revision")
-	rev, _ := revision.(string)
-	if err := ApplyK8sSettings(objs, inst, RawK8s(tree, inst), rev); err != nil {
-		return nil, nil, err
-	}
-	if err := checkImages(objs); err != nil {
-		return nil, nil, err
-	}
-	Sort(objs)
 	return objs, warnings, nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -13,7 +14,7 @@ import (
 // spec.values with unvalidatedValues merged in, the top-level spec fields translated into
 // values (hub, tag, revision, meshConfig, compatibilityVersion, component enablement), the
 // instance's own hub, tag, name, labels and namespace under its values root. A value the
-// user set in spec.values wins over a translated one.
+// user set in spec.values wins over a translated one, but for the components' enablement.
 func Values(tree map[string]any, inst component.Instance) map[string]any {
 	specTree, _ := tree["spec"].(map[string]any)
 	vals := map[string]any{}
@@ -62,8 +63,13 @@ func translateSpec(tree, specTree, vals map[string]any) {
 	setDefault(vals, "global.tag", specTree["tag"])
 	setDefault(vals, "revision", specTree["revision"])
 	setDefault(vals, "compatibilityVersion", specTree["compatibilityVersion"])
-	if ns, ok := spec.Lookup(tree, "metadata", "namespace"); ok {
-		setDefault(vals, "global.istioNamespace", ns)
+	// where spec.namespace or metadata.namespace put the components
+	// (IstioOperator.ComponentsNamespace), so the charts look for istiod there
+	specNS, _ := specTree["namespace"].(string)
+	metaNS, _ := spec.Lookup(tree, "metadata", "namespace")
+	metaStr, _ := metaNS.(string)
+	if ns := v1alpha1.SpecNamespace(specNS, metaStr); ns != "" {
+		setPath(vals, []string{"global", "istioNamespace"}, ns)
 	}
 	if mc, ok := specTree["meshConfig"].(map[string]any); ok {
 		user, _ := vals["meshConfig"].(map[string]any)
@@ -77,18 +83,17 @@ func translateSpec(tree, specTree, vals map[string]any) {
 		b, _ := v.(bool)
 		return b
 	}
-	// As upstream: the components' enablement tells the charts of each other; a value the
-	// user set there wins (values.pilot.cni.enabled without the CNI component, for one).
+	// As upstream: the components' enablement tells the charts of each other, over what the
+	// values say (values.pilot.cni.enabled=true without the CNI component renders false:
+	// injection must not skip istio-init when no CNI node agent is installed).
 	for path, key := range map[string]string{"pilot.enabled": "pilot", "pilot.cni.enabled": "cni"} {
-		if _, set := spec.Lookup(vals, strings.Split(path, ".")...); !set {
-			setPath(vals, strings.Split(path, "."), enabled(key))
-		}
+		setPath(vals, strings.Split(path, "."), enabled(key))
 	}
 }
 
 // instanceValues puts an instance's own settings under its values root: hub, tag, a
 // gateway's name and labels, and the k8s settings upstream turns into values (replicas,
-// autoscaling bounds, a gateway's Service ports).
+// autoscaling bounds, the CPU of resources, a gateway's Service ports).
 func instanceValues(vals map[string]any, inst component.Instance) {
 	set := func(path string, v any) {
 		if v == nil || v == "" {
@@ -115,6 +120,14 @@ func instanceValues(vals map[string]any, inst component.Instance) {
 	}
 	if k.ReplicaCount != nil {
 		set(root+".replicaCount", *k.ReplicaCount)
+	}
+	if k.Resources != nil {
+		// Upstream carries only the CPU of k8s.resources into the values, over theirs.
+		for field, list := range map[string]corev1.ResourceList{"requests": k.Resources.Requests, "limits": k.Resources.Limits} {
+			if q, ok := list[corev1.ResourceCPU]; ok {
+				set(root+".resources."+field+".cpu", q.String())
+			}
+		}
 	}
 	if k.HpaSpec != nil {
 		if k.HpaSpec.MinReplicas != nil {

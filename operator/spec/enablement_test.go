@@ -12,8 +12,8 @@ import (
 // Which components a spec installs, as upstream decides it: a component absent from
 // spec.components takes its default, a present one is on unless enabled: false, and the
 // Helm-level values.gateways.<gateway>.enabled: true turns on every gateway of its list
-// (false turns nothing off, with a warning). Helm-level values the user sets win over the
-// ones translated from the components (values.pilot.cni.enabled).
+// (false turns nothing off, with a warning). The components' enablement wins over the
+// Helm-level values translated from it (values.pilot.enabled, values.pilot.cni.enabled).
 func TestHelmLevelEnablement(t *testing.T) {
 	const egress, ingress = "values.gateways.istio-egressgateway.enabled", "values.gateways.istio-ingressgateway.enabled"
 	// The Helm values istiod's chart is given about CNI and itself.
@@ -45,7 +45,9 @@ func TestHelmLevelEnablement(t *testing.T) {
 		{name: "ztunnel entry without enabled is on", files: map[string]string{"zt.yaml": header + "spec:\n  components:\n    ztunnel:\n      namespace: kube-system\n"}},
 		{name: "components.pilot.enabled: false wins over values.pilot.enabled: true", sets: []string{"components.pilot.enabled=false", "values.pilot.enabled=true"}},
 		{name: "values.cni.enabled does not install CNI (as upstream), with a warning", sets: []string{"values.cni.enabled=true"}},
-		{name: "values.pilot.cni.enabled set by the user reaches istiod's chart without the CNI component", sets: []string{"values.pilot.cni.enabled=true"}},
+		{name: "values.pilot.cni.enabled=true does not reach istiod's chart without the CNI component", sets: []string{"values.pilot.cni.enabled=true"}},
+		{name: "values.pilot.cni.enabled=false does not reach istiod's chart with the CNI component", sets: []string{"components.cni.enabled=true", "values.pilot.cni.enabled=false"}},
+		{name: "values.pilot.enabled=false does not reach istiod's chart while istiod is on", sets: []string{"values.pilot.enabled=false"}},
 		{name: "components.cni.enabled tells istiod's chart of CNI", sets: []string{"components.cni.enabled=true"}},
 		{name: "components: null: the defaults (Base, istiod, the ingress gateway)", files: map[string]string{"null.yaml": header + "spec:\n  components: null\n"}},
 	}, pilotValues)

@@ -144,6 +144,10 @@ func parsePath(s string, overlay bool) (Path, error) {
 				return nil, fmt.Errorf("unclosed [ at position %d of %q", i+1, s)
 			}
 			expr := s[i+1 : i+end]
+			if overlay && unescapedDot(expr) {
+				// upstream splits the path there and patches nothing, silently
+				return nil, fmt.Errorf("a dot inside [%s] splits the path (upstream patches nothing then): write \\. for a dot, in %q", expr, s)
+			}
 			seg, err := parseBracket(expr, overlay)
 			if err != nil {
 				return nil, fmt.Errorf("%w in %q", err, s)
@@ -166,6 +170,15 @@ func parsePath(s string, overlay bool) (Path, error) {
 		return nil, fmt.Errorf("empty path")
 	}
 	return out, nil
+}
+
+func unescapedDot(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' && (i == 0 || s[i-1] != '\\') {
+			return true
+		}
+	}
+	return false
 }
 
 func parseBracket(expr string, overlay bool) (Segment, error) {

@@ -54,6 +54,10 @@ func (r *resolution) record(source string, lines v1alpha1.Lines) {
 
 // failed returns the error of the problems so far, with the warnings, if any is an error.
 func (r *resolution) failed() (*Resolved, error) {
+	if r.opts.Force {
+		// a field's problem; what makes a file unreadable stays an error
+		r.forceWhere(func(p v1alpha1.Problem) bool { return p.Path != "" })
+	}
 	if errs := r.problems.Errors(); len(errs) > 0 {
 		return &Resolved{Warnings: r.problems.Warnings()}, errs
 	}
@@ -83,6 +87,17 @@ func Resolve(opts Options) (*Resolved, error) {
 	}
 	for _, f := range sets {
 		concrete, err := applySet(tree, f)
+		if err != nil && r.opts.Force {
+			// as upstream's --force: an unknown field is set all the same (validate makes
+			// the problem a warning)
+			lenient := f
+			lenient.lenient = true
+			if c, again := applySet(tree, lenient); again == nil {
+				r.problems = append(r.problems, asProblem(err))
+				r.origins[c] = v1alpha1.Problem{Source: "--set " + f.Raw}
+				continue
+			}
+		}
 		if err != nil {
 			r.problems = append(r.problems, asProblem(err))
 			continue
@@ -202,11 +217,16 @@ func (r *resolution) validate(tree map[string]any) {
 		r.problems = append(r.problems, p)
 	}
 	if r.opts.Force {
-		for i := range r.problems {
-			if !r.problems[i].Warning {
-				r.problems[i].Warning = true
-				r.problems[i].Msg += " (ignored because of --force)"
-			}
+		r.forceWhere(func(v1alpha1.Problem) bool { return true })
+	}
+}
+
+// forceWhere makes the errors that match warnings, as --force does.
+func (r *resolution) forceWhere(match func(v1alpha1.Problem) bool) {
+	for i, p := range r.problems {
+		if !p.Warning && match(p) {
+			r.problems[i].Warning = true
+			r.problems[i].Msg += " (ignored because of --force)"
 		}
 	}
 }

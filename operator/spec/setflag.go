@@ -13,6 +13,8 @@ type SetFlag struct {
 	Raw   string
 	Path  Path
 	Value string
+	// lenient sets a field the schema does not know (--force, as upstream's).
+	lenient bool
 }
 
 // ParseSetFlag parses "path=value" (split at the first =, so values may hold =). The path is
@@ -77,7 +79,7 @@ func setIn(node any, s v1alpha1.Schema, f SetFlag, i int, here string, concrete 
 		case v1alpha1.KindObject:
 			fs, ok := s.Field(seg.Key)
 			if !ok {
-				if s.Strict() {
+				if s.Strict() && !f.lenient {
 					return nil, fmt.Errorf("%s.%s: unknown field%s", here, seg.Key, v1alpha1.Suggest(seg.Key, s.FieldNames()))
 				}
 				fs, _ = anyField()
@@ -180,12 +182,21 @@ func leafValue(s v1alpha1.Schema, f SetFlag) (any, error) {
 	where := "spec." + f.Path.String()
 	switch s.Kind() {
 	case v1alpha1.KindString:
-		if len(s.Enum()) > 0 || s.Duration() {
+		if len(s.Enum()) > 0 {
+			// a name, or (as protobuf's JSON takes it) the number of one
+			v, err := v1alpha1.ScalarFor(s, f.Value, false)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			return v, nil
+		}
+		if s.Duration() {
 			if _, err := v1alpha1.ScalarFor(s, f.Value, true); err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
 		}
-		return f.Value, nil
+		// as upstream, \, stands for a comma (excludeIPRanges=10.0.0.0/8\,192.168.0.0/16)
+		return strings.ReplaceAll(f.Value, `\,`, ","), nil
 	case v1alpha1.KindAny, v1alpha1.KindScalar:
 		if isAlwaysString(f.Path.String()) {
 			return f.Value, nil

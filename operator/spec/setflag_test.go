@@ -62,6 +62,12 @@ func TestSetRules(t *testing.T) {
 		{"creates missing maps", []string{"values.pilot.env.FOO=bar"}, "values.pilot.env.FOO", "bar"},
 		{"k8s quantity", []string{"components.pilot.k8s.resources.requests.cpu=500m"}, "components.pilot.k8s.resources.requests.cpu", "500m"},
 		{"enum", []string{"components.pilot.k8s.imagePullPolicy=Always"}, "components.pilot.k8s.imagePullPolicy", "Always"},
+		{"a string field keeps a number as text (upstream rejects it)", []string{"values.global.multiCluster.clusterName=123"}, "values.global.multiCluster.clusterName", "123"},
+		{"a string field keeps a boolean as text (upstream rejects it)", []string{"values.global.meshID=true"}, "values.global.meshID", "true"},
+		{"an escaped comma in a string field, as upstream", []string{`values.global.proxy.excludeIPRanges=10.0.0.0/8\,192.168.0.0/16`}, "values.global.proxy.excludeIPRanges", "10.0.0.0/8,192.168.0.0/16"},
+		{"a mesh config enum by name", []string{"meshConfig.accessLogEncoding=JSON"}, "meshConfig.accessLogEncoding", "JSON"},
+		{"a mesh config enum by number, as protobuf's JSON", []string{"meshConfig.accessLogEncoding=1"}, "meshConfig.accessLogEncoding", int64(1)},
+		{"a nested mesh config enum by number", []string{"meshConfig.outboundTrafficPolicy.mode=0"}, "meshConfig.outboundTrafficPolicy.mode", int64(0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := resolveWith(t, Options{Sets: tc.sets})
@@ -85,6 +91,8 @@ func TestSetErrors(t *testing.T) {
 		{"components.pilot.enabled.x=1", "spec.components.pilot.enabled is a boolean, so it has no field"},
 		{"components.pilot=1", "--set takes a single value"},
 		{"values.global.resourceScope=everything", `"everything" is not one of`},
+		{"meshConfig.accessLogEncoding=7", `"7" is not one of TEXT, JSON`},
+		{"meshConfig.accessLogEncoding=-1", `"-1" is not one of TEXT, JSON`},
 		{"hub[0]=x", "not a list"},
 		{"a..b=1", "empty key"},
 	} {
@@ -178,16 +186,65 @@ spec:
 	}
 }
 
+// --force turns every field's problem into a warning, as upstream: a bad format, an unknown
+// field (kept, so it reaches the charts' values as upstream's does) or a wrong type in a file;
+// a file that is not YAML stays an error.
 func TestForceTurnsErrorsIntoWarnings(t *testing.T) {
-	_, err := Resolve(Options{Sets: []string{"revision=Not_Valid"}})
-	if err == nil {
-		t.Fatal("want an error for a bad revision")
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	res, err := Resolve(Options{Sets: []string{"revision=Not_Valid"}, Force: true})
-	if err != nil {
-		t.Fatalf("with Force: %v", err)
+	const header = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n"
+	for _, tc := range []struct {
+		name string
+		opts Options
+		keep string // a path the forced spec still holds
+	}{
+		{"a bad revision by --set", Options{Sets: []string{"revision=Not_Valid"}}, "revision"},
+		{"an unknown field by --set", Options{Sets: []string{"values.pilot.autoscaleMinimum=2"}}, "values.pilot.autoscaleMinimum"},
+		{"an unknown field in a file", Options{Files: []string{file("unknown.yaml", header+"spec:\n  values:\n    pilot:\n      autoscaleMinimum: 2\n")}}, "values.pilot.autoscaleMinimum"},
+		{"a wrong type in a file", Options{Files: []string{file("type.yaml", header+"spec:\n  values:\n    pilot:\n      autoscaleMin: two\n")}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Resolve(tc.opts); err == nil {
+				t.Fatal("want an error without Force")
+			}
+			tc.opts.Force = true
+			res, err := Resolve(tc.opts)
+			if err != nil {
+				t.Fatalf("with Force: %v", err)
+			}
+			if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0].Msg, "ignored because of --force") {
+				t.Errorf("warnings = %v", res.Warnings)
+			}
+			if tc.keep != "" && at(t, res, tc.keep) == nil {
+				t.Errorf("%s is gone from the forced spec", tc.keep)
+			}
+		})
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Msg, "ignored because of --force") {
-		t.Errorf("warnings = %v", res.Warnings)
+	_, err := Resolve(Options{Files: []string{file("bad.yaml", "spec: [\n")}, Force: true})
+	if err == nil || !strings.Contains(err.Error(), "invalid YAML") {
+		t.Errorf("a file that is not YAML, with Force: %v, want invalid YAML", err)
+	}
+}
+
+// --set profile= takes the path of a profile file as well as a name (upstream master names
+// only).
+func TestProfileFilePath(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "my-profile.yaml")
+	body := "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  components:\n    ingressGateways: []\n  values:\n    global:\n      logging:\n        level: default:debug\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := resolveWith(t, Options{Sets: []string{"profile=" + p}})
+	if got := at(t, res, "values.global.logging.level"); got != "default:debug" {
+		t.Errorf("values.global.logging.level = %v, want the profile file's default:debug", got)
+	}
+	if got := at(t, res, "components.pilot.enabled"); got != true {
+		t.Errorf("components.pilot.enabled = %v, want the default profile's true under the file", got)
 	}
 }

@@ -91,15 +91,35 @@ func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifes
 	return d, nil
 }
 
-// Run points the default tag at the installed revision, emitting an applied event per
-// object written and a revision-tag event that says where the tag points.
-func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.Sink) error {
+// Objects are the objects setting the default tag writes: none unless Needed.
+func (d *InstallDefault) Objects(ctx context.Context, c *kube.Client) ([]*unstructured.Unstructured, error) {
+	if !d.Needed {
+		return nil, nil
+	}
+	p, err := d.generate(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return p.Objects, nil
+}
+
+func (d *InstallDefault) generate(ctx context.Context, c *kube.Client) (*Plan, error) {
 	p, err := Generate(ctx, c, Options{
 		Tag: Default, Revision: d.Revision, IstioNamespace: d.IstioNamespace, ManifestsDir: d.ManifestsDir,
 		AutoInjectNamespaces: d.AutoInject, Overwrite: true, Labels: d.Labels,
 	})
 	if err != nil {
-		return fmt.Errorf("setting the default revision tag: %w", err)
+		return nil, fmt.Errorf("setting the default revision tag: %w", err)
+	}
+	return p, nil
+}
+
+// Run points the default tag at the installed revision, emitting an applied event per
+// object written and a revision-tag event that says where the tag points.
+func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.Sink) error {
+	p, err := d.generate(ctx, c)
+	if err != nil {
+		return err
 	}
 	changes, err := p.Apply(ctx, c, false)
 	for _, ch := range changes {

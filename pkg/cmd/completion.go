@@ -21,9 +21,9 @@ var outputFormats = func() map[string][]string {
 		lists = append(lists, string(f))
 	}
 	return map[string][]string{
-		"istioctl install": events, "istioctl upgrade": events, "istioctl rollback": events, "istioctl uninstall": events,
+		"istioctl install": events, "istioctl manifest install": events, "istioctl upgrade": events, "istioctl rollback": events, "istioctl uninstall": events,
 		"istioctl verify-install": reports, "istioctl experimental precheck": reports,
-		"istioctl tag list": lists, "istioctl history": lists,
+		"istioctl tag list": lists, "istioctl history": lists, "istioctl remote-clusters": lists,
 		"istioctl version": {"json", "yaml"}, "istioctl profile list": {"json", "yaml"},
 		"istioctl profile dump": {"yaml", "json", "flags"},
 	}

@@ -72,6 +72,35 @@ func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
 	return out
 }
 
+// unfilled names the active namespaces still without the default ServiceAccount or the
+// kube-root-ca.crt ConfigMap the controllers put in each.
+func unfilled(t *testing.T, c *cluster.Cluster, namespaces []corev1.Namespace) []string {
+	t.Helper()
+	ctx := context.Background()
+	sas, err := c.Kube.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, err := c.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := map[string]int{}
+	for _, sa := range sas.Items {
+		has[sa.Namespace]++
+	}
+	for _, cm := range cms.Items {
+		has[cm.Namespace]++
+	}
+	var out []string
+	for _, ns := range namespaces {
+		if ns.Status.Phase != corev1.NamespaceTerminating && has[ns.Name] < 2 {
+			out = append(out, ns.Name)
+		}
+	}
+	return out
+}
+
 // settled waits until no namespace is being deleted: the namespace controller's clean-up of
 // one (an earlier test's) writes to every kind in it, which objectWrites would count.
 func settled(t *testing.T, c *cluster.Cluster) {
@@ -88,6 +117,12 @@ func settled(t *testing.T, c *cluster.Cluster) {
 			if ns.Status.Phase == corev1.NamespaceTerminating {
 				terminating = append(terminating, ns.Name)
 			}
+		}
+		// And until the controllers have filled every new namespace: the default
+		// ServiceAccount and the root CA ConfigMap they create in one just made (the test's
+		// own istio-system) would otherwise show up between two snapshots.
+		for _, ns := range unfilled(t, c, list.Items) {
+			terminating = append(terminating, ns+" (not yet given its default ServiceAccount and kube-root-ca.crt)")
 		}
 		if len(terminating) == 0 {
 			t.Logf("settled after %v", time.Since(start))

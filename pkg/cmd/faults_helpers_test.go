@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -123,12 +124,25 @@ func specFile(t *testing.T, name, body string) string {
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []string
+	// at is when each request arrived.
+	at []time.Time
 }
 
 func (l *requestLog) add(r string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reqs = append(l.reqs, r)
+	l.at = append(l.at, time.Now())
+}
+
+// lastAt is when the last request arrived.
+func (l *requestLog) lastAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.at) == 0 {
+		return time.Time{}
+	}
+	return l.at[len(l.at)-1]
 }
 
 // take returns the requests so far and forgets them.
@@ -136,7 +150,7 @@ func (l *requestLog) take() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := l.reqs
-	l.reqs = nil
+	l.reqs, l.at = nil, nil
 	return out
 }
 
@@ -148,6 +162,19 @@ func writes(reqs []string) []string {
 		method, _, _ := strings.Cut(r, " ")
 		if method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// installWrites are the writes of reqs other than the cluster lock's own Lease requests
+// (creating, taking and releasing it; istioctl writes no other Lease): what a refused run
+// must not send.
+func installWrites(reqs []string) []string {
+	var out []string
+	for _, w := range writes(reqs) {
+		if !strings.Contains(w, " /apis/coordination.k8s.io/v1/namespaces/kube-system/leases") {
+			out = append(out, w)
 		}
 	}
 	return out

@@ -28,6 +28,7 @@ type applyFlags struct {
 	// Verbose prints every object's line on a terminal too, and the fields each update
 	// changes before the run.
 	Verbose bool
+	lockFlags
 }
 
 func (f *applyFlags) add(fs *pflag.FlagSet) {
@@ -38,13 +39,20 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&f.HistoryMax, "history-max", action.DefaultHistoryMax, "How many install records of the revision to keep in the cluster (0: no limit)")
 	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
 	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "Print every object's progress on a terminal too, and before the run the fields each update changes (a server-side dry run of those objects)")
+	f.lockFlags.add(fs)
+}
+
+// summarizes says whether a summary is printed before the run: when it asks, or with -v
+// on text output (with -y alone the counts come with the plan event, no extra request).
+func (f *applyFlags) summarizes() bool {
+	return f.prompts() || (!f.DryRun && f.Verbose && f.Output == "text")
 }
 
 // summarize prints what the run will do before it starts or asks: with the fields each
-// update changes when it asks or with -v (the counts alone come with the plan event). It
-// returns false when there is nothing to change and nothing to ask: the command is done.
+// update changes. It returns false when there is nothing to change and nothing to ask: the
+// command is done.
 func (f *applyFlags) summarize(ctx context.Context, out io.Writer, sink event.Sink, plan *action.InstallPlan) (bool, error) {
-	if f.DryRun || (!f.prompts() && !(f.Verbose && f.Output == "text")) {
+	if !f.summarizes() {
 		return true, nil
 	}
 	s, err := plan.Summary(ctx, true)
@@ -69,16 +77,20 @@ type InstallCommand struct {
 	Spec     SpecFlags
 	Revision string
 	// Atomic restores the previous successful install when this one fails.
-	Atomic      bool
-	Globals     *Globals
-	In          io.Reader
-	Out, ErrOut io.Writer
+	Atomic bool
+	// RetireHelmReleases retires the Helm releases the install took over, once it succeeded.
+	RetireHelmReleases bool
+	Globals            *Globals
+	In                 io.Reader
+	Out, ErrOut        io.Writer
 	// IsTerminal reports whether In is a terminal (prompts need one).
 	IsTerminal func() bool
+	// Command names the run to other writers ("istioctl upgrade").
+	Command string
 }
 
 func newInstallCommand(g *Globals, use string) *cobra.Command {
-	a := &InstallCommand{Globals: g, IsTerminal: g.Streams.IsTerminal}
+	a := &InstallCommand{Globals: g, Command: "istioctl " + use, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
@@ -95,7 +107,10 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
   istioctl install -f my-spec.yaml -y -o json
 
   # on failure, put back what was installed before
-  istioctl upgrade -f my-spec.yaml -y --atomic`,
+  istioctl upgrade -f my-spec.yaml -y --atomic
+
+  # take over an Istio installed with Helm, then retire its Helm releases (docs/migrate.md)
+  istioctl install --set profile=minimal --take-ownership --retire-helm-releases -y`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -106,24 +121,33 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
 	a.applyFlags.add(cmd.Flags())
 	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
+	cmd.Flags().BoolVar(&a.RetireHelmReleases, action.RetireHelmReleasesFlag[2:], false,
+		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	return cmd
 }
 
-// Run plans, asks unless -y, and installs.
+// Run plans, asks unless -y, and installs; with -y (and for a dry run) the action plans
+// itself, under the cluster lock.
 func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
 	in := &action.Install{
-		Config:           a.Globals.Config(a.ErrOut),
-		Spec:             a.Spec.options(a.In, a.Revision),
-		DryRun:           a.DryRun,
-		ReadinessTimeout: a.Timeout,
-		HistoryMax:       a.HistoryMax,
-		TakeOwnership:    a.TakeOwnership,
-		Atomic:           a.Atomic,
-		Replan:           a.prompts(),
-		Events:           eventSink(a.Out, a.Output, a.Verbose),
+		Config:             a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags),
+		Spec:               a.Spec.options(a.In, a.Revision),
+		DryRun:             a.DryRun,
+		ReadinessTimeout:   a.Timeout,
+		HistoryMax:         a.HistoryMax,
+		TakeOwnership:      a.TakeOwnership,
+		RetireHelmReleases: a.RetireHelmReleases,
+		Atomic:             a.Atomic,
+		Replan:             a.prompts(),
+		Events:             eventSink(a.Out, a.Output, a.Verbose),
+	}
+	if !a.summarizes() {
+		// The plan is made under the cluster lock; the counts come with its plan event.
+		_, err := in.Run(ctx, nil)
+		return err
 	}
 	plan, err := in.Plan(ctx)
 	if err != nil {

@@ -15,11 +15,12 @@ import (
 func newManifestCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "manifest",
-		Short: "Render the Kubernetes manifests of an install spec",
+		Short: "Render an install spec's Kubernetes manifests, translate them for Helm, or install them",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newManifestGenerateCommand(g))
+	// As upstream: manifest install is install.
+	cmd.AddCommand(newManifestGenerateCommand(g), newManifestTranslateCommand(g), newInstallCommand(g, "install"))
 	return cmd
 }
 
@@ -76,4 +77,66 @@ func (a *ManifestGenerateAction) Run(ctx context.Context) error {
 		names[i], docs[i] = m.Component, m.YAML
 	}
 	return printer.Manifests(a.Out, a.Output, dir, names, docs)
+}
+
+// ManifestTranslateAction turns a spec into Helm values, charts and scripts (offline).
+type ManifestTranslateAction struct {
+	Spec     SpecFlags
+	Revision string
+	Output   string
+	In       io.Reader
+	Out      io.Writer
+	ErrOut   io.Writer
+}
+
+func newManifestTranslateCommand(g *Globals) *cobra.Command {
+	a := &ManifestTranslateAction{}
+	cmd := &cobra.Command{
+		Use:   "translate",
+		Short: "Translate an install spec into Helm releases: values, charts and the scripts that move an install under Helm (offline)",
+		Long: `Resolves the spec (profile, -f files, --set flags) and writes, into the -o directory (a new temporary
+one without -o), for every enabled component, gateways included: <name>-values.yaml, the values of
+its Helm release; install-<name>.sh, which marks the component's live objects as the release's and
+runs helm upgrade --install over them; the charts they install (charts/); and README.md, the steps.
+Helm then renders the same objects istioctl installed, so nothing is recreated. It never contacts a
+cluster. See docs/migrate.md.`,
+		Example: `  # the default profile, into a new temporary directory
+  istioctl manifest translate
+
+  # an install spec, into helm/
+  istioctl manifest translate -f my-spec.yaml -o helm/
+
+  # the demo profile with tracing
+  istioctl manifest translate --set profile=demo --set meshConfig.enableTracing=true -o helm/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return a.Run(cmd.Context())
+		},
+	}
+	a.Spec.add(cmd.Flags())
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Directory to write into (created if missing; default: a new temporary directory)")
+	return cmd
+}
+
+// Run translates and writes the output.
+func (a *ManifestTranslateAction) Run(ctx context.Context) error {
+	mt := &action.ManifestTranslate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut)},
+		Spec: a.Spec.options(a.In, a.Revision)}
+	t, err := mt.Run(ctx)
+	if err != nil {
+		return err
+	}
+	dir, err := t.Write(a.Output)
+	if err != nil {
+		return err
+	}
+	for _, r := range t.Releases {
+		if len(r.Differs) > 0 {
+			printer.Warnings(a.ErrOut)(fmt.Sprintf("Helm release %s renders %d object(s) otherwise than istioctl (k8s settings have no Helm value): see README.md", r.Name, len(r.Differs)))
+		}
+	}
+	printer.Line(a.Out, fmt.Sprintf("Output written to %s! See the README.md for next steps", dir))
+	return nil
 }

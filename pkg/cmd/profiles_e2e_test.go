@@ -65,6 +65,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 	// apiserver counts not one write request that was not a dry run. (objectVersions waits
 	// for terminating namespaces before the write count starts.)
 	for _, profile := range []string{"default", "demo", "ambient"} {
+		settled(t, c) // before versions(): a just-created istio-system is still being filled
 		before, all, writes := versions(), objectVersions(t, c), objectWrites(t, c)
 		out := istioctl("install", "--set", "profile="+profile, "--dry-run")
 		if !strings.Contains(out, "Dry run complete, nothing was written") || strings.Contains(out, "namespace does not exist") {

@@ -55,13 +55,14 @@ install does, so what newer installs added is pruned. The rollback is recorded a
 	return cmd
 }
 
-// Run plans the rollback, asks unless -y, and rolls back.
+// Run plans the rollback, asks unless -y, and rolls back; with -y (and for a dry run) the
+// action plans itself, under the cluster lock.
 func (a *RollbackCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
 	rb := &action.Rollback{
-		Config:           a.Globals.Config(a.ErrOut),
+		Config:           a.Globals.writerConfig(a.ErrOut, "istioctl rollback", a.lockFlags),
 		Number:           a.Number,
 		Revision:         a.Revision,
 		DryRun:           a.DryRun,
@@ -70,6 +71,10 @@ func (a *RollbackCommand) Run(ctx context.Context) error {
 		TakeOwnership:    a.TakeOwnership,
 		Replan:           a.prompts(),
 		Events:           eventSink(a.Out, a.Output, a.Verbose),
+	}
+	if !a.summarizes() {
+		_, err := rb.Run(ctx, nil)
+		return err
 	}
 	plan, err := rb.Plan(ctx)
 	if err != nil {

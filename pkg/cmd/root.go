@@ -49,6 +49,7 @@ type Globals struct {
 	IstioNamespace string
 	Streams        Streams
 	profiling      profiling
+	lockPeriods    lockPeriods
 }
 
 // Config is what the actions of a command share, from the global flags; the spec's and the
@@ -94,7 +95,8 @@ func newRootCommand(g *Globals) *cobra.Command {
 	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
 		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
 		newHistoryCommand(g), newRollbackCommand(g),
-		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g))
+		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g),
+		newCreateRemoteSecretCommand(g), newRemoteClustersCommand(g))
 	registerCompletions(root, g)
 	return root
 }
@@ -103,6 +105,7 @@ func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
+	g.lockPeriods.addFlags(fs)
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the
@@ -132,12 +135,20 @@ func applyConfig(cmd *cobra.Command) error {
 	}
 	var errs []error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed || !v.IsSet(f.Name) {
+		key := f.Name
+		if alias, ok := f.Annotations[envAnnotation]; ok {
+			// A command's own flag hiding a global one reads another key, or none.
+			if len(alias) == 0 {
+				return
+			}
+			key = alias[0]
+		}
+		if f.Changed || !v.IsSet(key) {
 			return
 		}
-		if err := f.Value.Set(v.GetString(f.Name)); err != nil {
+		if err := f.Value.Set(v.GetString(key)); err != nil {
 			errs = append(errs, fmt.Errorf("%s (from ISTIOCTL_%s or %s): %w",
-				f.Name, strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), path, err))
+				f.Name, strings.ToUpper(strings.ReplaceAll(key, "-", "_")), path, err))
 		}
 	})
 	return errors.Join(errs...)

@@ -50,10 +50,11 @@ func oneTag(what string) cobra.PositionalArgs {
 type TagSetAction struct {
 	Tag, Revision, WebhookName, Manifests                     string
 	Overwrite, AutoInject, SkipConfirmation, DryRun, Generate bool
-	Globals                                                   *Globals
-	In                                                        io.Reader
-	Out, ErrOut                                               io.Writer
-	IsTerminal                                                func() bool
+	lockFlags
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
+	IsTerminal  func() bool
 }
 
 func newTagSetCommand(g *Globals, generate bool) *cobra.Command {
@@ -95,14 +96,16 @@ func newTagSetCommand(g *Globals, generate bool) *cobra.Command {
 	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation when the tag would overlap another injector (required when standard input is not a terminal)")
 	if !generate {
 		fs.BoolVar(&a.DryRun, "dry-run", false, "Check everything with the cluster (server-side dry run), write nothing")
+		a.lockFlags.add(fs)
 	}
 	return cmd
 }
 
 // Run generates the tag and applies or prints it.
 func (a *TagSetAction) Run(ctx context.Context) error {
-	ts := &action.TagSet{Config: a.Globals.Config(a.ErrOut), Tag: a.Tag, Revision: a.Revision, WebhookName: a.WebhookName,
-		ManifestsDir: a.Manifests, Overwrite: a.Overwrite, AutoInject: a.AutoInject, DryRun: a.DryRun, Generate: a.Generate}
+	ts := &action.TagSet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl tag set", a.lockFlags), Tag: a.Tag, Revision: a.Revision,
+		WebhookName: a.WebhookName, ManifestsDir: a.Manifests, Overwrite: a.Overwrite, AutoInject: a.AutoInject, DryRun: a.DryRun,
+		Generate: a.Generate, Events: eventSink(a.ErrOut, "text", false)}
 	p, err := ts.Plan(ctx)
 	if err != nil {
 		return err
@@ -121,6 +124,7 @@ func (a *TagSetAction) Run(ctx context.Context) error {
 			if err := confirm(a.In, a.Out, a.IsTerminal, "Apply anyways? [y/N] "); err != nil {
 				return err
 			}
+			ts.Replan = true
 		}
 	}
 	if a.Generate {
@@ -187,10 +191,11 @@ func (a *TagListAction) Run(ctx context.Context) error {
 type TagRemoveAction struct {
 	Tag              string
 	SkipConfirmation bool
-	Globals          *Globals
-	In               io.Reader
-	Out              io.Writer
-	IsTerminal       func() bool
+	lockFlags
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
+	IsTerminal  func() bool
 }
 
 func newTagRemoveCommand(g *Globals) *cobra.Command {
@@ -206,17 +211,19 @@ confirmation when some are: check with 'istioctl tag list' first.`,
 		Args:    oneTag("removal"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.Tag = args[0]
-			a.In, a.Out = cmd.InOrStdin(), cmd.OutOrStdout()
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return a.Run(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation when namespaces still use the tag (required when standard input is not a terminal)")
+	a.lockFlags.add(cmd.Flags())
 	return cmd
 }
 
 // Run removes the tag, asking first when namespaces still use it.
 func (a *TagRemoveAction) Run(ctx context.Context) error {
-	tr := &action.TagRemove{Config: a.Globals.Config(io.Discard), Tag: a.Tag}
+	tr := &action.TagRemove{Config: a.Globals.writerConfig(io.Discard, "istioctl tag remove", a.lockFlags), Tag: a.Tag,
+		Events: eventSink(a.ErrOut, "text", false)}
 	p, err := tr.Plan(ctx)
 	if err != nil {
 		return err
@@ -231,6 +238,7 @@ func (a *TagRemoveAction) Run(ctx context.Context) error {
 		if err := confirm(a.In, a.Out, a.IsTerminal, q); err != nil {
 			return err
 		}
+		tr.Replan = true
 	}
 	if err := tr.Run(ctx, p); err != nil {
 		return err

@@ -22,11 +22,13 @@ type UninstallCommand struct {
 	Verbose          bool
 	IgnoreNotFound   bool
 	Timeout          time.Duration
+	RemoteContexts   []string
 	Output           string
-	Globals          *Globals
-	In               io.Reader
-	Out, ErrOut      io.Writer
-	IsTerminal       func() bool
+	lockFlags
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
+	IsTerminal  func() bool
 }
 
 func newUninstallCommand(g *Globals) *cobra.Command {
@@ -64,58 +66,64 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "List every object before removing any (the confirmation always does)")
 	cmd.Flags().BoolVar(&a.IgnoreNotFound, "ignore-not-found", false, "Succeed when nothing carries the install's labels (for scripts that may run twice)")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
+	cmd.Flags().StringSliceVar(&a.RemoteContexts, "remote-contexts", nil, "Kubeconfig contexts of other clusters of the mesh: the link Secrets there that point at this cluster are removed too")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
+	a.lockFlags.add(cmd.Flags())
 	return cmd
 }
 
 // Run plans the removal, lists it when asked (and always before a prompt), asks unless -y,
-// and removes.
+// and removes; with -y (and for a dry run) the action plans itself, under the cluster lock.
 func (a *UninstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
 	prompt := !a.DryRun && !a.SkipConfirmation
 	u := &action.Uninstall{
-		Config:         a.Globals.Config(a.ErrOut),
+		Config:         a.Globals.writerConfig(a.ErrOut, "istioctl uninstall", a.lockFlags),
 		Spec:           a.Spec.options(a.In, a.Revision),
 		Purge:          a.Purge,
 		DryRun:         a.DryRun,
 		IgnoreNotFound: a.IgnoreNotFound,
 		Timeout:        a.Timeout,
+		RemoteContexts: a.RemoteContexts,
 		Replan:         prompt,
 		Events:         eventSink(a.Out, a.Output, a.Verbose),
 	}
-	plan, err := u.Plan(ctx)
-	if plan != nil && a.Output == "text" {
-		printer.Leaving(a.ErrOut, plan.Leave)
+	// The summary, with every object before a prompt or with -v; with -y the counts alone.
+	show := func(plan *action.UninstallPlan) {
+		if a.Output == "text" {
+			printer.Leaving(a.ErrOut, plan.Leave)
+		}
+		switch {
+		case plan.Nothing != "":
+			printer.Line(a.ErrOut, plan.Nothing)
+		case prompt || (a.Verbose && a.Output == "text"):
+			printer.Summary(a.Out, plan.Summary(), true)
+		case a.Output == "text":
+			printer.Counts(a.Out, plan.Summary())
+		}
 	}
-	if err != nil {
+	if !prompt {
+		u.Planned = show
+		return u.Run(ctx, nil)
+	}
+	plan, err := u.Plan(ctx)
+	if err == nil && plan.Nothing == "" {
+		err = needTerminal(a.In, a.IsTerminal)
+	}
+	if plan != nil {
+		show(plan)
+	}
+	if err != nil || plan.Nothing != "" {
 		return err
 	}
-	if plan.Nothing != "" {
-		printer.Line(a.ErrOut, plan.Nothing)
-		return nil
+	what := fmt.Sprintf("revision %q", plan.Revision)
+	if a.Purge {
+		what = "every revision and the Istio CRDs (and with them every Istio resource)"
 	}
-	if prompt {
-		if err := needTerminal(a.In, a.IsTerminal); err != nil {
-			return err
-		}
-	}
-	// The summary, with every object before a prompt or with -v; with -y the counts alone.
-	switch {
-	case prompt || (a.Verbose && a.Output == "text"):
-		printer.Summary(a.Out, plan.Summary(), true)
-	case a.Output == "text":
-		printer.Counts(a.Out, plan.Summary())
-	}
-	if prompt {
-		what := fmt.Sprintf("revision %q", plan.Revision)
-		if a.Purge {
-			what = "every revision and the Istio CRDs (and with them every Istio resource)"
-		}
-		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
-			return err
-		}
+	if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
+		return err
 	}
 	return u.Run(ctx, plan)
 }

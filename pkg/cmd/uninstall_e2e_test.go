@@ -29,6 +29,8 @@ func TestUninstallWithoutPodAccess(t *testing.T) {
 		{APIGroups: []string{"apps", "autoscaling", "policy", "rbac.authorization.k8s.io", "admissionregistration.k8s.io",
 			"apiextensions.k8s.io", "networking.k8s.io", "discovery.k8s.io", "k8s.cni.cncf.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 		{APIGroups: []string{""}, Resources: []string{"services", "serviceaccounts", "configmaps", "secrets", "resourcequotas", "namespaces", "endpoints"}, Verbs: []string{"*"}},
+		// The cluster lock every writer takes.
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 	}}
 	if _, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package printer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -135,8 +136,10 @@ func Manifests(w io.Writer, path string, dir bool, names []string, docs [][]byte
 		return nil
 	}
 	var all []byte
-	for _, d := range docs {
-		all = append(all, d...)
+	if len(docs) == 1 {
+		all = docs[0] // the usual case, most of a MiB: written as it is, not copied
+	} else {
+		all = bytes.Join(docs, nil)
 	}
 	if path != "" {
 		return os.WriteFile(path, all, 0o644)

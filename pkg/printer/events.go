@@ -149,6 +149,10 @@ func (s *textSink) Emit(e event.Event) {
 		for _, d := range e.Details {
 			fmt.Fprintf(s.w, "  %s\n", d)
 		}
+	case event.HelmReleaseRetired:
+		s.helmReleaseRetired(e)
+	case event.Lock:
+		s.lock(e)
 	case event.Done:
 		if e.Status == "dry-run" {
 			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
@@ -178,6 +182,13 @@ func (s *textSink) Emit(e event.Event) {
 	}
 }
 
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
@@ -194,4 +205,29 @@ func diffLine(l string) string {
 		return red(l)
 	}
 	return l
+}
+
+// helmReleaseRetired is a retired (or, in a dry run, to be retired) Helm release and its
+// records.
+func (s *textSink) helmReleaseRetired(e event.Event) {
+	mark := green("✔")
+	if e.Status != "retired" {
+		mark = "-"
+	}
+	fmt.Fprintf(s.w, "%s Helm release %s %s: %s\n", mark, e.Object, e.Status, e.Message)
+	for _, d := range e.Details {
+		fmt.Fprintf(s.w, "  %s\n", d)
+	}
+}
+
+// lock is one line of the cluster lock's: lost, taken over, waiting or acquired.
+func (s *textSink) lock(e event.Event) {
+	switch e.Status {
+	case "lost":
+		fmt.Fprintf(s.w, "%s %s\n", red("✘"), upperFirst(firstLine(e.Error)))
+	case "taken-over":
+		fmt.Fprintf(s.w, "%s %s\n", yellow("!"), upperFirst(e.Message))
+	default:
+		fmt.Fprintf(s.w, "- %s\n", upperFirst(e.Message))
+	}
 }

@@ -57,6 +57,11 @@ type liveSink struct {
 	drawn []string
 	frame int
 	stop  chan struct{}
+	// lockDesc is the live line while the run waits for the cluster lock (before its
+	// plan), since when, and its redraws' end.
+	lockDesc  string
+	lockSince time.Time
+	lockStop  chan struct{}
 }
 
 // liveComponent is a component in progress.
@@ -96,6 +101,18 @@ func (s *liveSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out bytes.Buffer
+	if e.Type == event.Lock && e.Status == "waiting" && s.bar == nil {
+		s.clear(&out)
+		s.lines(&out, e)
+		s.waitLock(e)
+		s.draw(&out)
+		_, _ = s.w.Write(out.Bytes())
+		return
+	}
+	if s.lockDesc != "" {
+		s.clear(&out)
+		s.endLockWait()
+	}
 	if s.bar == nil {
 		// Before a run's plan and after its done: lines only, as the plain view.
 		s.lines(&out, e)
@@ -139,6 +156,26 @@ func (s *liveSink) start(e event.Event) {
 	go s.onResize(s.stop)
 }
 
+// waitLock starts the live line shown while the run waits for the cluster lock, with the
+// time waited, until the next event.
+func (s *liveSink) waitLock(e event.Event) {
+	s.endLockWait()
+	s.lockDesc, s.lockSince = "Waiting for the cluster lock", time.Now()
+	if e.Holder != "" {
+		s.lockDesc += ", held by " + e.Holder
+	}
+	s.lockStop = make(chan struct{})
+	go s.tick(s.lockStop)
+	go s.onResize(s.lockStop)
+}
+
+func (s *liveSink) endLockWait() {
+	if s.lockStop != nil {
+		close(s.lockStop)
+	}
+	s.lockDesc, s.lockStop, s.drawn = "", nil, nil
+}
+
 func (s *liveSink) finish() {
 	close(s.stop)
 	s.bar, s.comps, s.drawn = nil, nil, nil
@@ -163,7 +200,7 @@ func (s *liveSink) tick(stop chan struct{}) {
 func (s *liveSink) redraw() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bar == nil {
+	if s.bar == nil && s.lockDesc == "" {
 		return
 	}
 	s.frame++
@@ -257,6 +294,13 @@ func whole(t event.Type) bool {
 // the cursor rests at the start of the row under them.
 func (s *liveSink) draw(out *bytes.Buffer) {
 	width, height := s.size()
+	if s.bar == nil {
+		l := fmt.Sprintf("%c %s (%s)", spinner[s.frame%len(spinner)], s.lockDesc, time.Since(s.lockSince).Truncate(time.Second))
+		l = cut(l, width-1)
+		out.WriteString(l + "\n")
+		s.drawn = []string{l}
+		return
+	}
 	var lines []string
 	most := max(1, height/2-1)
 	for i, c := range s.comps {

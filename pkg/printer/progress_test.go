@@ -279,3 +279,31 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+// While the run waits for the cluster lock a live line names the holder, with the time
+// waited; the next event clears it and leaves the plain lines.
+func TestTerminalEventsLockWait(t *testing.T) {
+	scr := newScreen(80)
+	sink := NewTerminalEvents(scr, Text, TerminalOptions{Size: func() (int, int) { return scr.width, 24 }}).(*liveSink)
+	var plain bytes.Buffer
+	text := NewEvents(&plain, Text)
+	evs := []event.Event{
+		{Type: event.Lock, Status: "waiting", Holder: "istioctl install of a@b, pid 1", Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it"},
+		{Type: event.Lock, Status: "acquired", Message: "took the cluster lock after waiting 1s"},
+	}
+	sink.Emit(evs[0])
+	text.Emit(evs[0])
+	sink.redraw()
+	live := scr.text()
+	if last := live[len(live)-1]; !strings.Contains(last, "Waiting for the cluster lock, held by istioctl install of a@b, pid 1 (") {
+		t.Errorf("no live line while waiting for the lock:\n%s", strings.Join(live, "\n"))
+	}
+	sink.Emit(evs[1])
+	text.Emit(evs[1])
+	if got, want := strings.Join(scr.text(), "\n"), strings.TrimSpace(plain.String()); got != want {
+		t.Errorf("after the lock: the screen holds:\n%s\nwant the plain lines:\n%s", got, want)
+	}
+	if sink.lockStop != nil {
+		t.Error("the lock line's redraws still run")
+	}
+}

@@ -233,7 +233,6 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 			if !ok {
 				if s.Strict() {
 					d.add(k, p, unknownField(key, s.FieldNames()))
-					return
 				}
 				out[key] = d.generic(v, p)
 				return
@@ -273,6 +272,12 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 	switch kind := s.Kind(); kind {
 	case KindString:
+		if n, ok := s.(enumNumbers); ok && !quoted {
+			// protobuf's JSON takes an enum's number for its name, so istiod does too
+			if v, ok := n.EnumNumber(text); ok {
+				return v, nil
+			}
+		}
 		if enum := s.Enum(); len(enum) > 0 && !contains(enum, text) {
 			return text, fmt.Errorf("%q is not one of %s%s", text, strings.Join(enum, ", "), Suggest(text, enum))
 		}

@@ -29,12 +29,29 @@ func (iop *IstioOperator) OwnerNamespace() string {
 }
 
 // ComponentsNamespace is where the install's components go unless one names another, and
-// where its install records live: spec.namespace, else OwnerNamespace.
+// where its install records live: spec.namespace, else a metadata.namespace other than
+// DefaultNamespace (which every profile gives), else values.global.istioNamespace (the only
+// one upstream master reads), else DefaultNamespace.
 func (iop *IstioOperator) ComponentsNamespace() string {
-	if iop != nil && iop.Spec.Namespace != "" {
-		return iop.Spec.Namespace
+	if iop == nil {
+		return DefaultNamespace
 	}
-	return iop.OwnerNamespace()
+	if ns := SpecNamespace(iop.Spec.Namespace, iop.Metadata.Namespace); ns != "" {
+		return ns
+	}
+	return iop.IstioNamespace()
+}
+
+// SpecNamespace is the namespace spec.namespace or metadata.namespace names for the
+// components, "" for none: the render gives it to the charts as values.global.istioNamespace.
+func SpecNamespace(specNS, metadataNS string) string {
+	if specNS != "" {
+		return specNS
+	}
+	if metadataNS != DefaultNamespace {
+		return metadataNS
+	}
+	return ""
 }
 
 // IstioNamespace is values.global.istioNamespace, else DefaultNamespace: where the charts

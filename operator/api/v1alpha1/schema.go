@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -454,6 +455,30 @@ func (s protoSchema) Enum() []string {
 		out = append(out, string(vs.Get(i).Name()))
 	}
 	return out
+}
+
+// enumNumbers is a schema whose enum values also have numbers (protobuf's).
+type enumNumbers interface {
+	// EnumNumber is text as the number of one of the enum's values, if it is one.
+	EnumNumber(text string) (int64, bool)
+}
+
+func (s protoSchema) EnumNumber(text string) (int64, bool) {
+	if len(s.Enum()) == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(text, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	fd := s.fd
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	if fd.Enum().Values().ByNumber(protoreflect.EnumNumber(n)) == nil {
+		return 0, false
+	}
+	return n, true
 }
 
 func (s protoSchema) ScalarString() bool { return false }

@@ -175,6 +175,21 @@ func repoRoot() (string, error) {
 	}
 }
 
+// Bin is the path of a tool in the repository's bin/ (kubectl, helm); the test fails when
+// it is missing, naming what builds it (make test builds them all first).
+func Bin(t testing.TB, name string) string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "bin", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s is missing (%v): run hack/kube/build.sh and hack/helm/build.sh, as make test does", p, err)
+	}
+	return p
+}
+
 // Namespace creates a namespace with a name derived from the test's and deletes it when the
 // test ends.
 func (c *Cluster) Namespace(t testing.TB) string {

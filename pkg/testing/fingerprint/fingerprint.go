@@ -28,6 +28,8 @@ type Object struct {
 	Rules      []string             `json:"rules,omitempty"`
 	Webhooks   []string             `json:"webhooks,omitempty"`
 	Replicas   any                  `json:"replicas,omitempty"`
+	// Digest is set by Deep only: the hash of the whole normalised object.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Container is the fingerprint of one container.

@@ -31,8 +31,16 @@
 {{- /* Labels every object of the chart carries. */ -}}
 {{- define "istio.labels" -}}
 app.kubernetes.io/managed-by: {{ .Release.Service | default "Helm" | quote }}
-app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/instance: {{ include "istio.releaseLabel" . | quote }}
 app.kubernetes.io/part-of: "istio"
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{- /* Value of the release and app.kubernetes.io/instance labels: the Helm release's name,
+   unless global.releaseLabel names another (istioctl manifest translate sets it to istio,
+   the name istioctl renders every chart with, so that objects moved under Helm keep
+   their labels and their pods are not rolled). */ -}}
+{{- define "istio.releaseLabel" -}}
+{{- (.Values.global | default dict).releaseLabel | default .Release.Name -}}
 {{- end -}}

@@ -5,7 +5,7 @@
 {{- define "cni.stdLabels" -}}
 {{- $l := dict "app.kubernetes.io/part-of" "istio" }}
 {{- with .Release.Service }}{{ $_ := set $l "app.kubernetes.io/managed-by" . }}{{ end }}
-{{- with .Release.Name }}{{ $_ := set $l "app.kubernetes.io/instance" . }}{{ end }}
+{{- with include "istio.releaseLabel" . }}{{ $_ := set $l "app.kubernetes.io/instance" . }}{{ end }}
 {{- with .Chart.AppVersion }}{{ $_ := set $l "app.kubernetes.io/version" . }}{{ end }}
 {{- if and .Chart.Name .Chart.Version }}
 {{- $_ := set $l "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-") }}
@@ -17,7 +17,7 @@
 {{- /* Installer bookkeeping labels (revision, owner, component), plus the standard ones. */ -}}
 {{- define "cni.ownedLabels" -}}
 {{- $l := fromYaml (include "cni.stdLabels" .) }}
-{{- $_ := set $l "release" .Release.Name }}
+{{- $_ := set $l "release" (include "istio.releaseLabel" .) }}
 {{- $_ = set $l "istio.io/rev" (.Values.revision | default "default" | toString) }}
 {{- $_ = set $l "install.operator.istio.io/owning-resource" (.Values.ownerName | default "unknown" | toString) }}
 {{- $_ = set $l "operator.istio.io/component" "Cni" }}
@@ -72,3 +72,11 @@ and limits/requests with nothing left are left out. Takes the resources map; ren
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{- /* Value of the release and app.kubernetes.io/instance labels: the Helm release's name,
+   unless global.releaseLabel names another (istioctl manifest translate sets it to istio,
+   the name istioctl renders every chart with, so that objects moved under Helm keep
+   their labels and their pods are not rolled). */ -}}
+{{- define "istio.releaseLabel" -}}
+{{- (.Values.global | default dict).releaseLabel | default .Release.Name -}}
+{{- end -}}

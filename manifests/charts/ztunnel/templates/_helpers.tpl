@@ -5,7 +5,7 @@
 {{- define "ztunnel.stdLabels" -}}
 {{- $l := dict "app.kubernetes.io/part-of" "istio" "app.kubernetes.io/name" "ztunnel" }}
 {{- with .Release.Service }}{{ $_ := set $l "app.kubernetes.io/managed-by" . }}{{ end }}
-{{- with .Release.Name }}{{ $_ := set $l "app.kubernetes.io/instance" . }}{{ end }}
+{{- with include "istio.releaseLabel" . }}{{ $_ := set $l "app.kubernetes.io/instance" . }}{{ end }}
 {{- with .Chart.AppVersion }}{{ $_ := set $l "app.kubernetes.io/version" . }}{{ end }}
 {{- if and .Chart.Name .Chart.Version }}
 {{- $_ := set $l "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-") }}
@@ -68,3 +68,11 @@ and limits/requests with nothing left are left out. Takes the resources map; ren
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{- /* Value of the release and app.kubernetes.io/instance labels: the Helm release's name,
+   unless global.releaseLabel names another (istioctl manifest translate sets it to istio,
+   the name istioctl renders every chart with, so that objects moved under Helm keep
+   their labels and their pods are not rolled). */ -}}
+{{- define "istio.releaseLabel" -}}
+{{- (.Values.global | default dict).releaseLabel | default .Release.Name -}}
+{{- end -}}

@@ -9,8 +9,8 @@
 {{- if .Release.Service }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
-{{- if .Release.Name }}
-app.kubernetes.io/instance: {{ .Release.Name | quote }}
+{{- if include "istio.releaseLabel" . }}
+app.kubernetes.io/instance: {{ include "istio.releaseLabel" . | quote }}
 {{- end }}
 app.kubernetes.io/part-of: "istio"
 {{- if .Chart.AppVersion }}
@@ -23,7 +23,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 
 {{- /* Ownership labels (release, revision, installer owner, component) shared by all objects. */ -}}
 {{- define "gw.ownerLabels" -}}
-release: {{ .Release.Name | quote }}
+release: {{ include "istio.releaseLabel" . | quote }}
 istio.io/rev: {{ .Values.revision | default "default" | quote }}
 install.operator.istio.io/owning-resource: {{ .Values.ownerName | default "unknown" | quote }}
 operator.istio.io/component: {{ include "gw.componentName" . | quote }}
@@ -236,4 +236,12 @@ affinity:
 tolerations:
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{- /* Value of the release and app.kubernetes.io/instance labels: the Helm release's name,
+   unless global.releaseLabel names another (istioctl manifest translate sets it to istio,
+   the name istioctl renders every chart with, so that objects moved under Helm keep
+   their labels and their pods are not rolled). */ -}}
+{{- define "istio.releaseLabel" -}}
+{{- (.Values.global | default dict).releaseLabel | default .Release.Name -}}
 {{- end -}}

@@ -28,7 +28,7 @@ app.kubernetes.io/part-of: "istio"
 {{- with .Release.Service }}
 app.kubernetes.io/managed-by: {{ . | quote }}
 {{- end }}
-{{- with .Release.Name }}
+{{- with include "istio.releaseLabel" . }}
 app.kubernetes.io/instance: {{ . | quote }}
 {{- end }}
 {{- with .Chart.AppVersion }}
@@ -90,4 +90,12 @@ operator.istio.io/component: "Pilot"
 {{- /* Webhook selector value list for this revision. */ -}}
 {{- define "istiod.webhookRevisionValues" -}}
 - {{ include "istiod.revLabel" . | quote }}
+{{- end -}}
+
+{{- /* Value of the release and app.kubernetes.io/instance labels: the Helm release's name,
+   unless global.releaseLabel names another (istioctl manifest translate sets it to istio,
+   the name istioctl renders every chart with, so that objects moved under Helm keep
+   their labels and their pods are not rolled). */ -}}
+{{- define "istio.releaseLabel" -}}
+{{- (.Values.global | default dict).releaseLabel | default .Release.Name -}}
 {{- end -}}

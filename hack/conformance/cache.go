@@ -1,0 +1,72 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// cache keeps upstream's results between runs (-cache DIR), keyed by the upstream binary
+// (its size and modification time) and the case's arguments and files: a run that changes
+// only our code does not run upstream again.
+type cache struct {
+	dir, binary string
+}
+
+func (c *cache) path(cs Case) (string, error) {
+	fi, err := os.Stat(c.binary)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(struct {
+		Bin   string
+		Args  []string
+		Files map[string]string
+		Base  string
+	}{fmt.Sprint(fi.Size(), fi.ModTime().UnixNano()), cs.Args, cs.Files, upstreamHubTag})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:12])+".json"), nil
+}
+
+func (c *cache) get(cs Case) (Result, bool) {
+	if c == nil {
+		return Result{}, false
+	}
+	p, err := c.path(cs)
+	if err != nil {
+		return Result{}, false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Result{}, false
+	}
+	var r Result
+	if json.Unmarshal(b, &r) != nil {
+		return Result{}, false
+	}
+	return r, true
+}
+
+func (c *cache) put(cs Case, r Result) error {
+	if c == nil {
+		return nil
+	}
+	p, err := c.path(cs)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o644)
+}

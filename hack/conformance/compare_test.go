@@ -1,0 +1,60 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/fingerprint"
+)
+
+// Upstream's log lines on standard output (with their continuation lines) are not part of
+// the manifest.
+func TestWithoutLogs(t *testing.T) {
+	in := "2026-12-02T00:11:54.005629Z\twarn\twarnings occurred during mesh validation: 1 error occurred:\n" +
+		"\t* 'ISTIO_META_DNS_AUTO_ALLOCATE' is deprecated\n\n\napiVersion: v1\nkind: ConfigMap\n"
+	if got, want := string(withoutLogs([]byte(in))), "apiVersion: v1\nkind: ConfigMap\n"; got != want {
+		t.Errorf("withoutLogs = %q, want %q", got, want)
+	}
+}
+
+// A case conforms with no difference, or with exactly its listed one: a verdict difference
+// the way it is listed, a render difference only in the objects its patterns name.
+func TestJudge(t *testing.T) {
+	corpus := &Corpus{Differences: map[string]Difference{
+		"strict": {ID: "strict", Kind: "verdict", Ours: "rejected"},
+		"ns":     {ID: "ns", Kind: "render", Objects: []string{"*/mesh/*"}},
+	}}
+	objs := func(kv ...string) Result {
+		r := Result{Accepted: true, Objects: map[string]fingerprint.Object{}}
+		for i := 0; i < len(kv); i += 2 {
+			r.Objects[kv[i]] = fingerprint.Object{Digest: kv[i+1]}
+		}
+		return r
+	}
+	rejected := Result{Error: "no"}
+	for _, tc := range []struct {
+		name, diff string
+		up, ours   Result
+		problem    string // "" conforms
+	}{
+		{"the same objects", "", objs("A/x/a", "1"), objs("A/x/a", "1"), ""},
+		{"a digest differs", "", objs("A/x/a", "1"), objs("A/x/a", "2"), "1 differences"},
+		{"both reject", "", rejected, rejected, ""},
+		{"ours rejects, listed", "strict", objs(), rejected, ""},
+		{"ours rejects, not listed", "", objs(), rejected, "1 differences"},
+		{"listed but the same", "strict", rejected, rejected, "listed as strict"},
+		{"a render difference in the listed objects", "ns", objs("A/x/a", "1", "B/mesh/b", "1"), objs("A/x/a", "1", "B/mesh/b", "2"), ""},
+		{"a render difference beyond them", "ns", objs("A/x/a", "1"), objs("A/x/a", "2"), "A/x/a differs too"},
+		{"a render difference that is gone", "ns", objs("A/x/a", "1"), objs("A/x/a", "1"), "drop the listing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Judge(corpus, Case{ID: "c", Difference: tc.diff}, tc.up, tc.ours)
+			switch {
+			case tc.problem == "" && o.Problem != "":
+				t.Errorf("problem %q, want none (diffs %v)", o.Problem, o.Diffs)
+			case tc.problem != "" && !strings.Contains(o.Problem, tc.problem):
+				t.Errorf("problem %q, want %q", o.Problem, tc.problem)
+			}
+		})
+	}
+}

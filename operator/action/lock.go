@@ -1,0 +1,292 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/lock"
+	"github.com/istioctl-installer/istioctl/pkg/version"
+)
+
+// DefaultLockTimeout is how long a writer waits for another's cluster lock unless told otherwise.
+const DefaultLockTimeout = 10 * time.Minute
+
+// LockOptions say how the writing actions take the cluster lock (operator/lock): every
+// run that writes holds it from before its first write to its end, so that two istioctl
+// commands never write to one cluster at once.
+type LockOptions struct {
+	// Timeout is how long to wait while another holds it (0: fail at once).
+	Timeout time.Duration
+	// Skip writes without the lock (--skip-lock), with a warning.
+	Skip bool
+	// Command names the run to other writers ("istioctl upgrade").
+	Command string
+	// LeaseDuration, RenewDeadline and RetryPeriod replace the fixed periods when set (tests).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// The lock's errors. LockHeldError (another writer held the lock past --lock-timeout) has
+// its own exit code.
+type (
+	LockHeldError      = lock.HeldError
+	LockLostError      = lock.LostError
+	LockForbiddenError = lock.ForbiddenError
+)
+
+// lockRun says what a run takes the lock for: the history action (history.ActionInstall,
+// ActionRollback, or "uninstall", "tag"), and the install it writes.
+type lockRun struct {
+	action, revision, namespace, profile string
+}
+
+func (c *Config) lockOptions() LockOptions {
+	if c.Lock == nil {
+		return LockOptions{Timeout: DefaultLockTimeout}
+	}
+	return *c.Lock
+}
+
+func (o LockOptions) periods() lock.Periods {
+	return lock.Periods{LeaseDuration: o.LeaseDuration, RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod}
+}
+
+// leases is a Lease client of the cluster, unguarded (Client.Config), with requests
+// bounded by the lock's periods.
+func (c *Config) leases(client *kube.Client) (coordinationv1client.LeasesGetter, error) {
+	cfg := rest.CopyConfig(client.Config)
+	cfg.Timeout = c.lockOptions().periods().RequestTimeout(cfg.Timeout)
+	return coordinationv1client.NewForConfig(cfg)
+}
+
+// locked runs fn holding the cluster lock: taken before (fn does every read the run's
+// writes depend on, and every write), released after, whatever fn returns, Ctrl-C
+// included. Another holder is waited for up to LockOptions.Timeout (lock events say who);
+// an expired one is taken over, and its run written into the install history as
+// interrupted when it recorded nothing. fn's context ends when the lock is lost (a
+// renewal could not be made in time, or another writer has the Lease), and every write of
+// the client fails from then on (kube.Client.SetWriteGuard): the run then returns the
+// *LockLostError. A run inside a run (install --atomic restoring, a rollback installing)
+// is under the outer run's lock.
+func (c *Config) locked(ctx context.Context, events event.Sink, run lockRun, fn func(context.Context) error) error {
+	if c.held != nil || c.lockSkipped {
+		return fn(ctx)
+	}
+	opts := c.lockOptions()
+	if opts.Skip {
+		events.Emit(event.Event{Type: event.Warning, Message: "--skip-lock: writing WITHOUT the cluster lock. Another istioctl writing to this cluster at the same time " +
+			"can undo what this run applies and leave the cluster matching neither spec; make sure none does"})
+		c.lockSkipped = true
+		defer func() { c.lockSkipped = false }()
+		return fn(ctx)
+	}
+	client, err := c.Client()
+	if err != nil {
+		return err
+	}
+	leases, err := c.leases(client)
+	if err != nil {
+		return err
+	}
+	command := opts.Command
+	if command == "" {
+		command = "istioctl " + run.action
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var waited atomic.Bool
+	locker := &lock.Locker{
+		Leases:  leases,
+		Self:    lock.Self(command, run.action, run.revision, run.namespace, run.profile, version.Version),
+		Periods: opts.periods(),
+		Wait:    opts.Timeout,
+		Explain: client.ExplainError,
+		Waiting: func(h lock.Holder, _ time.Duration) {
+			waited.Store(true)
+			e := event.Event{Type: event.Lock, Status: "waiting", Object: lockObject, Holder: h.String(), Since: h.Acquired,
+				Message: fmt.Sprintf("waiting for the cluster lock: %s has held it%s; waiting up to %s (--lock-timeout)", h, heldFor(h), opts.Timeout)}
+			events.Emit(e)
+		},
+		Lost: func(err *lock.LostError) {
+			e := event.Event{Type: event.Lock, Status: "lost", Object: lockObject, Error: err.Error()}
+			if err.To != nil {
+				e.Holder = err.To.String()
+			}
+			events.Emit(e)
+			cancel(err)
+		},
+	}
+	held, err := locker.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The lock's first read was the run's first request: the cluster answers.
+	c.mu.Lock()
+	c.connected = true
+	c.mu.Unlock()
+	c.held = held
+	client.SetWriteGuard(held.Check)
+	defer func() {
+		client.SetWriteGuard(nil)
+		c.held = nil
+		if err := held.Release(); err != nil {
+			events.Emit(event.Event{Type: event.Warning, Object: lockObject, Message: fmt.Sprintf(
+				"%v; it expires on its own once unrenewed for its lease duration, and the next writer takes it over", err)})
+		}
+	}()
+	switch {
+	case held.Previous.Identity != "":
+		note := c.recordInterrupted(lctx, client, held.Previous)
+		events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Status: "taken-over", Object: lockObject, Holder: held.Previous.String(),
+			Message: fmt.Sprintf("took over the expired cluster lock of %s%s: it stopped renewing it without releasing it (killed, or cut off from the cluster)%s",
+				held.Previous, startedAt(held.Previous), note)})
+	case waited.Load():
+		events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Status: "acquired", Object: lockObject,
+			Message: fmt.Sprintf("took the cluster lock after waiting %s", held.Waited.Round(100*time.Millisecond))})
+	}
+	err = fn(lctx)
+	if lost := held.Err(); lost != nil {
+		return lost
+	}
+	return err
+}
+
+// lockObject names the Lease in events.
+const lockObject = "Lease/" + lock.Namespace + "/" + lock.Name
+
+// heldFor says how long a holder has held the lock (by its clock, as the Lease says).
+func heldFor(h lock.Holder) string {
+	if h.Acquired.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf(" for %s", max(0, time.Since(h.Acquired)).Round(time.Second))
+}
+
+func startedAt(h lock.Holder) string {
+	if h.Started.IsZero() {
+		return ""
+	}
+	return ", started " + h.Started.UTC().Format(time.RFC3339)
+}
+
+// recordInterrupted writes the run of a holder whose expired lock was taken over into its
+// revision's install history as interrupted, unless it recorded its run itself before it
+// died (a record carries its run's lock identity). Only runs that keep a history (install,
+// upgrade, rollback) get one. It returns what it did, for the takeover's line.
+func (c *Config) recordInterrupted(ctx context.Context, client *kube.Client, prev lock.Holder) string {
+	if (prev.Action != history.ActionInstall && prev.Action != history.ActionRollback) || prev.Namespace == "" {
+		return ""
+	}
+	store := &history.Store{Client: client, Namespace: prev.Namespace}
+	rev := history.Rev(prev.Revision)
+	records, err := store.List(ctx, rev)
+	if err != nil {
+		return fmt.Sprintf("; its run is not in the install history: %v", err)
+	}
+	for _, r := range records {
+		if r.Run == prev.Identity {
+			return fmt.Sprintf("; its run had finished (record %d of revision %s)", r.Number, rev)
+		}
+	}
+	rec := &history.Record{Revision: rev, Time: time.Now().UTC(), ToolVersion: prev.Version, Action: prev.Action,
+		Outcome: history.Interrupted, Profile: prev.Profile, Run: prev.Identity}
+	if !prev.Renewed.IsZero() {
+		rec.Time = prev.Renewed.UTC() // its last sign of life
+	}
+	rec.SetDescription(fmt.Sprintf("%s interrupted: %s stopped renewing the cluster lock before it finished; the cluster may hold part of it", prev.Action, prev))
+	if err := store.Create(ctx, rec, 0); err != nil {
+		return fmt.Sprintf("; its run could not be written into the install history: %v", err)
+	}
+	return fmt.Sprintf("; its run is recorded as interrupted (record %d of revision %s)", rec.Number, rev)
+}
+
+// peekLock reads the cluster lock for a plan or a read-only command: its resourceVersion
+// (a plan keeps it, so that Run knows whether another writer ran since) and its holder,
+// when another holds it. ok is false when it could not be read (no permission, say): a
+// plan then counts as possibly out of date. Under the run's own lock it reads nothing.
+func (c *Config) peekLock(ctx context.Context, client *kube.Client) (rv string, holder lock.Holder, ok bool) {
+	if c.held != nil || c.lockSkipped {
+		return "", lock.Holder{}, false
+	}
+	leases, err := c.leases(client)
+	if err != nil {
+		return "", lock.Holder{}, false
+	}
+	holder, rv, err = lock.Peek(ctx, leases)
+	return rv, holder, err == nil
+}
+
+// writeInProgress says a write is in progress, for a plan's or a reader's warning; ""
+// when none is.
+func writeInProgress(h lock.Holder, what string) string {
+	if h.Identity == "" {
+		return ""
+	}
+	msg := fmt.Sprintf("a write is in progress: %s has held the cluster lock%s; %s", h, heldFor(h), what)
+	if h.Stale() {
+		msg += fmt.Sprintf(" (it has not renewed the lock for %s by this machine's clock: it may be gone, and the next writer takes it over)",
+			time.Since(h.Renewed).Round(time.Second))
+	}
+	return msg
+}
+
+// warnIfWriting is a read-only command's one warning line when a write is in progress.
+func (c *Config) warnIfWriting(ctx context.Context, client *kube.Client) {
+	if _, h, ok := c.peekLock(ctx, client); ok {
+		if msg := writeInProgress(h, "what this shows may change when it finishes"); msg != "" {
+			c.warn(msg)
+		}
+	}
+}
+
+// planLock is what a plan knows of the cluster lock.
+type planLock struct {
+	// rv is the Lease's resourceVersion when the plan was made; known says it was read;
+	// underLock says the plan was made holding the lock (nothing can have changed it).
+	rv               string
+	known, underLock bool
+}
+
+// planLockState reads the lock for a plan (and warns, as an event, when another holds it).
+func (c *Config) planLockState(ctx context.Context, client *kube.Client, events event.Sink, dryRun bool) planLock {
+	if c.held != nil {
+		return planLock{underLock: true}
+	}
+	rv, h, ok := c.peekLock(ctx, client)
+	what := "this run waits for it before writing (up to --lock-timeout), then checks its plan again"
+	if dryRun {
+		what = "what this dry run shows may change when it finishes"
+	}
+	if msg := writeInProgress(h, what); msg != "" {
+		events.Emit(event.Event{Type: event.Warning, Message: msg})
+	}
+	return planLock{rv: rv, known: ok}
+}
+
+// moved says another writer may have written since a plan was made: the Lease changed
+// since (a holder took, renewed or released it), or the plan could not tell. A plan made
+// under the lock, or a run without it (--skip-lock), has nothing to compare.
+func (c *Config) moved(p planLock) bool {
+	if p.underLock || c.held == nil {
+		return false
+	}
+	return !p.known || p.rv != c.held.Observed
+}
+
+// lockLost is the *LockLostError that ended ctx, if the lock's loss did.
+func lockLost(ctx context.Context) error {
+	var lost *lock.LostError
+	if errors.As(context.Cause(ctx), &lost) {
+		return lost
+	}
+	return nil
+}

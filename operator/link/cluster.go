@@ -1,0 +1,111 @@
+package link
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+)
+
+// DefaultClusterName is the charts' multiCluster.clusterName when none is set: istiod's
+// CLUSTER_ID and every sidecar's ISTIO_META_CLUSTER_ID.
+const DefaultClusterName = "Kubernetes"
+
+func fromUnstructured(o *unstructured.Unstructured, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into)
+}
+
+// ClusterUID is upstream's ID for a cluster given no --name: its kube-system Namespace's UID.
+func ClusterUID(ctx context.Context, c *kube.Client) (string, error) {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(kube.NamespaceGVK)
+	o.SetName("kube-system")
+	live, err := c.Get(ctx, o)
+	if err != nil {
+		return "", err
+	}
+	if live == nil {
+		return "", fmt.Errorf("the cluster at %s has no kube-system namespace to take its ID from: pass --name", c.Host)
+	}
+	return string(live.GetUID()), nil
+}
+
+// Name is a cluster's multiCluster.clusterName as its control plane shows it, and where
+// it was read.
+type Name struct {
+	Name, From string
+}
+
+// injectPath finds the cluster ID in an injector's path, /inject/cluster/<id>/net/<net>.
+var injectPath = regexp.MustCompile(`/inject/cluster/([^/]+)/net/`)
+
+// ClusterName reads the cluster's name from its control plane in the istio namespace ns:
+// the CLUSTER_ID of its istiod pods (several revisions may differ: every name found), else
+// for a remote without istiod the cluster in its injector's path. None when neither says,
+// or when the caller may read neither (the reader role reads pods, and a remote's webhooks).
+func ClusterName(ctx context.Context, c *kube.Client, ns string) ([]Name, error) {
+	pods, err := istiodPods(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	if out := namesOf(pods, ns); len(out) > 0 {
+		return out, nil
+	}
+	seen := map[string]bool{}
+	var out []Name
+	hooks, err := c.List(ctx, kube.MutatingWebhookGVK, "app=sidecar-injector")
+	if err != nil && !apierrors.IsForbidden(err) {
+		return nil, err
+	}
+	for _, h := range hooks {
+		ws, _, _ := unstructured.NestedSlice(h.Object, "webhooks")
+		for _, w := range ws {
+			m, _ := w.(map[string]any)
+			path, _, _ := unstructured.NestedString(m, "clientConfig", "service", "path")
+			if path == "" {
+				path, _, _ = unstructured.NestedString(m, "clientConfig", "url")
+			}
+			if sub := injectPath.FindStringSubmatch(path); sub != nil && !seen[sub[1]] {
+				seen[sub[1]] = true
+				out = append(out, Name{Name: sub[1], From: "the injection path of MutatingWebhookConfiguration " + h.GetName()})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Secrets lists the link Secrets (istio/multiCluster=true): in every namespace, as a
+// Secret outside the istio namespace is one istiod never reads; only in ns when listing
+// every namespace is forbidden (everywhere then says so).
+func Secrets(ctx context.Context, c *kube.Client, ns string) (links []Link, everywhere bool, err error) {
+	selector := ownership.LabelMultiCluster + "=true"
+	items, err := c.List(ctx, kube.SecretGVK, selector)
+	everywhere = err == nil
+	if apierrors.IsForbidden(err) {
+		items, err = c.ListIn(ctx, kube.SecretGVK, ns, selector)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	sort.Slice(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+	})
+	for i := range items {
+		links = append(links, FromSecret(&items[i])...)
+	}
+	return links, everywhere, nil
+}
+
+// SecretsIn lists the link Secrets of namespace ns as objects (for --apply-to and uninstall).
+func SecretsIn(ctx context.Context, c *kube.Client, ns string) ([]unstructured.Unstructured, error) {
+	return c.ListIn(ctx, kube.SecretGVK, ns, ownership.LabelMultiCluster+"=true")
+}

@@ -1,0 +1,324 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/istioctl-installer/istioctl/operator/lock"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+func TestMain(m *testing.M) { cluster.Main(m) }
+
+// short are periods that keep the expiry tests fast.
+var short = lock.Periods{LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 250 * time.Millisecond}
+
+// counter counts the requests that pass through it, and the reads among them.
+type counter struct {
+	next     http.RoundTripper
+	n, reads atomic.Int64
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	if r.Method == http.MethodGet {
+		c.reads.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
+
+func (c *counter) WrappedRoundTripper() http.RoundTripper { return c.next }
+
+// leases is a Lease client of the test cluster (as user, when set), counting its requests.
+func leases(t *testing.T, c *cluster.Cluster, user string) (coordinationv1client.LeasesGetter, *counter) {
+	t.Helper()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Timeout = short.RequestTimeout(5 * time.Second)
+	cfg.Impersonate.UserName = user
+	n := &counter{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { n.next = rt; return n })
+	cl, err := coordinationv1client.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, n
+}
+
+// fresh removes the Lease now and when the test ends.
+func fresh(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	del := func() {
+		err := c.Kube.CoordinationV1().Leases(lock.Namespace).Delete(context.Background(), lock.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	del()
+	t.Cleanup(del)
+}
+
+func locker(t *testing.T, c *cluster.Cluster, command string, wait time.Duration) *lock.Locker {
+	cl, _ := leases(t, c, "")
+	return &lock.Locker{Leases: cl, Self: lock.Self(command, "install", "default", "istio-system", "demo", "1.30.0"), Periods: short, Wait: wait}
+}
+
+func TestHolderAndWaiterE2E(t *testing.T) {
+	c := cluster.Get(t)
+	fresh(t, c)
+	ctx := context.Background()
+	a := locker(t, c, "istioctl install", 0)
+	held, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Previous.Identity != "" || held.Observed != "" {
+		t.Errorf("a fresh lock: previous %+v, observed %q", held.Previous, held.Observed)
+	}
+	// Peek names the holder, with what it runs.
+	cl, _ := leases(t, c, "")
+	h, rv, err := lock.Peek(ctx, cl)
+	if err != nil || h.Identity != a.Self.Identity || rv == "" {
+		t.Fatalf("peek: %+v %q %v", h, rv, err)
+	}
+	if s := h.String(); !strings.Contains(s, "istioctl install (revision default) of ") || !strings.Contains(s, a.Self.Host) {
+		t.Errorf("holder named %q", s)
+	}
+
+	// --lock-timeout 0: fails at once, naming the holder.
+	b := locker(t, c, "istioctl upgrade", 0)
+	start := time.Now()
+	_, err = b.Acquire(ctx)
+	var heldErr *lock.HeldError
+	if !errors.As(err, &heldErr) || heldErr.Holder.Identity != a.Self.Identity || !strings.Contains(err.Error(), "not waiting: --lock-timeout is 0") {
+		t.Fatalf("second writer: %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("--lock-timeout 0 took %v", took)
+	}
+
+	// A waiter sees the holder once and takes the lock as soon as it is released: the
+	// watch wakes it, not its next retry (the fixed periods: up to 4.4 s between retries).
+	w := locker(t, c, "istioctl upgrade", time.Minute)
+	w.Periods = lock.Periods{}
+	var mu sync.Mutex
+	var waitedFor []string
+	w.Waiting = func(h lock.Holder, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		waitedFor = append(waitedFor, h.Identity)
+	}
+	got := make(chan *lock.Held, 1)
+	go func() {
+		h, err := w.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- h
+	}()
+	time.Sleep(3 * time.Second) // a few renewals of the holder's, and of the waiter's reads
+	released := time.Now()
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	wh := <-got
+	if wh == nil {
+		t.FailNow()
+	}
+	handover := time.Since(released)
+	t.Logf("handed over %v after the release", handover)
+	if handover > time.Second {
+		t.Errorf("the waiter took the lock %v after the release, want within 1s", handover)
+	}
+	if wh.Previous.Identity != "" {
+		t.Errorf("a released lock counts as taken over from %+v", wh.Previous)
+	}
+	mu.Lock()
+	if len(waitedFor) != 1 || waitedFor[0] != a.Self.Identity {
+		t.Errorf("waited for %v, want the holder once", waitedFor)
+	}
+	mu.Unlock()
+	if err := held.Check(); err == nil {
+		t.Error("a released lock still lets its holder write")
+	}
+	if err := wh.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Lease whose holder never renews (it died) is taken over once the waiter has seen it
+// unrenewed for its lease duration, and the takeover names it.
+func TestTakeOverExpiredE2E(t *testing.T) {
+	c := cluster.Get(t)
+	fresh(t, c)
+	ctx := context.Background()
+	dead := locker(t, c, "istioctl install", 0)
+	held, err := dead.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Abandon() // as if killed: no renewal, no release
+
+	w := locker(t, c, "istioctl upgrade", time.Minute)
+	start := time.Now()
+	wh, err := w.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	t.Logf("took over after %v", took)
+	// One lease duration from its first read, plus one retry (client-go jitters it up to 2.2x).
+	if max := short.LeaseDuration + time.Duration(2.2*float64(short.RetryPeriod)) + 300*time.Millisecond; took > max || took < short.LeaseDuration {
+		t.Errorf("took over after %v, want between %v and %v", took, short.LeaseDuration, max)
+	}
+	p := wh.Previous
+	if p.Identity != dead.Self.Identity || p.Command != "istioctl install" || p.Revision != "default" || p.Namespace != "istio-system" || p.Profile != "demo" || p.PID != dead.Self.PID {
+		t.Errorf("previous holder %+v, want %+v", p, dead.Self)
+	}
+	if err := wh.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A holder whose Lease someone else writes (a writer that judged it expired, or kubectl)
+// has lost it: it notices at its next renewal, refuses writes, and does not take it back.
+func TestLossE2E(t *testing.T) {
+	c := cluster.Get(t)
+	fresh(t, c)
+	ctx := context.Background()
+	a := locker(t, c, "istioctl install", 0)
+	var lostTo atomic.Pointer[lock.LostError]
+	a.Lost = func(err *lock.LostError) { lostTo.Store(err) }
+	held, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Check(); err != nil {
+		t.Fatalf("a fresh holder may not write: %v", err)
+	}
+	thief := "thief"
+	// The holder renews every retry period: retry on a conflict with its renewal.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l, err := c.Kube.CoordinationV1().Leases(lock.Namespace).Get(ctx, lock.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		l.Spec.HolderIdentity = &thief
+		_, err = c.Kube.CoordinationV1().Leases(lock.Namespace).Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the holder did not notice it lost the lock")
+	}
+	var lost *lock.LostError
+	if err := held.Check(); !errors.As(err, &lost) || lost.To == nil || lost.To.Identity != thief {
+		t.Errorf("write fence after the loss: %v", err)
+	}
+	time.Sleep(4 * short.RetryPeriod)
+	if lostTo.Load() == nil {
+		t.Error("Lost was not called")
+	}
+	if h, _, _ := lock.Peek(ctx, func() coordinationv1client.LeasesGetter { cl, _ := leases(t, c, ""); return cl }()); h.Identity != thief {
+		t.Errorf("the holder took the lock back: %+v", h)
+	}
+	if err := held.Release(); err != nil {
+		t.Errorf("releasing a lost lock: %v", err)
+	}
+}
+
+// A user without the Lease permissions fails at once, naming the verb.
+func TestForbiddenE2E(t *testing.T) {
+	c := cluster.Get(t)
+	fresh(t, c)
+	ctx := context.Background()
+	// May read leases, not write them.
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "lock-test-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "lock-test-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "lock-reader"}}}
+	if _, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+		_ = c.Kube.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+	})
+	for _, tc := range []struct{ user, verb string }{{"nobody", "get"}, {"lock-reader", "create"}} {
+		cl, _ := leases(t, c, tc.user)
+		l := &lock.Locker{Leases: cl, Self: lock.Self("istioctl install", "install", "", "istio-system", "", "1.30.0"), Periods: short, Wait: time.Minute}
+		var forbidden *lock.ForbiddenError
+		var err error
+		// RBAC caches may take a moment to see the new binding.
+		for range 20 {
+			if _, err = l.Acquire(ctx); errors.As(err, &forbidden) && forbidden.Verb == tc.verb {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !errors.As(err, &forbidden) || forbidden.Verb != tc.verb || !strings.Contains(err.Error(), "permission denied to "+tc.verb+" leases.coordination.k8s.io in namespace kube-system") {
+			t.Errorf("%s: %v", tc.user, err)
+		}
+	}
+}
+
+// TestLockCost counts the lock's requests, client-side: one read and one write to take it,
+// one write per renewal, one write to release it; and times taking and releasing it.
+// hack/bench.sh prints its last line.
+func TestLockCost(t *testing.T) {
+	c := cluster.Get(t)
+	ctx := context.Background()
+	for _, start := range []string{"no Lease", "a released Lease"} {
+		if start == "no Lease" {
+			fresh(t, c)
+		}
+		cl, n := leases(t, c, "")
+		l := &lock.Locker{Leases: cl, Self: lock.Self("istioctl install", "install", "", "istio-system", "", "1.30.0"), Periods: short}
+		t0 := time.Now()
+		held, err := l.Acquire(ctx)
+		acquire := time.Since(t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // about 8 renewals at the short retry period
+		renewals := held.Renewals()
+		before := n.n.Load()
+		t1 := time.Now()
+		if err := held.Release(); err != nil {
+			t.Fatal(err)
+		}
+		release := time.Since(t1)
+		releaseRequests := n.n.Load() - before
+		total, reads := n.n.Load(), n.reads.Load()
+		// Taking it: one read and one write; each renewal one write (client-go renews once
+		// at once after taking it); releasing it: one write.
+		if reads != 1 || releaseRequests != 1 || total != int64(3+renewals) {
+			t.Errorf("%s: %d requests (%d reads) with %d renewals, %d to release; want 3 + renewals, 1 read, 1 to release", start, total, reads, renewals, releaseRequests)
+		}
+		if acquire+release > 50*time.Millisecond {
+			t.Errorf("%s: taking and releasing the lock took %v + %v, want at most 50ms", start, acquire, release)
+		}
+		t.Logf("lock cost (%s): %d requests = 3 + 1 per renewal (%d renewals); take %v + release %v = %v",
+			start, total, renewals, acquire.Round(10*time.Microsecond), release.Round(10*time.Microsecond), (acquire + release).Round(10*time.Microsecond))
+	}
+}

@@ -1,0 +1,39 @@
+package ownership
+
+// The names of links between clusters, as upstream's create-remote-secret writes them and
+// istiod reads them (pkg/kube/multicluster): a Secret in the istio namespace labelled
+// LabelMultiCluster=true, each data key a cluster ID and its value a kubeconfig for that
+// cluster's apiserver.
+const (
+	LabelMultiCluster = "istio/multiCluster"
+	// AnnotationCluster names the cluster whose credentials the Secret holds.
+	AnnotationCluster = "networking.istio.io/cluster"
+	// RemoteSecretPrefix + cluster ID is the Secret of --type remote; its data key is the ID.
+	RemoteSecretPrefix = "istio-remote-secret-"
+	// ConfigSecretName and ConfigSecretKey are the Secret of --type config: the kubeconfig
+	// of the config cluster an external istiod reads as its own.
+	ConfigSecretName = "istio-kubeconfig"
+	ConfigSecretKey  = "config"
+	// ReaderServiceAccount is the identity --type remote gives other clusters' istiods (the
+	// base chart renders it, the istiod chart its ClusterRole istio-reader-clusterrole-<ns>);
+	// ConfigServiceAccount is --type config's.
+	ReaderServiceAccount = "istio-reader-service-account"
+	ConfigServiceAccount = "istiod"
+	// ReaderClusterRolePrefix starts the names of the reader's ClusterRole and binding.
+	ReaderClusterRolePrefix = "istio-reader-clusterrole"
+	// TokenSecretSuffix follows the ServiceAccount's name in the long-lived token Secret
+	// upstream creates when none exists (Kubernetes 1.24+ creates none itself).
+	TokenSecretSuffix = "-istio-remote-secret-token"
+	// LabelTokenFor marks a token Secret create-remote-secret --apply-to made for one
+	// target cluster (the value: that cluster's ID, its kube-system UID): no other link uses
+	// it, so the next run may delete it once its successor works.
+	LabelTokenFor = "install.istio.io/remote-secret-for"
+	// LinkFieldManager writes the link Secrets --apply-to applies.
+	LinkFieldManager = "istioctl-remote-secret"
+)
+
+// RemoteSecretName is the Secret of a --type remote link to the cluster with that ID.
+func RemoteSecretName(clusterID string) string { return RemoteSecretPrefix + clusterID }
+
+// TokenSecretName is upstream's token Secret of a ServiceAccount.
+func TokenSecretName(serviceAccount string) string { return serviceAccount + TokenSecretSuffix }

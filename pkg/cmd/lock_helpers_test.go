@@ -1,0 +1,298 @@
+package cmd_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/istioctl-installer/istioctl/operator/lock"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// The short lock periods the expiry tests give istioctl (the hidden flags, through their
+// ISTIOCTL_ variables): a dead holder's lease expires in 3 s, not 15 s.
+const (
+	testLease = 3 * time.Second
+	testRetry = 300 * time.Millisecond
+)
+
+var shortLock = []string{"ISTIOCTL_LOCK_LEASE_DURATION=3s", "ISTIOCTL_LOCK_RENEW_DEADLINE=2s", "ISTIOCTL_LOCK_RETRY_PERIOD=300ms"}
+
+// streamEvent is one line of an -o json stream, as far as the lock tests read it.
+type streamEvent struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Status  string    `json:"status"`
+	Object  string    `json:"object"`
+	Holder  string    `json:"holder"`
+	Message string    `json:"message"`
+	Error   string    `json:"error"`
+}
+
+// writes says the event reports a write (or an object found unchanged on the way to one).
+func (e streamEvent) writes() bool { return e.Type == "applied" || e.Type == "pruned" }
+
+// lines keeps what a process writes and tells when a line matching a condition appears.
+type lines struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	partial string
+	all     []string
+	waits   []lineWait
+}
+
+type lineWait struct {
+	match func(string) bool
+	ch    chan struct{}
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	text := l.partial + string(p)
+	parts := strings.Split(text, "\n")
+	l.partial = parts[len(parts)-1]
+	for _, line := range parts[:len(parts)-1] {
+		l.all = append(l.all, line)
+		kept := l.waits[:0]
+		for _, w := range l.waits {
+			if w.match(line) {
+				close(w.ch)
+			} else {
+				kept = append(kept, w)
+			}
+		}
+		l.waits = kept
+	}
+	return len(p), nil
+}
+
+// when is closed once a line matches (at once for one written already).
+func (l *lines) when(match func(string) bool) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch := make(chan struct{})
+	for _, line := range l.all {
+		if match(line) {
+			close(ch)
+			return ch
+		}
+	}
+	l.waits = append(l.waits, lineWait{match, ch})
+	return ch
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// firstWrite matches a stream's first applied or pruned event.
+func firstWrite(line string) bool {
+	return strings.Contains(line, `"type":"applied"`) || strings.Contains(line, `"type":"pruned"`)
+}
+
+// lockWaiting matches the lock event of a writer that waits.
+func lockWaiting(line string) bool {
+	return strings.Contains(line, `"type":"lock"`) && strings.Contains(line, `"status":"waiting"`)
+}
+
+// process is a run of the built istioctl binary.
+type process struct {
+	name        string
+	cmd         *exec.Cmd
+	out, errOut *lines
+	exited      chan struct{}
+	code        int
+}
+
+// startIstioctl starts bin with args and env (added to the test's), its output kept.
+func startIstioctl(t *testing.T, name, bin string, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, out: &lines{}, errOut: &lines{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.errOut
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.exited)
+		err := p.cmd.Wait()
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit):
+			p.code = exit.ExitCode()
+		case err != nil:
+			p.code = -1
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *process) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.code
+	case <-time.After(timeout):
+		// Its goroutines say where it hangs.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("%s still runs after %v:\n%s\n%s", p.name, timeout, p.out, p.errOut)
+		return 0
+	}
+}
+
+// waitFor waits for a line of its output.
+func (p *process) waitFor(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-p.exited:
+		t.Fatalf("%s exited (%d) before %s:\n%s\n%s", p.name, p.code, what, p.out, p.errOut)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%s: no %s in 2 minutes:\n%s\n%s", p.name, what, p.out, p.errOut)
+	}
+}
+
+// events parses an -o json stream.
+func (p *process) events(t *testing.T) []streamEvent {
+	t.Helper()
+	var out []streamEvent
+	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e streamEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s: not an event: %q: %v", p.name, sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// first is the first event that matches, or the zero event.
+func first(evs []streamEvent, match func(streamEvent) bool) (streamEvent, bool) {
+	for _, e := range evs {
+		if match(e) {
+			return e, true
+		}
+	}
+	return streamEvent{}, false
+}
+
+func last(evs []streamEvent, match func(streamEvent) bool) (streamEvent, bool) {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if match(evs[i]) {
+			return evs[i], true
+		}
+	}
+	return streamEvent{}, false
+}
+
+func isType(typ string) func(streamEvent) bool {
+	return func(e streamEvent) bool { return e.Type == typ }
+}
+
+func isLock(status string) func(streamEvent) bool {
+	return func(e streamEvent) bool { return e.Type == "lock" && e.Status == status }
+}
+
+// oneAtATime checks, from the runs' -o json streams, that no run's applied or pruned
+// event falls between another's first write and its (last) done, and returns the runs
+// that wrote, in the order they did.
+func oneAtATime(t *testing.T, streams map[string][]streamEvent) []string {
+	t.Helper()
+	type window struct{ from, to time.Time }
+	windows := map[string]window{}
+	var order []string
+	for name, evs := range streams {
+		w, ok := first(evs, streamEvent.writes)
+		if !ok {
+			continue
+		}
+		d, ok := last(evs, isType("done"))
+		if !ok {
+			t.Errorf("%s: wrote, and has no done event", name)
+			continue
+		}
+		windows[name] = window{w.Time, d.Time}
+		order = append(order, name)
+	}
+	for a, evs := range streams {
+		for b, w := range windows {
+			if a == b {
+				continue
+			}
+			for _, e := range evs {
+				if e.writes() && !e.Time.Before(w.from) && !e.Time.After(w.to) {
+					t.Errorf("%s's %s %s %s at %s falls inside %s's run (%s to %s): two writers at once",
+						a, e.Type, e.Object, e.Status, e.Time.Format(time.StampMicro), b, w.from.Format(time.StampMicro), w.to.Format(time.StampMicro))
+				}
+			}
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return windows[order[i]].from.Before(windows[order[j]].from) })
+	return order
+}
+
+// leaseClient reaches the test cluster's Leases.
+func leaseClient(t *testing.T, c *cluster.Cluster) coordinationv1client.LeasesGetter {
+	t.Helper()
+	return c.Kube.CoordinationV1()
+}
+
+// deleteLock removes the cluster lock's Lease (a test that killed a holder leaves it).
+func deleteLock(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	err := c.Kube.CoordinationV1().Leases(lock.Namespace).Delete(context.Background(), lock.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+// holdLock takes the cluster lock as another istioctl would, released when the test ends.
+func holdLock(t *testing.T, c *cluster.Cluster) (*lock.Held, lock.Holder) {
+	t.Helper()
+	self := lock.Self("istioctl upgrade", "install", "default", "istio-system", "demo", "1.30.0")
+	held, err := (&lock.Locker{Leases: leaseClient(t, c), Self: self}).Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = held.Release() })
+	return held, self
+}
+
+// pidOf is how a holder's pid appears in its name.
+func pidOf(p *process) string { return fmt.Sprintf("pid %d", p.cmd.Process.Pid) }
