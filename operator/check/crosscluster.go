@@ -80,6 +80,9 @@ func crossNames(_ context.Context, clusters []ClusterInput) []Result {
 	by := map[string][]string{}
 	var out []Result
 	for _, c := range clusters {
+		if c.Role == "external" {
+			continue // its istiod takes its config cluster's name
+		}
 		id := valueAt(c.Values, "global", "multiCluster", "clusterName")
 		if id == "" || id == "Kubernetes" {
 			out = append(out, Result{Object: clusterObject(c.Name), Message: fmt.Sprintf("has no cluster name of its own (values.global.multiCluster.clusterName is %q)", id)})

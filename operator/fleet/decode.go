@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -37,6 +38,7 @@ func Decode(source, dir string, data []byte, contexts []string) (*Fleet, error) 
 	if len(d.problems) == 0 {
 		validate(d, contexts)
 	}
+	sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
 	if err := d.problems.Err(); err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func validate(d *decoder, contexts []string) {
 			d.add(c.Line, p+".name", "is missing: the cluster's name (values.global.multiCluster.clusterName, the ID its link Secrets carry)")
 		case len(validation.IsDNS1123Label(c.Name)) > 0:
 			l, fp := at("name")
-			d.add(l, fp, fmt.Sprintf("%q is not a DNS-1123 label: istiod's cluster IDs are (create-remote-secret --name checks it)", c.Name))
+			d.add(l, fp, fmt.Sprintf("%q is not a DNS-1123 label: a cluster ID is lower-case letters, digits and '-' (as create-remote-secret --name checks)", c.Name))
 		default:
 			if first, dup := names[c.Name]; dup {
 				l, fp := at("name")
