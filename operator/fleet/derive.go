@@ -28,7 +28,8 @@ func (f *Fleet) Spec(c *Cluster) spec.Options {
 // derived is the document of what the fleet sets in cluster c, by upstream's value names
 // (istio.io's multi-cluster guides): the mesh ID, cluster name and network everywhere; on a
 // primary that serves remotes values.global.externalIstiod; on a remote the remote profile,
-// the injection path istiod serves it at and remotePilotAddress; on a config cluster also
+// the injection path istiod serves it at (values.pilot.istiodRemote: upstream's
+// values.istiodRemote is deprecated) and remotePilotAddress; on a config cluster also
 // values.global.configCluster and values.pilot.configMap; on an external cluster
 // externalIstiod and LOCAL_CLUSTER_SECRET_WATCHER (it reads the link Secrets in its own
 // cluster), with its config cluster's name as its istiod's cluster ID.
@@ -71,15 +72,16 @@ func (f *Fleet) derived(c *Cluster) spec.Doc {
 	case RoleRemote, RoleConfig:
 		sp["profile"] = "remote"
 		lines["spec.profile"] = at("role")
-		values["istiodRemote"] = map[string]any{"injectionPath": InjectionPath(c)}
-		lines["spec.values.istiodRemote.injectionPath"] = at("name")
+		pilot := map[string]any{"istiodRemote": map[string]any{"injectionPath": InjectionPath(c)}}
+		values["pilot"] = pilot
+		lines["spec.values.pilot.istiodRemote.injectionPath"] = at("name")
 		if c.RemotePilotAddress != "" {
 			global["remotePilotAddress"] = c.RemotePilotAddress
 			lines["spec.values.global.remotePilotAddress"] = at("remotePilotAddress")
 		}
 		if c.Role == RoleConfig {
 			global["configCluster"] = true
-			values["pilot"] = map[string]any{"configMap": true}
+			pilot["configMap"] = true
 			lines["spec.values.global.configCluster"], lines["spec.values.pilot.configMap"] = at("role"), at("role")
 		}
 	}
