@@ -43,6 +43,9 @@ func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, er
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, p := range f.Warnings {
+		a.warn(p.Error())
+	}
 	resolved := map[string]*spec.Resolved{}
 	for _, c := range f.Clusters {
 		res, err := spec.Resolve(f.Spec(c))

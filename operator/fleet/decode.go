@@ -1,9 +1,7 @@
 package fleet
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,7 +40,7 @@ func Decode(source, dir string, data []byte, contexts []string) (*Fleet, error) 
 	if err := d.problems.Err(); err != nil {
 		return nil, err
 	}
-	d.f.lines = d.lines
+	d.f.lines, d.f.Warnings = d.lines, d.problems.Warnings()
 	return d.f, nil
 }
 
@@ -62,22 +60,10 @@ func (d *decoder) line(path string) int { return d.lines[path] }
 
 // document parses the one YAML document of the file.
 func (d *decoder) document(data []byte) (*yaml.Node, bool) {
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	var docs []*yaml.Node
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			d.add(yamlLine(err), "", "invalid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
-			return nil, false
-		}
-		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
-			continue
-		}
-		docs = append(docs, &n)
+	docs, problem := v1alpha1.Documents(d.source, data)
+	if problem != nil {
+		d.problems = append(d.problems, *problem)
+		return nil, false
 	}
 	switch {
 	case len(docs) == 0:
@@ -267,14 +253,4 @@ func nodeKind(n *yaml.Node) string {
 		return fmt.Sprintf("the scalar %q", n.Value)
 	}
 	return "something else"
-}
-
-// yamlLine pulls the line out of a yaml.v3 error ("yaml: line 3: ...").
-func yamlLine(err error) int {
-	var line int
-	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i+5:], "%d", &line)
-	}
-	return line
 }

@@ -119,3 +119,28 @@ func TestCACertsNeverRead(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnings: a deprecated field in an embedded spec is a warning with its line, not an
+// error.
+func TestWarnings(t *testing.T) {
+	data := []byte(`apiVersion: fleet.istioctl-installer.github.io/v1alpha1
+kind: Fleet
+metadata:
+  name: w
+spec:
+  meshID: m
+  istioOperator:
+    values:
+      istiodRemote:
+        injectionURL: https://example.com
+  clusters:
+  - {name: a, context: cluster-1, network: n, role: primary}
+`)
+	f, err := Decode("w.yaml", ".", data, bedContexts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Warnings) != 1 || f.Warnings[0].Error() != "w.yaml:9: spec.istioOperator.values.istiodRemote: is deprecated" {
+		t.Errorf("warnings %v", f.Warnings)
+	}
+}

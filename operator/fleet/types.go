@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -47,6 +48,8 @@ type Fleet struct {
 	CACerts  *CACerts
 	Shared   *spec.Doc
 	Clusters []*Cluster
+	// Warnings are the file's problems that are not errors (a deprecated field).
+	Warnings v1alpha1.Problems
 
 	// lines are the lines of the file's fields, by path (spec.clusters[1].name).
 	lines map[string]int

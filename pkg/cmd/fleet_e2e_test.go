@@ -147,7 +147,8 @@ func TestFleetE2E(t *testing.T) {
 	link := func(l *linkBed, command string) {
 		args := strings.Fields(strings.TrimPrefix(command, "istioctl "))
 		// create-remote-secret --context X ...: the link helper passes the context itself.
-		l.must(args[2], append(args[:1], args[3:]...)...)
+		ctx, rest := args[2], append([]string{args[0]}, args[3:]...)
+		l.must(ctx, rest...)
 	}
 	for _, ln := range dump.Links {
 		link(l, ln.Command)
@@ -160,7 +161,7 @@ func TestFleetE2E(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("fleet verify: exit %d\n%s", code, out)
 		}
-		for _, want := range []string{"cluster cluster-1: Links to other clusters", "cluster cluster-2: Links to other clusters",
+		for _, want := range []string{"cluster cluster-1: Link to cluster-3", "cluster cluster-2: Link to cluster-1",
 			"Secret/istio-system/istio-remote-secret-cluster-1 in cluster cluster-2: is there", "Every cluster of the fleet is installed, verified and linked"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("fleet verify says\n%s\nwant %q", out, want)
@@ -186,7 +187,7 @@ func TestFleetE2E(t *testing.T) {
 			fix: func(t *testing.T, l *linkBed) {
 				link(l, "istioctl create-remote-secret --context cluster-3 --name cluster-3 --apply-to cluster-1")
 			}},
-		{name: "a reader binding removed", want: []string{"cluster cluster-1: Links to other clusters", "may do none of the"},
+		{name: "a reader binding removed", want: []string{"cluster cluster-1: Link to cluster-2", "may do none of the"},
 			breakIt: func(t *testing.T, l *linkBed) {
 				if err := c2.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{}); err != nil {
 					t.Fatal(err)
@@ -195,7 +196,7 @@ func TestFleetE2E(t *testing.T) {
 			fix: func(t *testing.T, l *linkBed) {
 				link(l, "istioctl create-remote-secret --context cluster-2 --name cluster-2 --apply-to cluster-1")
 			}},
-		{name: "a link with the wrong cluster ID", want: []string{"cluster cluster-1: Links to other clusters", `that cluster calls itself "cluster-2"`},
+		{name: "a link with the wrong cluster ID", want: []string{"cluster cluster-1: Link to cluster-x", `that cluster calls itself "cluster-2"`},
 			breakIt: func(t *testing.T, l *linkBed) {
 				link(l, "istioctl create-remote-secret --context cluster-2 --name cluster-x --apply-to cluster-1")
 			},
@@ -204,7 +205,7 @@ func TestFleetE2E(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
-		{name: "a cluster that calls itself otherwise", want: []string{"cluster cluster-2: ", "CLUSTER_ID", "cluster cluster-1: Links to other clusters", `that cluster calls itself "cluster-9"`},
+		{name: "a cluster that calls itself otherwise", want: []string{"cluster cluster-2: Drift from the spec", "CLUSTER_ID", "cluster cluster-1: Link to cluster-2", `that cluster calls itself "cluster-9"`},
 			breakIt: func(t *testing.T, l *linkBed) { setClusterID(t, c2, "cluster-9") },
 			fix:     func(t *testing.T, l *linkBed) { setClusterID(t, c2, "cluster-2") }},
 		{name: "a cluster unreachable", want: []string{"cluster cluster-3: Cluster", "cannot reach it through context cluster-3", "cluster cluster-1: ", "cluster cluster-2: "},
