@@ -70,6 +70,12 @@ func TestFleetE2E(t *testing.T) {
 				t.Errorf("fleet precheck says\n%s\nwant %q", out, want)
 			}
 		}
+		for format, want := range map[string]string{"junit": "<testsuite", "yaml": "command: fleet precheck"} {
+			out, code := l.fleet(bed.Kubeconfig, "precheck", "-f", fleetExample, "-o", format)
+			if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "cluster cluster-3: ") {
+				t.Errorf("fleet precheck -o %s: exit %d\n%s", format, code, out)
+			}
+		}
 	})
 
 	t.Run("precheck with a cluster unreachable", func(t *testing.T) {
