@@ -375,14 +375,7 @@ func (r *Report) Prefix(p string) {
 
 // Merge joins reports of one command, keeping each report's order, and sums them up.
 func Merge(command string, reports ...*Report) *Report {
-	out := &Report{Command: command}
-	for _, r := range reports {
-		out.Results = append(out.Results, r.Results...)
-		out.Summary.Checked += r.Summary.Checked
-		out.Summary.Failed += r.Summary.Failed
-		out.Summary.Errors += r.Summary.Errors
-		out.Summary.Warnings += r.Summary.Warnings
-	}
+	out := Join(command, reports...)
 	// Failures first across reports too, keeping their order otherwise.
 	sort.SliceStable(out.Results, func(i, j int) bool { return !out.Results[i].Passed && out.Results[j].Passed })
 	return out

@@ -37,3 +37,24 @@ func RemoteSecretName(clusterID string) string { return RemoteSecretPrefix + clu
 
 // TokenSecretName is upstream's token Secret of a ServiceAccount.
 func TokenSecretName(serviceAccount string) string { return serviceAccount + TokenSecretSuffix }
+
+// The fleet's ownership labels (this project's own, not upstream's) on the link Secrets a
+// fleet file makes: the mesh and the fleet they belong to, so a later install of the fleet
+// finds, and prunes, its own links and leaves the ones made by hand alone.
+const (
+	LabelFleetMesh = "fleet.istioctl-installer.github.io/mesh-id"
+	LabelFleetName = "fleet.istioctl-installer.github.io/name"
+)
+
+// FleetLabels are the labels of a link Secret fleet name makes for mesh meshID.
+func FleetLabels(meshID, name string) map[string]string {
+	return map[string]string{LabelFleetMesh: meshID, LabelFleetName: name}
+}
+
+// The upstream names a multi-cluster install puts on the istio namespace of a cluster
+// (istio.io's multi-cluster guides): its network, and on a remote the clusters whose
+// istiod may act as its control plane.
+const (
+	LabelNetwork                   = "topology.istio.io/network"
+	AnnotationControlPlaneClusters = "topology.istio.io/controlPlaneClusters"
+)

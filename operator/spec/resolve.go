@@ -25,6 +25,17 @@ type Options struct {
 	Profile string
 	// Force turns validation errors into warnings, as upstream's --force.
 	Force bool
+	// Docs are IstioOperator documents decoded already (a fleet file's parts, with the
+	// fleet file's lines), laid over the Files in order.
+	Docs []Doc
+}
+
+// Doc is an IstioOperator document decoded elsewhere: its tree, where it came from and the
+// line of each of its fields (keyed by IstioOperator path).
+type Doc struct {
+	Source string
+	Tree   map[string]any
+	Lines  v1alpha1.Lines
 }
 
 // Resolved is a merged, validated install spec.
@@ -152,6 +163,10 @@ func (r *resolution) readFiles() (map[string]any, []func()) {
 		if tree != nil {
 			user = Merge(user, tree)
 		}
+	}
+	for _, d := range r.opts.Docs {
+		userLines = append(userLines, func() { r.record(d.Source, d.Lines) })
+		user = Merge(user, d.Tree)
 	}
 	return user, userLines
 }

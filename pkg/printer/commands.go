@@ -32,6 +32,10 @@ func Verdict(out, errOut io.Writer, command string, failed bool, f Format) {
 		fmt.Fprintf(errOut, "%s found problems: see the ✘ lines above\n", command)
 	case command == "verify-install":
 		fmt.Fprintln(out, "✔ Istio is installed and verified successfully")
+	case command == "fleet verify":
+		fmt.Fprintln(out, "✔ Every cluster of the fleet is installed, verified and linked")
+	case command == "fleet precheck":
+		fmt.Fprintln(out, "✔ No issues found when checking the clusters of the fleet. The fleet is safe to install!")
 	default:
 		fmt.Fprintln(out, "✔ No issues found when checking the cluster. Istio is safe to install or upgrade!")
 	}

@@ -97,21 +97,9 @@ type Lines map[string]int
 // schema), the line of every field, and every problem found, with its line.
 func DecodeFile(source string, data []byte) (map[string]any, Lines, Problems) {
 	d := &decoder{source: source, lines: Lines{}, budget: maxNodes}
-	var docs []*yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, Problems{{Source: source, Line: yamlErrorLine(err), Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
-		}
-		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
-			continue // an empty document, e.g. after a trailing ---
-		}
-		docs = append(docs, &n)
+	docs, problem := Documents(source, data)
+	if problem != nil {
+		return nil, nil, Problems{*problem}
 	}
 	switch len(docs) {
 	case 0:
@@ -138,6 +126,27 @@ func DecodeFile(source string, data []byte) (map[string]any, Lines, Problems) {
 		}
 	}
 	return tree, d.lines, d.problems
+}
+
+// Documents parses the YAML documents of data, leaving out empty ones (after a trailing
+// ---); a syntax error is a Problem with its line.
+func Documents(source string, data []byte) ([]*yaml.Node, *Problem) {
+	var docs []*yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, &Problem{Source: source, Line: yamlErrorLine(err), Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		}
+		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
+			continue
+		}
+		docs = append(docs, &n)
+	}
 }
 
 // checkHeader insists on apiVersion and kind, so a Deployment or a Helm values file given

@@ -1,0 +1,254 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/fleet"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// Fleet is the fleet commands (x fleet dump, precheck, verify): a fleet file, each of its
+// clusters reached through its own kubeconfig context.
+type Fleet struct {
+	*Config
+	// File is the fleet file (-f).
+	File string
+	// FailOn is the severity the report fails at: error (default) or warning.
+	FailOn string
+}
+
+// FleetDump is fleet dump's result.
+type FleetDump = fleet.Dump
+
+// loadFleet reads the fleet file and resolves every cluster's spec; say says the specs'
+// warnings (dump), which the checks otherwise say as they render.
+func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, error) {
+	flags := a.Kube
+	if flags == nil {
+		flags = &kubeflags.Flags{}
+	}
+	if flags.Context != "" {
+		return nil, nil, &UsageError{Err: fmt.Errorf("--context %s: the fleet commands reach each cluster through the context the fleet file names", flags.Context)}
+	}
+	f, err := fleet.Load(a.File, flags.Contexts())
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range f.Warnings {
+		a.warn(p.Error())
+	}
+	resolved := map[string]*spec.Resolved{}
+	for _, c := range f.Clusters {
+		res, err := spec.Resolve(f.Spec(c))
+		if res != nil && say {
+			for _, p := range res.Warnings {
+				a.warn("cluster " + c.Name + ": " + p.Error())
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		resolved[c.Name] = res
+	}
+	return f, resolved, nil
+}
+
+// Dump is fleet dump: what each cluster gets and the links, without touching a cluster.
+func (a *Fleet) Dump(context.Context) (*FleetDump, error) {
+	f, resolved, err := a.loadFleet(true)
+	if err != nil {
+		return nil, err
+	}
+	return f.Dump(resolved), nil
+}
+
+// member is the Config of one cluster: the connection flags with its context, and none of
+// the flags that name one cluster's server or user.
+func (a *Fleet) member(c *fleet.Cluster, warn func(string)) *Config {
+	k := kubeflags.Flags{Timeout: kubeflags.DefaultTimeout}
+	if a.Kube != nil {
+		k = kubeflags.Flags{Kubeconfig: a.Kube.Kubeconfig, As: a.Kube.As, AsGroups: a.Kube.AsGroups, AsUID: a.Kube.AsUID,
+			Timeout: a.Kube.Timeout, RequestTimeout: a.Kube.RequestTimeout}
+	}
+	k.Context = c.Context
+	return &Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient}
+}
+
+// memberRun is one cluster's part of a fleet check run.
+type memberRun struct {
+	cluster *fleet.Cluster
+	cfg     *Config
+	report  *check.Report
+	input   check.ClusterInput
+}
+
+// Precheck is fleet precheck: every cluster's precheck, in parallel, then the checks across
+// clusters and of the links the fleet will make. A cluster that cannot be reached fails its
+// own section; the others are still checked.
+func (a *Fleet) Precheck(ctx context.Context) (*CheckResult, error) {
+	return a.run(ctx, "fleet precheck", Precheck)
+}
+
+// Verify is fleet verify: every cluster's verify-install against its spec (with the link
+// checks of remote-clusters, as its spec names the cluster), then the checks across
+// clusters and that every link the fleet makes is there.
+func (a *Fleet) Verify(ctx context.Context) (*CheckResult, error) {
+	return a.run(ctx, "fleet verify", func(cfg *Config) *Check { c := Verify(cfg); c.Spec = &spec.Options{}; return c })
+}
+
+func (a *Fleet) run(ctx context.Context, command string, selection func(*Config) *Check) (*CheckResult, error) {
+	failOn := a.FailOn
+	if failOn == "" {
+		failOn = FailOnError
+	}
+	if failOn != FailOnError && failOn != FailOnWarning {
+		return nil, fmt.Errorf("--fail-on %q: use error or warning", a.FailOn)
+	}
+	f, resolved, err := a.loadFleet(false)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	runs := make([]*memberRun, len(f.Clusters))
+	var wg sync.WaitGroup
+	for i, c := range f.Clusters {
+		warn := func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			a.warn("cluster " + c.Name + ": " + s)
+		}
+		r := &memberRun{cluster: c, cfg: a.member(c, warn)}
+		r.input = check.ClusterInput{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary,
+			ControlPlane: c.Role.ControlPlane(), IstioNamespace: fleet.Namespace(resolved[c.Name]), Values: resolved[c.Name].IOP.Spec.Values}
+		runs[i] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.report, r.input.Client, r.input.Unreachable = a.member1(ctx, r, f, command, selection)
+		}()
+	}
+	wg.Wait()
+	reports := make([]*check.Report, 0, len(runs)+2)
+	inputs := make([]check.ClusterInput, len(runs))
+	for i, r := range runs {
+		r.report.Prefix("cluster " + r.cluster.Name + ": ")
+		reports = append(reports, r.report)
+		inputs[i] = r.input
+	}
+	reports = append(reports, check.RunCross(ctx, command, check.CrossCluster(), inputs))
+	reports = append(reports, a.links(ctx, command, f, resolved, runs))
+	rep := check.Join(command, reports...)
+	return &CheckResult{Report: rep, Failed: rep.FailedAt(check.Severity(failOn))}, nil
+}
+
+// unreachableCheck is the result of a cluster the run could not reach.
+const unreachableCheck = "cluster-reachable"
+
+// member1 runs one cluster's checks; a cluster that cannot be reached (or whose checks
+// cannot run) is one failed result naming it.
+func (a *Fleet) member1(ctx context.Context, r *memberRun, f *fleet.Fleet, command string, selection func(*Config) *Check) (*check.Report, *kube.Client, error) {
+	client, err := r.cfg.connect(ctx)
+	if err != nil {
+		return failedReport(command, r.cluster, fmt.Errorf("cannot reach it through context %s: %w", r.cluster.Context, err)), nil, err
+	}
+	chk := selection(r.cfg)
+	opts := f.Spec(r.cluster)
+	chk.Spec, chk.FailOn = &opts, a.FailOn
+	res, err := chk.Run(ctx)
+	if err != nil {
+		return failedReport(command, r.cluster, fmt.Errorf("its checks could not run: %w", err)), client, nil
+	}
+	return res.Report, client, nil
+}
+
+func failedReport(command string, c *fleet.Cluster, err error) *check.Report {
+	return check.Join(command, &check.Report{Results: []check.Result{{
+		Check: unreachableCheck, Section: "Cluster", Severity: check.Error, Object: "Cluster/" + c.Name,
+		Message: err.Error(), Hint: "check the context with kubectl --context " + c.Context + " version; the other clusters are checked all the same",
+	}}, Summary: check.Summary{Checked: 1, Failed: 1, Errors: 1}})
+}
+
+// links checks the links the fleet makes: in precheck, that the Secret each will be is
+// free or the fleet's own already; in verify, that it is there.
+func (a *Fleet) links(ctx context.Context, command string, f *fleet.Fleet, resolved map[string]*spec.Resolved, runs []*memberRun) *check.Report {
+	client := map[string]*kube.Client{}
+	for _, r := range runs {
+		client[r.cluster.Name] = r.input.Client
+	}
+	verify := command == "fleet verify"
+	ls := f.Links(func(c *fleet.Cluster) string { return fleet.Namespace(resolved[c.Name]) })
+	out := make([]check.Result, len(ls))
+	var wg sync.WaitGroup
+	for i, l := range ls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = linkResult(ctx, f, l, client[l.Into.Name], verify)
+		}()
+	}
+	wg.Wait()
+	checks := []check.Check{{ID: "fleet-links", Title: "The fleet's links", Section: fleetLinksSection, Severity: check.Error,
+		Run: func(context.Context, *check.Env) []check.Result { return out }}}
+	return check.Run(ctx, command, checks, &check.Env{})
+}
+
+const fleetLinksSection = "Links of the fleet"
+
+func linkResult(ctx context.Context, f *fleet.Fleet, l fleet.Link, client *kube.Client, verify bool) check.Result {
+	obj := fmt.Sprintf("Secret/%s/%s in cluster %s", l.Secret.Namespace, l.Secret.Name, l.Into.Name)
+	res := check.Result{Object: obj}
+	if client == nil {
+		res.Message = fmt.Sprintf("cannot be checked: cluster %s cannot be reached", l.Into.Name)
+		return res
+	}
+	probe := &unstructured.Unstructured{}
+	probe.SetAPIVersion("v1")
+	probe.SetKind("Secret")
+	probe.SetNamespace(l.Secret.Namespace)
+	probe.SetName(l.Secret.Name)
+	live, err := client.Get(ctx, probe)
+	if err != nil && !apierrors.IsNotFound(err) {
+		res.Message = fmt.Sprintf("cannot be read: %v", err)
+		return res
+	}
+	if live == nil || apierrors.IsNotFound(err) {
+		if verify {
+			res.Message = fmt.Sprintf("is missing: %s reads no link to %s; make it with %s", l.Into.Name, l.From.Name, l.Command())
+			res.Hint = "docs/fleet.md#fleet-links"
+			return res
+		}
+		res.Passed, res.Message = true, fmt.Sprintf("is free: the link from %s will be made there", l.From.Name)
+		return res
+	}
+	labels := live.GetLabels()
+	mesh, name := labels[ownership.LabelFleetMesh], labels[ownership.LabelFleetName]
+	switch {
+	case (mesh != "" && mesh != f.MeshID) || (name != "" && name != f.Name):
+		res.Message = fmt.Sprintf("belongs to fleet %q of mesh %q, not to this one (%q of %q)", name, mesh, f.Name, f.MeshID)
+		res.Hint = "two fleets name one cluster: remove it from one of them, or delete the Secret (docs/fleet.md#fleet-links)"
+		return res
+	case verify:
+		key := l.Key
+		data, _, _ := unstructured.NestedMap(live.Object, "data")
+		if _, ok := data[key]; !ok {
+			res.Message = fmt.Sprintf("holds no kubeconfig under %s: make it again with %s", key, l.Command())
+			return res
+		}
+		res.Passed, res.Message = true, fmt.Sprintf("is there: %s reads %s with it (the link checks of cluster %s say whether it works)", l.Into.Name, l.From.Name, l.Into.Name)
+	case mesh == "":
+		res.Passed, res.Severity = false, check.Warning
+		res.Message = "exists, made by hand (no fleet labels): installing the fleet takes it over and rotates its token"
+	default:
+		res.Passed, res.Message = true, "exists, this fleet's own: installing the fleet rotates its token"
+	}
+	return res
+}

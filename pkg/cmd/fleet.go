@@ -1,0 +1,23 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// newFleetCommand is x fleet: the commands of a fleet file, one spec for a mesh across
+// several clusters (docs/fleet.md).
+func newFleetCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "Dump and check a fleet file: one spec for a mesh across several clusters",
+		Long: `A fleet file (kind Fleet, apiVersion fleet.istioctl-installer.github.io/v1alpha1: this
+istioctl's own, not upstream's) lists the clusters of one mesh by kubeconfig context, each with
+its name, network and role (primary, remote of a named primary, config or external), the
+mesh ID, the trust source, one IstioOperator spec for all and an overlay per cluster. See
+docs/fleet.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newFleetDumpCommand(g), newFleetCheckCommand(g, "precheck"), newFleetCheckCommand(g, "verify"))
+	return cmd
+}

@@ -1,0 +1,56 @@
+package cmd_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+)
+
+// fleetKubeconfig has the contexts make cluster-up CLUSTERS=3 writes; fleet dump reads it
+// and contacts no cluster.
+const fleetKubeconfig = "../../testdata/fleet/kubeconfig.yaml"
+
+// TestFleetDump: the dump of the documented example and of each model, as golden files.
+func TestFleetDump(t *testing.T) {
+	for _, tc := range []struct{ name, file, output string }{
+		{"fleet-3-clusters", "../../docs/examples/fleet-3-clusters.yaml", "yaml"},
+		{"two-primaries", "../../operator/fleet/testdata/two-primaries.yaml", "yaml"},
+		{"external", "../../operator/fleet/testdata/external.yaml", "yaml"},
+		{"two-primaries-json", "../../operator/fleet/testdata/two-primaries.yaml", "json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", "dump", "-f", tc.file, "-o", tc.output)
+			if err != nil || errOut != "" {
+				t.Fatalf("fleet dump: %v\n%s", err, errOut)
+			}
+			for _, secret := range []string{"not a real", "token:", "BEGIN"} {
+				if strings.Contains(out, secret) {
+					t.Errorf("the dump holds %q", secret)
+				}
+			}
+			golden.Check(t, "../../testdata/fleet/dump-"+tc.name+"."+tc.output, []byte(out))
+		})
+	}
+}
+
+// TestFleetBadInput: a fleet file that does not decode, and one whose cluster's spec does
+// not resolve, fail with the file's line (and the cluster), before any cluster is asked.
+func TestFleetBadInput(t *testing.T) {
+	for _, tc := range []struct{ name, file, want string }{
+		{"cycle", "../../operator/fleet/testdata/bad/cycle.yaml", "cycle.yaml:16: spec.clusters[1].primary: cycle: cluster-2 → cluster-3 → cluster-2"},
+		{"resolve", "../../testdata/fleet/bad-resolve.yaml", `cluster cluster-2: ../../testdata/fleet/bad-resolve.yaml:19: spec.revision: "Not_A_Revision" is not a valid revision`},
+	} {
+		for _, command := range []string{"dump", "precheck", "verify"} {
+			t.Run(tc.name+"/"+command, func(t *testing.T) {
+				out, _, err := run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", command, "-f", tc.file)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || mainExit(err) != 1 || out != "" {
+					t.Errorf("fleet %s: exit %d, %v, want %q\n%s", command, mainExit(err), err, tc.want, out)
+				}
+			})
+		}
+	}
+	if _, _, err := run(t, "--kubeconfig", fleetKubeconfig, "--context", "cluster-1", "x", "fleet", "precheck", "-f", "../../docs/examples/fleet-3-clusters.yaml"); mainExit(err) != 64 {
+		t.Errorf("--context with a fleet: %v (exit %d), want a usage error", err, mainExit(err))
+	}
+}

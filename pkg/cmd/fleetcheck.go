@@ -1,0 +1,81 @@
+package cmd
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+)
+
+// FleetCheckCommand is x fleet precheck or x fleet verify: flags into an action.Fleet.
+type FleetCheckCommand struct {
+	// Command is precheck or verify.
+	Command              string
+	File, Output, FailOn string
+	Globals              *Globals
+	Out, ErrOut          io.Writer
+}
+
+func newFleetCheckCommand(g *Globals, use string) *cobra.Command {
+	a := &FleetCheckCommand{Command: use, Globals: g}
+	short, long := "Check, before installing a fleet, that each of its clusters and you can take it",
+		`Runs x precheck in every cluster of the fleet file at once, each against the IstioOperator
+that cluster gets (fleet dump), then the checks across clusters (names, one mesh ID, the
+primaries) and that each link Secret the fleet will make is free or its own already. One
+report: a section per cluster, one across clusters, one for the links. A cluster that cannot
+be reached fails its section; the others are checked all the same. Writes nothing.`
+	if use == "verify" {
+		short, long = "Check that every cluster of a fleet is installed as the fleet file says and linked",
+			`Runs verify-install in every cluster of the fleet file at once, each against the IstioOperator
+that cluster gets, with every link check of remote-clusters (the specs name the clusters),
+then the checks across clusters and that each link Secret the fleet makes is there. Exits 1
+when any check fails.`
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Example: `  istioctl x fleet ` + use + ` -f docs/examples/fleet-3-clusters.yaml
+  istioctl x fleet ` + use + ` -f fleet.yaml -o junit > fleet-` + use + `.xml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.Out, a.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return a.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
+	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json, yaml or junit")
+	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+// Run runs the checks and prints the report; the error says whether it failed.
+func (a *FleetCheckCommand) Run(ctx context.Context) error {
+	if err := checkOutput(a.Output, "text", "json", "yaml", "junit"); err != nil {
+		return err
+	}
+	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
+		return Usagef("--fail-on %q: use error or warning", a.FailOn)
+	}
+	f := &action.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, FailOn: a.FailOn}
+	run := f.Precheck
+	if a.Command == "verify" {
+		run = f.Verify
+	}
+	res, err := run(ctx)
+	if err != nil {
+		return err
+	}
+	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output)); err != nil {
+		return err
+	}
+	printer.Verdict(a.Out, a.ErrOut, "fleet "+a.Command, res.Failed, printer.Format(a.Output))
+	if res.Failed {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
