@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"sort"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -63,7 +62,7 @@ func YAML(objs []*unstructured.Unstructured) ([]byte, error) {
 		}
 		// The same text sigs.k8s.io/yaml's Marshal gives (keys sorted, its style of lists),
 		// without its detour through JSON, which cost most of printing a render.
-		b, err := yamlv2.Marshal(o.Object)
+		b, err := marshal(o.Object)
 		if err != nil {
 			return nil, err
 		}
