@@ -112,3 +112,12 @@ func TestEmitOddValuesAsYAMLv2(t *testing.T) {
 		checkEmit(t, fmt.Sprintf("random %q", s), map[string]any{"k": s, "l": []any{s}, s: 1})
 	}
 }
+
+// FuzzEmitAsYAMLv2: whatever emitFast prints, it prints as yaml.v2 does.
+func FuzzEmitAsYAMLv2(f *testing.F) {
+	f.Add("a b", "k")
+	f.Add("x\n y\n", "- k")
+	f.Fuzz(func(t *testing.T, s, k string) {
+		checkEmit(t, "fuzz", map[string]any{k: s, "l": []any{s, map[string]any{k: []any{s}}}, "m": map[string]any{"n": s}})
+	})
+}
