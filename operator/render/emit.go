@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 )
@@ -25,12 +26,35 @@ func marshal(obj map[string]any) ([]byte, error) {
 
 // emitFast is marshal's own printer; false when obj holds what only yaml.v2 prints exactly.
 func emitFast(obj map[string]any) ([]byte, bool) {
-	e := emitter{buf: make([]byte, 0, 4096), whitespace: true, indention: true}
+	// Sized once: growing a buffer per object allocated several times what a render prints.
+	n := sizeHint(obj, 0)
+	e := emitter{buf: make([]byte, 0, n+n/8+64), whitespace: true, indention: true}
 	if !e.node(obj, -1, ctxRoot) {
 		return nil, false
 	}
 	e.writeIndent(0) // the document's end
 	return e.buf, true
+}
+
+// sizeHint estimates the printed size of v at nesting depth.
+func sizeHint(v any, depth int) int {
+	switch t := v.(type) {
+	case map[string]any:
+		n := 2
+		for k, x := range t {
+			n += 2*depth + len(k) + 3 + sizeHint(x, depth+1)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, x := range t {
+			n += 2*depth + 3 + sizeHint(x, depth+1)
+		}
+		return n
+	case string:
+		return len(t) + 3 + strings.Count(t, "\n")*(2*depth+2)
+	}
+	return 8
 }
 
 type context int

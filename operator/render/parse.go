@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,20 +17,15 @@ import (
 // parse_test.go compare it with yaml.v3 on every profile's chart output and odd inputs).
 // false: data holds anything else (anchors, tags, folded or multi-line quoted scalars,
 // tabs, duplicate keys, ...), which yaml.v3 then reads, errors included.
-func parseFast(data []byte) ([]any, bool) {
+func parseFast(data string) ([]any, bool) {
 	if !plainText(data) {
 		return nil, false
 	}
-	p := &parser{}
+	// Lines, and the strings read from them, share data's memory.
+	p := &parser{lines: make([]string, 0, strings.Count(data, "\n")+1)}
 	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		var line []byte
-		if i < 0 {
-			line, data = data, nil
-		} else {
-			line, data = data[:i], data[i+1:]
-		}
-		p.lines = append(p.lines, string(line))
+		line, rest, _ := strings.Cut(data, "\n")
+		p.lines, data = append(p.lines, line), rest
 	}
 	var docs []any
 	for {
@@ -58,7 +52,7 @@ func parseFast(data []byte) ([]any, bool) {
 
 // plainText: valid UTF-8 without control characters (tabs and newlines aside), carriage
 // returns, byte order marks or the characters YAML reads as line breaks.
-func plainText(data []byte) bool {
+func plainText(data string) bool {
 	for i := 0; i < len(data); {
 		c := data[i]
 		if c < utf8.RuneSelf {
@@ -68,7 +62,7 @@ func plainText(data []byte) bool {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRune(data[i:])
+		r, n := utf8.DecodeRuneInString(data[i:])
 		if r == utf8.RuneError || r <= 0x9f || r == 0x2028 || r == 0x2029 || r == 0xfeff || r >= 0xfffe && r <= 0xffff {
 			return false
 		}

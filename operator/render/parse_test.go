@@ -22,7 +22,7 @@ import (
 func checkParse(t *testing.T, name, data string) (fast bool) {
 	t.Helper()
 	want, werr := parseObjects([]byte(data))
-	docs, ok := parseFast([]byte(data))
+	docs, ok := parseFast(data)
 	if !ok {
 		return false
 	}

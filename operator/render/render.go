@@ -166,7 +166,7 @@ func (r *Renderer) renderChart(dir, release, namespace string, vals map[string]a
 	errs := make([]error, len(names))
 	each(len(names), func(i int) {
 		if !strings.HasSuffix(names[i], "NOTES.txt") {
-			parsed[i], errs[i] = ParseObjects([]byte(files[names[i]]))
+			parsed[i], errs[i] = parseText(files[names[i]])
 		}
 	})
 	var objs []*unstructured.Unstructured
@@ -229,12 +229,17 @@ func cleanHelmError(err error) error {
 
 // ParseObjects splits a YAML stream into objects, skipping empty documents.
 func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	if docs, ok := parseFast(data); ok {
+	return parseText(string(data))
+}
+
+// parseText is ParseObjects of text (a chart's output), whose strings the objects share.
+func parseText(text string) ([]*unstructured.Unstructured, error) {
+	if docs, ok := parseFast(text); ok {
 		if out, ok := objectsOf(docs); ok {
 			return out, nil
 		}
 	}
-	return parseObjects(data)
+	return parseObjects([]byte(text))
 }
 
 // objectsOf are the objects of documents parseFast read; false if one is not an object
