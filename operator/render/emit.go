@@ -301,32 +301,39 @@ func analyze(s string) analysis {
 	if len(s) >= 3 && (s[:3] == "---" || s[:3] == "...") {
 		indicators = true
 	}
+	followed := len(s) == 1 || s[1] == ' ' || s[1] == '\t'
+	switch s[0] {
+	case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+		indicators = true
+	case '?', ':', '-':
+		if followed {
+			indicators = true
+		}
+	}
 	preceded, prevSpace := true, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		followed := i+1 >= len(s) || s[i+1] == ' ' || s[i+1] == '\t'
-		if i == 0 {
-			switch c {
-			case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
-				indicators = true
-			case '?', ':', '-':
-				if followed {
-					indicators = true
-				}
+		if !analyzed[c] {
+			// The bytes that change nothing but what precedes the next one.
+			j := i + 1
+			for j < len(s) && !analyzed[s[j]] {
+				j++
 			}
-		} else {
-			switch c {
-			case ':':
-				if followed {
-					indicators = true
-				}
-			case '#':
-				if preceded {
-					indicators = true
-				}
-			}
+			preceded, prevSpace = false, false
+			i = j - 1
+			continue
 		}
 		switch c {
+		case ':':
+			if i > 0 && (i+1 >= len(s) || s[i+1] == ' ' || s[i+1] == '\t') {
+				indicators = true
+			}
+			prevSpace = false
+		case '#':
+			if i > 0 && preceded {
+				indicators = true
+			}
+			prevSpace = false
 		case ' ':
 			if i == 0 {
 				leadingSpace = true
@@ -347,8 +354,6 @@ func analyze(s string) analysis {
 				spaceBreak = true
 			}
 			prevSpace = false
-		default:
-			prevSpace = false
 		}
 		preceded = c == ' ' || c == '\n'
 	}
@@ -361,6 +366,9 @@ func analyze(s string) analysis {
 	}
 	return a
 }
+
+// analyzed are the bytes analyze looks at after the first.
+var analyzed = [256]bool{':': true, '#': true, ' ': true, '\n': true}
 
 // The scalar writers below follow yaml.v2's, byte for byte, for the strings printable
 // lets through. fold is the indentation of continuation lines, or -1 where yaml.v2 never
@@ -449,9 +457,14 @@ func (e *emitter) doubleQuoted(s string, fold int) {
 			}
 			spaces = true
 		default:
-			e.buf = append(e.buf, c)
-			e.column++
+			j := i + 1
+			for j < len(s) && s[j] != '"' && s[j] != '\\' && s[j] != '\n' && s[j] != ' ' {
+				j++
+			}
+			e.buf = append(e.buf, s[i:j]...)
+			e.column += j - i
 			spaces = false
+			i = j - 1
 		}
 	}
 	e.writeIndicator(`"`, false, false, false)
