@@ -265,6 +265,9 @@ func (e *emitter) readsAsString(s string) bool {
 	}
 	switch c := s[0]; {
 	case c == '+' || c == '-' || c == '.' || c >= '0' && c <= '9':
+		if !numberLike(s) {
+			return true
+		}
 		// Numbers, timestamps, base-60 floats: yaml.v2 decides (once per string).
 		q, ok := e.quoted[s]
 		if !ok {
@@ -280,6 +283,21 @@ func (e *emitter) readsAsString(s string) bool {
 		switch s {
 		case "~", "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
 			"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "null", "Null", "NULL":
+			return false
+		}
+	}
+	return true
+}
+
+// numberLike: s has only characters a number, timestamp or base-60 float of yaml.v2's can
+// hold (digits, signs, points, underscores, colons, exponents, the 0x/0o/0b prefixes, hex
+// digits, the timestamp's T, Z and space, .inf and .nan); any other makes it a string.
+func numberLike(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		case strings.IndexByte("+-._: xXoOtTzZiInN", c) >= 0: // and .inf, .nan
+		default:
 			return false
 		}
 	}
