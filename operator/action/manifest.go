@@ -51,7 +51,7 @@ func (a *ManifestGenerate) Run(context.Context) ([]Manifest, error) {
 		return nil, err
 	}
 	if !a.PerComponent {
-		y, err := render.YAML(render.All(manifests))
+		y, err := render.Print(manifests)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +67,7 @@ func (a *ManifestGenerate) Run(context.Context) ([]Manifest, error) {
 	}
 	out := make([]Manifest, 0, len(order))
 	for _, name := range order {
-		y, err := render.YAML(render.All(byComponent[name]))
+		y, err := render.Print(byComponent[name])
 		if err != nil {
 			return nil, err
 		}

@@ -29,7 +29,8 @@ func (c *Config) resolve(opts spec.Options) (*spec.Resolved, error) {
 // render resolves and renders a spec (only the given components, if any), saying the
 // spec's and the charts' warnings.
 //
-// lazy leaves CRD bodies unparsed (see render.Renderer.LazyCRDs): for printing only.
+// lazy is for printing only: CRD bodies are left unparsed and objects printed ahead
+// (render.Renderer.LazyCRDs and Printed; render.Print prints the result).
 func (c *Config) render(opts spec.Options, lazy bool, only ...component.Name) (*spec.Resolved, []render.Manifest, error) {
 	res, err := c.resolve(opts)
 	if err != nil {
@@ -39,7 +40,7 @@ func (c *Config) render(opts spec.Options, lazy bool, only ...component.Name) (*
 	if err != nil {
 		return res, nil, err
 	}
-	r.LazyCRDs = lazy
+	r.LazyCRDs, r.Printed = lazy, lazy
 	manifests, warnings, err := r.Render(res, only...)
 	for _, w := range warnings {
 		c.warn(w)

@@ -20,7 +20,15 @@ type Charts struct {
 	fsys   fs.FS
 	origin string
 	mu     sync.Mutex
-	cache  map[string]*chart.Chart
+	cache  map[string]*loaded
+}
+
+// loaded is one chart directory's load, done once; instances of different charts load
+// theirs at the same time (Render runs them in parallel).
+type loaded struct {
+	once  sync.Once
+	chart *chart.Chart
+	err   error
 }
 
 // NewCharts returns the embedded charts when manifestsDir is empty, else <dir>/charts.
@@ -30,22 +38,29 @@ func NewCharts(manifestsDir string) (*Charts, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Charts{fsys: sub, origin: "built-in charts", cache: map[string]*chart.Chart{}}, nil
+		return &Charts{fsys: sub, origin: "built-in charts", cache: map[string]*loaded{}}, nil
 	}
 	dir := filepath.Join(manifestsDir, "charts")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--manifests %s: no charts directory at %s", manifestsDir, dir)
 	}
-	return &Charts{fsys: os.DirFS(dir), origin: dir, cache: map[string]*chart.Chart{}}, nil
+	return &Charts{fsys: os.DirFS(dir), origin: dir, cache: map[string]*loaded{}}, nil
 }
 
 // Load returns the chart in directory dir (e.g. "istio-control/istio-discovery").
 func (c *Charts) Load(dir string) (*chart.Chart, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ch, ok := c.cache[dir]; ok {
-		return ch, nil
+	l, ok := c.cache[dir]
+	if !ok {
+		l = &loaded{}
+		c.cache[dir] = l
 	}
+	c.mu.Unlock()
+	l.once.Do(func() { l.chart, l.err = c.load(dir) })
+	return l.chart, l.err
+}
+
+func (c *Charts) load(dir string) (*chart.Chart, error) {
 	files, err := c.Files(dir)
 	if err != nil {
 		return nil, err
@@ -54,7 +69,6 @@ func (c *Charts) Load(dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s from %s: %w", path.Clean(dir), c.origin, err)
 	}
-	c.cache[dir] = ch
 	return ch, nil
 }
 

@@ -1,10 +1,9 @@
 package render
 
 import (
-	"bytes"
+	"errors"
 	"sort"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -31,45 +30,100 @@ func rank(kind string) int {
 
 // Sort orders objects by kind rank, then group, kind, namespace and name.
 func Sort(objs []*unstructured.Unstructured) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if ra, rb := rank(a.GetKind()), rank(b.GetKind()); ra != rb {
-			return ra < rb
-		}
-		ga, gb := a.GroupVersionKind().Group, b.GroupVersionKind().Group
-		if ga != gb {
-			return ga < gb
-		}
-		if a.GetKind() != b.GetKind() {
-			return a.GetKind() < b.GetKind()
-		}
-		if a.GetNamespace() != b.GetNamespace() {
-			return a.GetNamespace() < b.GetNamespace()
-		}
-		return a.GetName() < b.GetName()
-	})
+	sort.SliceStable(objs, func(i, j int) bool { return less(objs[i], objs[j]) })
+}
+
+func less(a, b *unstructured.Unstructured) bool {
+	if ra, rb := rank(a.GetKind()), rank(b.GetKind()); ra != rb {
+		return ra < rb
+	}
+	ga, gb := a.GroupVersionKind().Group, b.GroupVersionKind().Group
+	if ga != gb {
+		return ga < gb
+	}
+	if a.GetKind() != b.GetKind() {
+		return a.GetKind() < b.GetKind()
+	}
+	if a.GetNamespace() != b.GetNamespace() {
+		return a.GetNamespace() < b.GetNamespace()
+	}
+	return a.GetName() < b.GetName()
 }
 
 // YAML prints objects as one stream, keys sorted, separated by ---.
 func YAML(objs []*unstructured.Unstructured) ([]byte, error) {
-	var buf bytes.Buffer
-	for i, o := range objs {
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		if raw, ok := pristine.Load(o); ok {
-			buf.Write(raw.([]byte))
-			continue
-		}
-		// The same text sigs.k8s.io/yaml's Marshal gives (keys sorted, its style of lists),
-		// without its detour through JSON, which cost most of printing a render.
-		b, err := yamlv2.Marshal(o.Object)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(b)
+	texts, err := printAll(objs)
+	if err != nil {
+		return nil, err
 	}
-	return buf.Bytes(), nil
+	return join(texts), nil
+}
+
+// Print prints manifests as YAML prints All(ms), using the texts a Renderer with
+// Printed set made ahead.
+func Print(ms []Manifest) ([]byte, error) {
+	type printed struct {
+		obj  *unstructured.Unstructured
+		text []byte
+	}
+	var all []printed
+	for _, m := range ms {
+		for i, o := range m.Objects {
+			p := printed{obj: o}
+			if i < len(m.texts) {
+				p.text = m.texts[i]
+			}
+			all = append(all, p)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return less(all[i].obj, all[j].obj) })
+	texts := make([][]byte, len(all))
+	var missing []*unstructured.Unstructured
+	var at []int
+	for i, p := range all {
+		if texts[i] = p.text; texts[i] == nil {
+			missing, at = append(missing, p.obj), append(at, i)
+		}
+	}
+	late, err := printAll(missing)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range at {
+		texts[i] = late[k]
+	}
+	return join(texts), nil
+}
+
+// printAll prints each object, in parallel: an object read from a pre-rendered file and
+// left untouched prints as its text.
+func printAll(objs []*unstructured.Unstructured) ([][]byte, error) {
+	texts := make([][]byte, len(objs))
+	errs := make([]error, len(objs))
+	each(len(objs), func(i int) {
+		if raw, ok := pristine.Load(objs[i]); ok {
+			texts[i] = raw.([]byte)
+			return
+		}
+		texts[i], errs[i] = marshal(objs[i].Object)
+	})
+	return texts, errors.Join(errs...)
+}
+
+// join separates texts by ---, in one allocation.
+func join(texts [][]byte) []byte {
+	size := 0
+	for _, t := range texts {
+		size += len(t) + len("---\n")
+	}
+	buf := make([]byte, 0, size)
+	for i, t := range texts {
+		if i > 0 {
+			buf = append(buf, "---\n"...)
+		}
+		buf = append(buf, t...)
+	}
+	return buf
 }
 
 // All flattens manifests into one sorted list.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -30,6 +29,8 @@ const DefaultKubeVersion = "v1.32.0"
 type Manifest struct {
 	Instance component.Instance
 	Objects  []*unstructured.Unstructured
+	// texts are Objects printed ahead (Renderer.Printed), index by index.
+	texts [][]byte
 }
 
 // Renderer renders resolved specs.
@@ -40,6 +41,10 @@ type Renderer struct {
 	// LazyCRDs parses pre-rendered CRDs only as far as their metadata: enough to sort and
 	// print them (manifest generate), not to apply them (see Materialize).
 	LazyCRDs bool
+	// Printed says the objects will only be printed (Print), never changed after Render
+	// (manifest generate): each instance prints its objects as soon as they are final, on
+	// the render's goroutines, so printing overlaps the rendering of the other instances.
+	Printed bool
 }
 
 // NewRenderer uses the embedded charts, or <manifestsDir>/charts.
@@ -62,23 +67,26 @@ func (r *Renderer) Render(res *spec.Resolved, only ...component.Name) ([]Manifes
 			insts = append(insts, inst)
 		}
 	}
-	// Instances render independently: spread them over the CPUs, keep their order.
+	// Instances render independently: all at once (their parsing and printing are spread
+	// over the CPUs too), keeping their order.
 	type result struct {
 		objs     []*unstructured.Unstructured
+		texts    [][]byte
 		warnings []string
 		err      error
 	}
 	results := make([]result, len(insts))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, inst := range insts {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
 			objs, warns, err := r.renderInstance(res.Tree, inst)
-			results[i] = result{objs, warns, err}
+			var texts [][]byte
+			if err == nil && r.Printed {
+				texts, err = printAll(objs)
+			}
+			results[i] = result{objs, texts, warns, err}
 		}()
 	}
 	wg.Wait()
@@ -91,7 +99,7 @@ func (r *Renderer) Render(res *spec.Resolved, only ...component.Name) ([]Manifes
 			continue
 		}
 		warnings = append(warnings, results[i].warnings...)
-		out = append(out, Manifest{Instance: inst, Objects: results[i].objs})
+		out = append(out, Manifest{Instance: inst, Objects: results[i].objs, texts: results[i].texts})
 	}
 	return out, warnings, errors.Join(errs...)
 }
@@ -153,9 +161,17 @@ func (r *Renderer) renderChart(dir, release, namespace string, vals map[string]a
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// The files parse independently: in parallel, kept in name order.
+	parsed := make([][]*unstructured.Unstructured, len(names))
+	errs := make([]error, len(names))
+	each(len(names), func(i int) {
+		if !strings.HasSuffix(names[i], "NOTES.txt") {
+			parsed[i], errs[i] = parseText(files[names[i]])
+		}
+	})
 	var objs []*unstructured.Unstructured
 	var warnings []string
-	for _, name := range names {
+	for i, name := range names {
 		if strings.HasSuffix(name, "NOTES.txt") {
 			for _, line := range strings.Split(files[name], "\n") {
 				if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "WARNING: "); ok {
@@ -164,11 +180,10 @@ func (r *Renderer) renderChart(dir, release, namespace string, vals map[string]a
 			}
 			continue
 		}
-		parsed, err := ParseObjects([]byte(files[name]))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		if errs[i] != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, errs[i])
 		}
-		objs = append(objs, parsed...)
+		objs = append(objs, parsed[i]...)
 	}
 	var labels map[string]string
 	if relabel {
@@ -214,6 +229,45 @@ func cleanHelmError(err error) error {
 
 // ParseObjects splits a YAML stream into objects, skipping empty documents.
 func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	return parseText(string(data))
+}
+
+// parseText is ParseObjects of text (a chart's output), whose strings the objects share.
+func parseText(text string) ([]*unstructured.Unstructured, error) {
+	if docs, ok := parseFast(text); ok {
+		if out, ok := objectsOf(docs); ok {
+			return out, nil
+		}
+	}
+	return parseObjects([]byte(text))
+}
+
+// objectsOf are the objects of documents parseFast read; false if one is not an object
+// (parseObjects then says which).
+func objectsOf(docs []any) ([]*unstructured.Unstructured, bool) {
+	var out []*unstructured.Unstructured
+	for _, v := range docs {
+		if v == nil {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, false
+		}
+		out = append(out, u)
+	}
+	return out, true
+}
+
+// parseObjects is ParseObjects with yaml.v3.
+func parseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
