@@ -278,7 +278,8 @@ func meshFindings(members []meshFacts) []Result {
 	return out
 }
 
-const hintMesh = "https://github.com/istioctl-installer/istioctl/blob/main/docs/multicluster.md#"
+// hintMesh + anchor is the section of the docs that says what a check proves.
+const hintMesh = "docs/multicluster.md#"
 
 // networkFindings: each cluster's namespace label agrees with its values, each gateway is
 // labelled with its own cluster's network, and in a mesh of several networks every network
