@@ -1,5 +1,7 @@
 package spec
 
+import "github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+
 // The east-west gateway's names, as upstream's samples/multicluster/gen-eastwest-gateway.sh
 // writes them: istiod finds a network's gateway by the network label on its Service.
 const (
@@ -13,17 +15,20 @@ const (
 // network label and ISTIO_META_REQUESTED_NETWORK_VIEW of values.global.network, where the
 // spec leaves them unset: what gen-eastwest-gateway.sh --network writes, so the eastwest
 // profile needs only the network. A label or env a file sets is kept as it is.
-func FillEastWestGateway(tree map[string]any) {
+// spec.eastWest without that gateway is a warning: nothing would expose what it asks for.
+func FillEastWestGateway(tree map[string]any) v1alpha1.Problems {
 	spec, _ := tree["spec"].(map[string]any)
 	network, _ := stringValue(spec, "values", "global", "network")
-	if network == "" {
-		return
-	}
 	gws, _ := Lookup(spec, "components", "ingressGateways")
 	list, _ := gws.([]any)
+	found := false
 	for _, g := range list {
 		gw, _ := g.(map[string]any)
 		if gw == nil || gw["name"] != EastWestGatewayName || gw["enabled"] == false {
+			continue
+		}
+		found = true
+		if network == "" {
 			continue
 		}
 		labels, _ := gw["label"].(map[string]any)
@@ -50,6 +55,11 @@ func FillEastWestGateway(tree map[string]any) {
 			k8s["env"] = append(env, map[string]any{"name": RequestedNetworkViewEnv, "value": network})
 		}
 	}
+	if ew, _ := spec["eastWest"].(map[string]any); len(ew) > 0 && !found {
+		return v1alpha1.Problems{{Path: "spec.eastWest", Warning: true,
+			Msg: "no ingress gateway named " + EastWestGatewayName + " is enabled, so nothing is exposed: install it with profile eastwest (docs/multicluster.md)"}}
+	}
+	return nil
 }
 
 func stringValue(m map[string]any, path ...string) (string, bool) {

@@ -28,12 +28,23 @@ func TestFillEastWestGateway(t *testing.T) {
 				values["global"] = map[string]any{"network": tc.network}
 			}
 			tree := map[string]any{"spec": map[string]any{"values": values, "components": map[string]any{"ingressGateways": []any{tc.gw}}}}
-			FillEastWestGateway(tree)
+			if ps := FillEastWestGateway(tree); len(ps) > 0 {
+				t.Errorf("problems %v", ps)
+			}
 			label, _ := Lookup(tc.gw, "label", LabelNetwork)
 			e, _ := Lookup(tc.gw, "k8s", "env")
 			if !reflect.DeepEqual(label, tc.wantLabel) || !reflect.DeepEqual(e, tc.wantEnv) {
 				t.Errorf("label %v, env %v; want %v, %v", label, e, tc.wantLabel, tc.wantEnv)
 			}
 		})
+	}
+}
+
+func TestEastWestWithoutTheGatewayWarns(t *testing.T) {
+	tree := map[string]any{"spec": map[string]any{"eastWest": map[string]any{"exposeIstiod": true},
+		"components": map[string]any{"ingressGateways": []any{map[string]any{"name": "istio-ingressgateway"}}}}}
+	ps := FillEastWestGateway(tree)
+	if len(ps) != 1 || !ps[0].Warning || ps[0].Path != "spec.eastWest" {
+		t.Errorf("problems %+v, want one warning at spec.eastWest", ps)
 	}
 }

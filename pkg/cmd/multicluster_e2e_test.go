@@ -25,9 +25,9 @@ import (
 // lines (after "install -y") and the upstream comparison cases whose objects must exist.
 var (
 	eastwest1 = []string{"--set", "profile=eastwest", "--set", "values.global.network=net1",
-		"--set", "values.gateways.istio-ingressgateway.exposeIstiod=true", "--set", "values.gateways.istio-ingressgateway.exposeServices=true"}
+		"--set", "eastWest.exposeIstiod=true", "--set", "eastWest.exposeServices=true"}
 	eastwest2 = []string{"--set", "profile=eastwest", "--set", "values.global.network=net2",
-		"--set", "values.gateways.istio-ingressgateway.exposeServices=true"}
+		"--set", "eastWest.exposeServices=true"}
 )
 
 // TestMulticlusterE2E: multi-primary multi-network cluster-1 (net1) and cluster-2 (net2),

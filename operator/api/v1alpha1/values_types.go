@@ -310,11 +310,6 @@ type IngressGatewayConfig struct {
 	ServiceAccount    *ServiceAccount `json:"serviceAccount,omitempty"`
 	IpFamilies        []string        `json:"ipFamilies,omitempty"`
 	IpFamilyPolicy    string          `json:"ipFamilyPolicy,omitempty"`
-	// ExposeIstiod and ExposeServices (this tool's) make the east-west gateway
-	// (istio-eastwestgateway) expose istiod and the mesh's services: the Istio objects of
-	// upstream's samples/multicluster/expose-istiod.yaml and expose-services.yaml.
-	ExposeIstiod   *bool `json:"exposeIstiod,omitempty"`
-	ExposeServices *bool `json:"exposeServices,omitempty"`
 }
 
 // MultiClusterConfig configures multi-cluster meshes.
