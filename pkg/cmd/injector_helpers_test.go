@@ -17,6 +17,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -78,25 +79,53 @@ func serveInjector(t *testing.T, c *cluster.Cluster, ns, service string) {
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
 
-	hooks, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	// The injection webhooks, and the validation webhooks the same Service serves.
+	mwcs, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range hooks.Items {
-		var patch []map[string]any
-		for i, w := range h.Webhooks {
-			if s := w.ClientConfig.Service; s != nil && s.Name == service && s.Namespace == ns {
-				patch = append(patch, map[string]any{"op": "add", "path": "/webhooks/" + itoa(i) + "/clientConfig/caBundle", "value": caPEM})
+	for _, h := range mwcs.Items {
+		var refs []*admissionregv1.ServiceReference
+		for _, w := range h.Webhooks {
+			refs = append(refs, w.ClientConfig.Service)
+		}
+		if body := caBundlePatch(refs, ns, service, caPEM); body != nil {
+			if _, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
+				t.Fatalf("setting the caBundle of %s: %v", h.Name, err)
 			}
 		}
-		if len(patch) == 0 {
-			continue
+	}
+	vwcs, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range vwcs.Items {
+		var refs []*admissionregv1.ServiceReference
+		for _, w := range h.Webhooks {
+			refs = append(refs, w.ClientConfig.Service)
 		}
-		body, _ := json.Marshal(patch)
-		if _, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
-			t.Fatalf("setting the caBundle of %s: %v", h.Name, err)
+		if body := caBundlePatch(refs, ns, service, caPEM); body != nil {
+			if _, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
+				t.Fatalf("setting the caBundle of %s: %v", h.Name, err)
+			}
 		}
 	}
+}
+
+// caBundlePatch is the JSON patch that gives the webhooks calling ns/service the CA; nil
+// when none does.
+func caBundlePatch(refs []*admissionregv1.ServiceReference, ns, service string, ca []byte) []byte {
+	var patch []map[string]any
+	for i, s := range refs {
+		if s != nil && s.Name == service && s.Namespace == ns {
+			patch = append(patch, map[string]any{"op": "add", "path": "/webhooks/" + itoa(i) + "/clientConfig/caBundle", "value": ca})
+		}
+	}
+	if len(patch) == 0 {
+		return nil
+	}
+	body, _ := json.Marshal(patch)
+	return body
 }
 
 func itoa(i int) string { return big.NewInt(int64(i)).String() }

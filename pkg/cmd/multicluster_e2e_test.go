@@ -52,6 +52,16 @@ func TestMulticlusterE2E(t *testing.T) {
 		putCACerts(t, c, ca)
 	}
 
+	t.Run("the expose objects wait for the control plane", func(t *testing.T) {
+		// cluster-3 has no Istio yet: no CRDs, no istiod. Nothing of the gateway's stage is applied.
+		l := l.with(t)
+		l.broken("cluster-3", "install the control plane first", "install", "-y", "--set", "profile=eastwest", "--set", "values.global.network=net1",
+			"--set", "eastWest.exposeServices=true", "--readiness-timeout", "3s")
+		if _, err := c3.Kube.CoreV1().Services("istio-system").Get(ctx, "istio-eastwestgateway", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the gateway's Service was applied before its Istio objects could be (err %v)", err)
+		}
+	})
+
 	// Step 1: the primaries.
 	l.must("cluster-1", "install", "-y", "-f", meshDir+"cluster-1.yaml")
 	l.must("cluster-2", "install", "-y", "-f", meshDir+"cluster-2.yaml")
