@@ -35,6 +35,9 @@ type Check struct {
 	FromVersion string
 	// FailOn is the severity the report fails at: error (default) or warning.
 	FailOn string
+	// RemoteContexts are precheck's other clusters of the mesh: the cross-cluster checks
+	// (check.MeshChecks) compare them with this one.
+	RemoteContexts []string
 }
 
 // CheckResult is a check run's report and its verdict.
@@ -136,6 +139,13 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		}
 		env.ClusterName, env.ManifestsDir = clusterName(res.IOP.Spec.Values), res.IOP.Spec.InstallPackagePath
 		rep = check.Run(ctx, a.Command, a.checks(env), env)
+		if a.Command == "precheck" && len(a.RemoteContexts) > 0 {
+			mesh, err := a.meshReport(ctx, client, res, manifests)
+			if err != nil {
+				return nil, err
+			}
+			rep = check.Merge(a.Command, rep, mesh)
+		}
 	} else if rep, err = a.installed(ctx, env); err != nil {
 		return nil, err
 	}

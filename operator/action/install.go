@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -217,9 +218,10 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 	}
 	p.SetsDefaultTag = p.defaultTag.Needed && !a.DryRun
 	p.installer = &install.Installer{
-		Client: client,
-		Owner:  owner,
-		Opts:   install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout},
+		Client:        client,
+		Owner:         owner,
+		Opts:          install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout},
+		NamespaceMeta: namespaceMeta(res),
 	}
 	if p.Foreign, err = a.checkOwnership(ctx, p.installer, manifests); err != nil {
 		return nil, err // nothing written, nothing to record
@@ -611,4 +613,21 @@ func (a *Install) checkOwnership(ctx context.Context, in *install.Installer, man
 			"delete them, or adopt them with --take-ownership", len(foreign), strings.Join(lines, "\n  "))
 	}
 	return foreign, nil
+}
+
+// namespaceMeta is what the install sets on the istio namespace, created or not: the
+// network label istiod and the injector fall back to (values.global.network), and a
+// remote's topology.istio.io/controlPlaneClusters (spec.external.remote.controlPlaneClusters).
+func namespaceMeta(res *spec.Resolved) map[string]install.NamespaceMeta {
+	var m install.NamespaceMeta
+	if n, _ := spec.Lookup(res.IOP.Spec.Values, "global", "network"); n != nil && n != "" {
+		m.Labels = map[string]string{spec.LabelNetwork: fmt.Sprint(n)}
+	}
+	if ext := res.IOP.Spec.External; ext != nil && ext.Remote != nil && ext.Remote.ControlPlaneClusters != "" {
+		m.Annotations = map[string]string{v1alpha1.AnnotationControlPlaneClusters: ext.Remote.ControlPlaneClusters}
+	}
+	if m.Labels == nil && m.Annotations == nil {
+		return nil
+	}
+	return map[string]install.NamespaceMeta{res.IOP.IstioNamespace(): m}
 }

@@ -292,6 +292,12 @@ func Run(ctx context.Context, command string, checks []Check, env *Env) *Report 
 		}(i, c)
 	}
 	wg.Wait()
+	return report(command, all)
+}
+
+// report orders results (failures first, the most important first, then passes, each group
+// in a stable order) and sums them up.
+func report(command string, all []Result) *Report {
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
 		if a.Passed != b.Passed {

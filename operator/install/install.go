@@ -38,6 +38,8 @@ type Installer struct {
 	Owner  ownership.Owner
 	Events event.Sink
 	Opts   Options
+	// NamespaceMeta is what the install sets on its namespaces, by name.
+	NamespaceMeta map[string]NamespaceMeta
 
 	// missingNS holds, in a dry run, the namespaces that do not exist: the server cannot
 	// dry-run objects inside them.
@@ -248,6 +250,9 @@ func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev
 		objs := make([]*unstructured.Unstructured, len(st.Objects))
 		for i, o := range st.Objects {
 			objs[i] = withLabels(o, labels)
+		}
+		if err := in.waitControlPlane(ctx, istioCRs(objs), ev); err != nil {
+			return append(changes, rest(i)...), err
 		}
 		live, applied, err := in.applyAll(ctx, objs, ev)
 		changes = append(changes, applied...)

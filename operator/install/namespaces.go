@@ -13,9 +13,11 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
-// ensureNamespaces creates the namespaces the components install into, if missing. They
-// are reported as applied events, not counted among the run's changes: the plan leaves them
-// out too.
+// ensureNamespaces creates the namespaces the components install into, if missing, and
+// gives each the labels and annotations NamespaceMeta names (the istio namespace's network
+// label, a remote's controlPlaneClusters annotation) before anything is applied into it.
+// They are reported as applied events, not counted among the run's changes: the plan
+// leaves them out too.
 func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Manifest) error {
 	seen := map[string]bool{}
 	var names []string
@@ -45,14 +47,27 @@ func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Ma
 				return err
 			}
 		}
+		want := in.NamespaceMeta[ns]
+		if len(want.Labels) > 0 {
+			obj.SetLabels(want.Labels)
+		}
+		if len(want.Annotations) > 0 {
+			obj.SetAnnotations(want.Annotations)
+		}
+		action := Created
 		if live != nil {
-			continue
+			// An existing namespace (made for cacerts, say) gets what the install sets on
+			// it, as upstream only does for one it creates; one that has it is not written.
+			if has(live.GetLabels(), want.Labels) && has(live.GetAnnotations(), want.Annotations) {
+				continue
+			}
+			action = Configured
 		}
 		if _, err := in.Client.Apply(ctx, obj, kube.ApplyOptions{DryRun: in.Opts.DryRun}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
+			return fmt.Errorf("%s namespace %s: %w", map[Action]string{Created: "creating", Configured: "labelling"}[action], ns, err)
 		}
-		c := Change{Object: kube.Describe(obj), Action: Created, DryRun: in.Opts.DryRun}
-		if in.Opts.DryRun {
+		c := Change{Object: kube.Describe(obj), Action: action, DryRun: in.Opts.DryRun}
+		if in.Opts.DryRun && action == Created {
 			if in.missingNS == nil {
 				in.missingNS = map[string]bool{}
 			}
@@ -77,6 +92,21 @@ func (in *Installer) waitNamespaceGone(ctx context.Context, obj *unstructured.Un
 			return live, err
 		}
 	}
+}
+
+// NamespaceMeta is what an install sets on a namespace, created or not.
+type NamespaceMeta struct {
+	Labels, Annotations map[string]string
+}
+
+// has says every key of want is in got with its value.
+func has(got, want map[string]string) bool {
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			return false
+		}
+	}
+	return true
 }
 
 func namespacesOf(objs []*unstructured.Unstructured) []string {

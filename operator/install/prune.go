@@ -34,6 +34,10 @@ var PruneKinds = []schema.GroupVersionKind{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"},
+	// The east-west gateway's expose objects (Istio CRs; none is listed while their CRDs
+	// are not installed).
+	{Group: "networking.istio.io", Version: "v1", Kind: "Gateway"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"},
 }
 
 func identity(o *unstructured.Unstructured) string {

@@ -329,7 +329,7 @@ var (
 		{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 		{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
 		{Group: "batch", Version: "v1", Kind: "Job"},
-		{Group: "networking.istio.io", Version: "v1", Kind: "Gateway"},
+		{Group: "networking.istio.io", Version: "v1", Kind: "DestinationRule"},
 		{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"},
 		// Lookalikes: a prune kind's name in another group.
 		{Group: "serving.knative.dev", Version: "v1", Kind: "Service"},

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -83,6 +85,11 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 		var left *unstructured.Unstructured
 		for _, o := range objs {
 			live, err := in.watch.Get(ctx, o, selector)
+			if err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) {
+				// Its kind is no longer served: the purge removed its CRD, and with it the
+				// object (the Istio CRs of an east-west gateway's install).
+				continue
+			}
 			if err != nil {
 				return err
 			}

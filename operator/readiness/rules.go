@@ -77,6 +77,8 @@ var ExistsIsEnough = map[string]string{
 	"EndpointSlice.discovery.k8s.io":                                "no status",
 	"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io": "no status",
 	"NetworkAttachmentDefinition.k8s.cni.cncf.io":                   "no status",
+	"Gateway.networking.istio.io":                                   "Istio config: istiod reads it, and its status is istiod's analysis, not readiness",
+	"VirtualService.networking.istio.io":                            "Istio config: istiod reads it, and its status is istiod's analysis, not readiness",
 	// Kinds with a status that says nothing about the install being done.
 	"ValidatingAdmissionPolicy.admissionregistration.k8s.io": "its status holds type-checking warnings about the policy's expressions, not readiness",
 	"PodDisruptionBudget.policy":                             "its status counts the healthy pods of the workload it guards, which that workload's own verdict covers",

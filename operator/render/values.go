@@ -78,6 +78,13 @@ func translateSpec(tree, specTree, vals map[string]any) {
 	if name, ok := spec.Lookup(tree, "metadata", "name"); ok {
 		setDefault(vals, "ownerName", name)
 	}
+	// spec.eastWest (this tool's) reaches the ingress gateway chart, which renders the
+	// expose objects with the gateway named istio-eastwestgateway.
+	for _, k := range []string{"exposeIstiod", "exposeServices"} {
+		if v, _ := spec.Lookup(specTree, "eastWest", k); v == true {
+			setPath(vals, []string{"gateways", "istio-ingressgateway", k}, true)
+		}
+	}
 	enabled := func(key string) bool {
 		v, _ := spec.Lookup(specTree, "components", key, "enabled")
 		b, _ := v.(bool)

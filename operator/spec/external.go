@@ -262,12 +262,21 @@ func validateExternalControlPlane(spec, cp map[string]any, bad func(path, format
 }
 
 func validateExternalRemote(spec, remote map[string]any, bad func(path, format string, args ...any)) {
+	pilot, _ := Lookup(spec, "values", "global", "remotePilotAddress")
 	switch a := str(remote, "address"); {
+	case a == "" && (pilot == nil || pilot == ""):
+		bad("spec.external.remote.address", "missing: the remote istiod's IP address or host name (or values.global.remotePilotAddress)")
 	case a == "":
-		bad("spec.external.remote.address", "missing: the remote istiod's IP address or host name")
 	default:
 		if err := v1alpha1.CheckRemoteAddress(a); err != nil {
 			bad("spec.external.remote.address", "%v", err)
+		}
+	}
+	if cs := str(remote, "controlPlaneClusters"); cs != "" && cs != "*" {
+		for _, c := range strings.Split(cs, ",") {
+			if errs := validation.IsDNS1123Label(c); len(errs) > 0 {
+				bad("spec.external.remote.controlPlaneClusters", "%q is not a cluster ID (a DNS-1123 label): %s; list them comma-separated, or \"*\" for any", c, strings.Join(errs, "; "))
+			}
 		}
 	}
 	if u := str(remote, "injectionURL"); u != "" {

@@ -224,7 +224,7 @@ func (r *resolution) validate(tree map[string]any) {
 		o, ok := r.origins[path]
 		return ok && !strings.HasPrefix(o.Source, "profile ")
 	}
-	translated := TranslateExternal(tree, userSet)
+	translated := append(TranslateExternal(tree, userSet), FillEastWestGateway(tree)...)
 	for _, p := range append(translated, Validate(tree)...) {
 		if o, ok := originOf(r.origins, p.Path); ok {
 			p.Source, p.Line = o.Source, o.Line

@@ -18,9 +18,11 @@ type CheckCommand struct {
 	Output      string
 	FailOn      string
 	FromVersion string
-	Globals     *Globals
-	In          io.Reader
-	Out, ErrOut io.Writer
+	// RemoteContexts are precheck's --remote-contexts.
+	RemoteContexts []string
+	Globals        *Globals
+	In             io.Reader
+	Out, ErrOut    io.Writer
 }
 
 func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
@@ -41,6 +43,7 @@ func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
 	if use == "precheck" {
 		cmd.Flags().StringVar(&a.FromVersion, "from-version", "", "The Istio version you upgrade from (e.g. 1.21): adds notes on behaviour that changed since")
+		cmd.Flags().StringSliceVar(&a.RemoteContexts, "remote-contexts", nil, "Kubeconfig contexts of the mesh's other clusters: checks that the clusters agree (names, mesh ID, networks and their gateways, cacerts roots)")
 	}
 	return cmd
 }
@@ -98,7 +101,7 @@ func (a *CheckCommand) Run(ctx context.Context) error {
 		opts := a.Spec.options(a.In, "")
 		c.Spec = &opts
 	}
-	c.Revision, c.FromVersion, c.FailOn = a.Revision, a.FromVersion, a.FailOn
+	c.Revision, c.FromVersion, c.FailOn, c.RemoteContexts = a.Revision, a.FromVersion, a.FailOn, a.RemoteContexts
 	res, err := c.Run(ctx)
 	if err != nil {
 		return err

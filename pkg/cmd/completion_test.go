@@ -69,7 +69,7 @@ contexts: [{name: kind-east, context: {cluster: east, user: admin}}, {name: kind
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	profiles := []string{"ambient", "default", "demo", "empty", "minimal", "openshift", "openshift-ambient", "preview", "remote", "stable"}
+	profiles := []string{"ambient", "default", "demo", "eastwest", "empty", "minimal", "openshift", "openshift-ambient", "preview", "remote", "stable"}
 	for _, tc := range []struct {
 		args    []string
 		want    []string // exactly, in order

@@ -27,7 +27,7 @@ func TestUninstallWithoutPodAccess(t *testing.T) {
 	// Every kind an install writes, and no pods.
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "no-pods-" + ns}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{"apps", "autoscaling", "policy", "rbac.authorization.k8s.io", "admissionregistration.k8s.io",
-			"apiextensions.k8s.io", "networking.k8s.io", "discovery.k8s.io", "k8s.cni.cncf.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+			"apiextensions.k8s.io", "networking.k8s.io", "discovery.k8s.io", "k8s.cni.cncf.io", "networking.istio.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 		{APIGroups: []string{""}, Resources: []string{"services", "serviceaccounts", "configmaps", "secrets", "resourcequotas", "namespaces", "endpoints"}, Verbs: []string{"*"}},
 		// The cluster lock every writer takes.
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},

@@ -37,6 +37,10 @@ type ExternalControlPlane struct {
 	Revision string `json:"revision,omitempty"`
 }
 
+// AnnotationControlPlaneClusters on a remote's istio namespace names the clusters whose
+// istiod manages it (upstream's pilot reads it: checkShouldLead).
+const AnnotationControlPlaneClusters = "topology.istio.io/controlPlaneClusters"
+
 // ExternalRemote points at an istiod outside the cluster.
 type ExternalRemote struct {
 	// Address is the remote istiod's IP address or host name (global.remotePilotAddress).
@@ -44,6 +48,10 @@ type ExternalRemote struct {
 	// InjectionURL is the sidecar injector's URL when the webhooks call it directly
 	// (istiodRemote.injectionURL); empty: through the istiod Service that points at Address.
 	InjectionURL string `json:"injectionURL,omitempty"`
+	// ControlPlaneClusters are the IDs of the clusters whose istiod (with EXTERNAL_ISTIOD)
+	// controls this one, comma-separated, or "*": the topology.istio.io/controlPlaneClusters
+	// annotation of the istio namespace, written before anything else of the install.
+	ControlPlaneClusters string `json:"controlPlaneClusters,omitempty"`
 }
 
 // The CA types.

@@ -59,6 +59,17 @@ type IstioOperatorSpec struct {
 	// External is what the install relies on but does not install (this tool's extension:
 	// see ExternalSpec).
 	External *ExternalSpec `json:"external,omitempty"`
+	// EastWest is what the east-west gateway exposes (this tool's extension: see
+	// EastWestSpec).
+	EastWest *EastWestSpec `json:"eastWest,omitempty"`
+}
+
+// EastWestSpec makes the install's east-west gateway (the ingress gateway named
+// istio-eastwestgateway, profile eastwest) expose istiod and the mesh's services: the Istio
+// objects of upstream's samples/multicluster/expose-istiod.yaml and expose-services.yaml.
+type EastWestSpec struct {
+	ExposeIstiod   bool `json:"exposeIstiod,omitempty"`
+	ExposeServices bool `json:"exposeServices,omitempty"`
 }
 
 // ComponentsSpec selects and configures the components.
