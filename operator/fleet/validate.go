@@ -86,26 +86,8 @@ func validate(d *decoder, contexts []string) {
 		if c.Network == "" && c.Role != RoleExternal {
 			d.add(c.Line, p+".network", "is missing: the cluster's network (values.global.network); clusters that reach each other's pods directly share one")
 		}
-		switch c.Role {
-		case "":
-			d.add(c.Line, p+".role", "is missing: one of "+strings.Join(Roles, ", "))
-		case RolePrimary, RoleExternal:
+		if d.role(c, p, at) {
 			controlPlanes++
-			if c.Primary != "" {
-				l, fp := at("primary")
-				d.add(l, fp, fmt.Sprintf("a %s runs its own istiod: only a remote or config cluster names a primary", c.Role))
-			}
-			if c.RemotePilotAddress != "" {
-				l, fp := at("remotePilotAddress")
-				d.add(l, fp, fmt.Sprintf("a %s runs its own istiod: only a remote or config cluster points at another's", c.Role))
-			}
-		case RoleRemote, RoleConfig:
-			if c.Primary == "" {
-				d.add(c.Line, p+".primary", fmt.Sprintf("is missing: the cluster whose istiod serves this %s", c.Role))
-			}
-		default:
-			l, fp := at("role")
-			d.add(l, fp, fmt.Sprintf("%q is not one of %s", c.Role, strings.Join(Roles, ", ")))
 		}
 		if c.CACerts != nil {
 			ownCerts++
@@ -129,6 +111,32 @@ func validate(d *decoder, contexts []string) {
 		d.add(d.lineOr("spec.clusters", 0), "spec.clusters", "has no primary or external cluster: someone must run istiod")
 	}
 	d.primaries()
+}
+
+// role checks a cluster's role and what goes with it, and says whether the cluster runs
+// istiod.
+func (d *decoder) role(c *Cluster, p string, at func(string) (int, string)) bool {
+	switch c.Role {
+	case "":
+		d.add(c.Line, p+".role", "is missing: one of "+strings.Join(Roles, ", "))
+	case RolePrimary, RoleExternal:
+		if c.Primary != "" {
+			l, fp := at("primary")
+			d.add(l, fp, fmt.Sprintf("a %s runs its own istiod: only a remote or config cluster names a primary", c.Role))
+		}
+		if c.RemotePilotAddress != "" {
+			l, fp := at("remotePilotAddress")
+			d.add(l, fp, fmt.Sprintf("a %s runs its own istiod: only a remote or config cluster points at another's", c.Role))
+		}
+	case RoleRemote, RoleConfig:
+		if c.Primary == "" {
+			d.add(c.Line, p+".primary", fmt.Sprintf("is missing: the cluster whose istiod serves this %s", c.Role))
+		}
+	default:
+		l, fp := at("role")
+		d.add(l, fp, fmt.Sprintf("%q is not one of %s", c.Role, strings.Join(Roles, ", ")))
+	}
+	return c.Role == RolePrimary || c.Role == RoleExternal
 }
 
 // primaries checks what each remote and config cluster names as its primary: a cluster of

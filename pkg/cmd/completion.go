@@ -25,7 +25,9 @@ var outputFormats = func() map[string][]string {
 		"istioctl verify-install": reports, "istioctl experimental precheck": reports,
 		"istioctl tag list": lists, "istioctl history": lists, "istioctl remote-clusters": lists,
 		"istioctl version": {"json", "yaml"}, "istioctl profile list": {"json", "yaml"},
-		"istioctl profile dump": {"yaml", "json", "flags"},
+		"istioctl profile dump":                {"yaml", "json", "flags"},
+		"istioctl experimental fleet dump":     {"yaml", "json"},
+		"istioctl experimental fleet precheck": reports, "istioctl experimental fleet verify": reports,
 	}
 }()
 

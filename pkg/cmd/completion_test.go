@@ -201,6 +201,9 @@ func TestOutputCompletion(t *testing.T) {
 			if what == "uninstall" {
 				args = append(args, "--purge")
 			}
+			if path[0] == "experimental" && path[1] == "fleet" {
+				args = append(args, "-f", "../../docs/examples/fleet-3-clusters.yaml")
+			}
 			_, _, err := run(t, args...)
 			var usage *cmd.UsageError
 			if isUsage := errors.As(err, &usage); isUsage != want {

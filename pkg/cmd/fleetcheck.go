@@ -49,7 +49,6 @@ when any check fails.`
 	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json, yaml or junit")
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
-	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
@@ -57,6 +56,9 @@ when any check fails.`
 func (a *FleetCheckCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json", "yaml", "junit"); err != nil {
 		return err
+	}
+	if a.File == "" {
+		return Usagef("-f is required: the fleet file")
 	}
 	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
 		return Usagef("--fail-on %q: use error or warning", a.FailOn)

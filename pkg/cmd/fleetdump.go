@@ -38,7 +38,6 @@ contexts exist; contacts no cluster.`,
 	}
 	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "yaml", "Output: yaml or json")
-	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
@@ -46,6 +45,9 @@ contexts exist; contacts no cluster.`,
 func (a *FleetDumpCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "yaml", "json"); err != nil {
 		return err
+	}
+	if a.File == "" {
+		return Usagef("-f is required: the fleet file")
 	}
 	d, err := (&action.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File}).Dump(ctx)
 	if err != nil {
