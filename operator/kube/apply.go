@@ -425,6 +425,9 @@ func (c *Client) ListIn(ctx context.Context, gvk schema.GroupVersionKind, namesp
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: ListPage}
 	for {
 		list, err := ri.List(ctx, opts)
+		if goneKind(err) {
+			return nil, nil
+		}
 		if err != nil {
 			return nil, c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
 		}
@@ -481,6 +484,9 @@ func (c *Client) EachMeta(ctx context.Context, gvk schema.GroupVersionKind, sele
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: ListPage}
 	for {
 		list, err := c.Metadata.Resource(mapping.Resource).List(ctx, opts)
+		if goneKind(err) {
+			return nil
+		}
 		if err != nil {
 			return c.ExplainError(fmt.Errorf("listing %s: %w", mapping.Resource.Resource, err))
 		}
@@ -493,6 +499,11 @@ func (c *Client) EachMeta(ctx context.Context, gvk schema.GroupVersionKind, sele
 		opts.Continue = list.Continue
 	}
 }
+
+// goneKind tells a list answered 404: the kind's CRD went away after discovery was cached
+// (an interrupted uninstall deleted it, or someone else did), so it has no objects. A list
+// never answers 404 for a kind that is served.
+func goneKind(err error) bool { return apierrors.IsNotFound(err) }
 
 // Describe names an object as Kind/namespace/name (Kind/name when cluster-scoped).
 func Describe(obj *unstructured.Unstructured) string {
@@ -523,7 +534,7 @@ func (c *Client) ListMeta(ctx context.Context, gvk schema.GroupVersionKind, name
 	} else {
 		list, err = ri.List(ctx, metav1.ListOptions{})
 	}
-	if apierrors.IsNotFound(err) {
+	if goneKind(err) {
 		return map[string]*metav1.PartialObjectMetadata{}, nil
 	}
 	if err != nil {

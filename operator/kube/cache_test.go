@@ -85,3 +85,80 @@ spec:
 		t.Errorf("a list only the cache answers, after it started: %v", err)
 	}
 }
+
+// TestListGoneKind: a kind whose CRD went away after discovery was cached (an interrupted
+// uninstall deleted it) lists as empty, through every list path, rather than failing with
+// the server's 404 (CI saw "listing gateways: the server could not find the requested
+// resource" on the uninstall after an interrupted one).
+func TestListGoneKind(t *testing.T) {
+	c := cluster.Get(t)
+	ctx := context.Background()
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
+	crd := object(t, fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gones.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: gones, singular: gone, kind: Gone}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+`, group))
+	if _, err := client.Apply(ctx, crd, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Delete(context.Background(), crd, false) })
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Gone"}
+	deadline := time.Now().Add(20 * time.Second)
+	// Until the client's discovery has the kind (served and cached).
+	for {
+		if _, err := client.Mapper.RESTMapping(gvk.GroupKind(), "v1"); err == nil {
+			if _, err := client.List(ctx, gvk, ""); err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the CRD was never served")
+		}
+		time.Sleep(100 * time.Millisecond)
+		client.Mapper.(interface{ Reset() }).Reset()
+	}
+	if err := client.Delete(ctx, crd, false); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gones"}
+	for {
+		_, err := client.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the CRD was never removed")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The mapper still maps the kind: the lists below reach the server and get its 404.
+	if _, err := client.Mapper.RESTMapping(gvk.GroupKind(), "v1"); err != nil {
+		t.Fatalf("the mapper dropped the kind, the test proves nothing: %v", err)
+	}
+	if items, err := client.List(ctx, gvk, ""); err != nil || len(items) != 0 {
+		t.Errorf("List: %d items, %v", len(items), err)
+	}
+	if items, err := client.ListIn(ctx, gvk, "default", "a=b"); err != nil || len(items) != 0 {
+		t.Errorf("ListIn: %d items, %v", len(items), err)
+	}
+	if _, err := client.ListKinds(ctx, []schema.GroupVersionKind{gvk}, ""); err != nil {
+		t.Errorf("ListKinds: %v", err)
+	}
+	if err := client.EachMeta(ctx, gvk, "", func(*metav1.PartialObjectMetadata) {}); err != nil {
+		t.Errorf("EachMeta: %v", err)
+	}
+	if m, err := client.ListMeta(ctx, gvk, "default"); err != nil || len(m) != 0 {
+		t.Errorf("ListMeta: %d items, %v", len(m), err)
+	}
+}
