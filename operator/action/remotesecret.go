@@ -48,6 +48,12 @@ type CreateRemoteSecret struct {
 	SecretName, ManifestsDir string
 	// ApplyTo is the kubeconfig context of the cluster to write the Secret into.
 	ApplyTo string
+	// Labels and Annotations are put on the Secret besides upstream's (a fleet's).
+	Labels, Annotations map[string]string
+	// Keep leaves a Secret ApplyTo holds already as it is while it carries Labels, reaches
+	// the server the new one would, and its token still authenticates: a fleet install
+	// that changes nothing writes nothing, and issues no token.
+	Keep bool
 }
 
 // RemoteSecretPlan is what a run writes, decided from reads only.
@@ -74,6 +80,9 @@ type RemoteSecretPlan struct {
 	// alone (upstream's shared one): kept, as other links may use it.
 	old    []*link.TokenSecret
 	shared *link.TokenSecret
+	// existing are the links of the Secret ApplyTo holds already; existingLabels its labels.
+	existing                    []link.Link
+	existingLabels, existingAnn map[string]string
 }
 
 // RemoteSecretResult is what a run did.
@@ -84,7 +93,9 @@ type RemoteSecretResult struct {
 	// authenticates as there, the token it carries and the previous tokens.
 	Secret, Context, Identity string
 	Created                   bool
-	Token                     TokenInfo
+	// Unchanged: with Keep, the Secret there was kept as it was (nothing written).
+	Unchanged bool
+	Token     TokenInfo
 	// Deleted are the previous tokens' Secrets, deleted (they no longer authenticate);
 	// Kept the previous one left because other links may use it.
 	Deleted []string
@@ -257,13 +268,14 @@ func (a *CreateRemoteSecret) planTarget(ctx context.Context, p *RemoteSecretPlan
 			switch {
 			case l.Name == name:
 				existing = append(existing, l)
+				p.existingLabels, p.existingAnn = secrets[i].GetLabels(), secrets[i].GetAnnotations()
 			case p.typ == link.TypeRemote && l.Type == link.TypeRemote && l.ClusterID == p.ClusterID:
 				return fmt.Errorf("--apply-to %s: Secret %s there already carries cluster ID %s: istiod reads only one Secret per cluster ID, so a second would be ignored or win by chance; delete it (kubectl --context %s delete secret -n %s %s) and run again",
 					a.ApplyTo, l.Secret(), p.ClusterID, a.ApplyTo, l.Namespace, l.Name)
 			}
 		}
 	}
-	p.Rotate = len(existing) > 0
+	p.Rotate, p.existing = len(existing) > 0, existing
 	if !p.Rotate {
 		return nil
 	}
@@ -331,6 +343,9 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 			return nil, err
 		}
 	}
+	if a.keeps(ctx, p) {
+		return &RemoteSecretResult{Secret: p.Secret, Context: a.ApplyTo, Unchanged: true}, nil
+	}
 	if err := link.Create(ctx, p.source, p.namespace, p.create); err != nil {
 		return nil, err
 	}
@@ -373,6 +388,12 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 		return nil, err
 	}
 	secret := link.Secret(p.typ, p.ClusterID, p.namespace, kc)
+	for k, v := range a.Labels {
+		secret.Labels[k] = v
+	}
+	for k, v := range a.Annotations {
+		secret.Annotations[k] = v
+	}
 	if a.ApplyTo == "" {
 		y, err := link.Encode(secret)
 		return &RemoteSecretResult{YAML: y, Notes: notes}, err
@@ -407,4 +428,32 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 		res.Kept = p.shared.Describe()
 	}
 	return res, nil
+}
+
+// keeps says, with Keep, that the Secret ApplyTo holds is the one a run would write, bar
+// its token, and that token still authenticates: one link, for this cluster ID, with the
+// labels asked for, reaching the same server.
+func (a *CreateRemoteSecret) keeps(ctx context.Context, p *RemoteSecretPlan) bool {
+	if !a.Keep || len(p.existing) != 1 || len(p.create) > 0 || a.AuthType == AuthPlugin {
+		return false
+	}
+	l := p.existing[0]
+	if l.ClusterID != p.ClusterID || l.Server() != p.Server {
+		return false
+	}
+	if !holds(p.existingLabels, a.Labels) || !holds(p.existingAnn, a.Annotations) {
+		return false
+	}
+	_, err := l.Authenticate(ctx)
+	return err == nil
+}
+
+// holds says m has every key of want, with its value.
+func holds(m, want map[string]string) bool {
+	for k, v := range want {
+		if m[k] != v {
+			return false
+		}
+	}
+	return true
 }

@@ -50,6 +50,10 @@ const (
 	// holds it: Holder, Since), acquired (after a wait), taken-over (an expired lock; Holder
 	// is the previous holder) or lost (the run stops writing; Error says why).
 	Lock Type = "lock"
+	// Link: a fleet run made, kept or removed a link Secret (Cluster: the cluster it is in;
+	// Object: the Secret; Action: created, rotated, unchanged, removed or left-out; Message:
+	// whose credentials it holds, or why it was left out).
+	Link Type = "link"
 	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )
@@ -58,6 +62,9 @@ const (
 type Event struct {
 	Time time.Time `json:"time"`
 	Type Type      `json:"type"`
+	// Cluster is, in a fleet run, the fleet cluster the event is about (unset on the
+	// fleet's own last done).
+	Cluster string `json:"cluster,omitempty"`
 	// Component is the component instance ("Pilot", "IngressGateways/edge"), if any.
 	Component string `json:"component,omitempty"`
 	// Title and Icon name the component for people.
@@ -93,6 +100,58 @@ type Event struct {
 	// ExitCode is set on done only (0 included): the code istioctl exits with when this
 	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
 	ExitCode *int `json:"exitCode,omitempty"`
+	// Fleet is, on a fleet run's last done, what happened in each cluster and to each link.
+	Fleet *FleetOutcome `json:"fleet,omitempty"`
+}
+
+// FleetOutcome is what a fleet run did: a row per cluster, in the file's order, and per link.
+type FleetOutcome struct {
+	Clusters []FleetCluster `json:"clusters"`
+	Links    []FleetLink    `json:"links"`
+}
+
+// FleetCluster is one cluster's outcome: installed, unchanged, removed, failed or skipped
+// (a cluster it needs failed); Error says why it failed or was skipped.
+type FleetCluster struct {
+	Cluster string  `json:"cluster"`
+	Role    string  `json:"role"`
+	Outcome string  `json:"outcome"`
+	Error   string  `json:"error,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// FleetLink is one link Secret's outcome (the Link event's Action).
+type FleetLink struct {
+	Into    string `json:"into"`
+	From    string `json:"from"`
+	Secret  string `json:"secret"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+}
+
+// The fleet outcomes.
+const (
+	OutcomeInstalled = "installed"
+	OutcomeUnchanged = "unchanged"
+	OutcomeRemoved   = "removed"
+	OutcomeFailed    = "failed"
+	OutcomeSkipped   = "skipped"
+	OutcomeCreated   = "created"
+	OutcomeRotated   = "rotated"
+	OutcomeLeftOut   = "left-out"
+)
+
+// InCluster returns a sink that marks every event passing to s as cluster's.
+func InCluster(s Sink, cluster string) Sink { return inCluster{s, cluster} }
+
+type inCluster struct {
+	Sink
+	cluster string
+}
+
+func (c inCluster) Emit(e Event) {
+	e.Cluster = c.cluster
+	c.Sink.Emit(e)
 }
 
 // SchemaVersion is the event stream's version. Types and fields are only ever added under

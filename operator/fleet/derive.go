@@ -78,6 +78,11 @@ func (f *Fleet) derived(c *Cluster) spec.Doc {
 		if c.RemotePilotAddress != "" {
 			global["remotePilotAddress"] = c.RemotePilotAddress
 			lines["spec.values.global.remotePilotAddress"] = at("remotePilotAddress")
+			// The namespace annotation upstream's guides add by hand before the remote's
+			// install: the install writes it before anything else. (spec.external.remote
+			// needs the address; without one the install fills both in.)
+			sp["external"] = map[string]any{"remote": map[string]any{"controlPlaneClusters": c.Primary}}
+			lines["spec.external.remote.controlPlaneClusters"] = at("primary")
 		}
 		if c.Role == RoleConfig {
 			global["configCluster"] = true
@@ -138,6 +143,7 @@ func (f *Fleet) Links(namespace func(*Cluster) string) []Link {
 			for k, v := range ownership.FleetLabels(f.MeshID, f.Name) {
 				s.Labels[k] = v
 			}
+			s.Annotations[ownership.AnnotationFleetFrom] = from.Context
 			s.Data = nil
 			out = append(out, Link{Into: into, From: from, Type: t, Key: link.DataKey(t, from.Name), Secret: s})
 		}

@@ -93,7 +93,7 @@ func (f *Fleet) Dump(resolved map[string]*spec.Resolved) *Dump {
 				dc.Notes = append(dc.Notes, fmt.Sprintf("values.global.remotePilotAddress is filled in at install: the address of %s's east-west gateway", c.Primary))
 			}
 		}
-		if cc := f.certsOf(c); cc != nil {
+		if cc := f.CACertsOf(c); cc != nil {
 			files := map[string]string{}
 			for _, k := range CACertsFiles {
 				files[k] = strings.TrimSuffix(cc.Dir, "/") + "/" + k
@@ -124,8 +124,8 @@ func (l Link) Command() string {
 	return cmd + " --apply-to " + l.Into.Context
 }
 
-// certsOf is the cacerts set cluster c gets, nil for none.
-func (f *Fleet) certsOf(c *Cluster) *CACerts {
+// CACertsOf is the cacerts set cluster c gets, nil for none.
+func (f *Fleet) CACertsOf(c *Cluster) *CACerts {
 	if f.CACerts != nil {
 		return f.CACerts
 	}

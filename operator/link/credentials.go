@@ -242,6 +242,12 @@ func (t *TokenSecret) Delete(ctx context.Context, c *kube.Client, dryRun bool) e
 // Write applies a link Secret (server-side, as LinkFieldManager, taking over what another
 // manager set: the previous Secret of the same name is replaced).
 func Write(ctx context.Context, c *kube.Client, s *corev1.Secret) error {
+	return WriteAs(ctx, c, s, ownership.LinkFieldManager)
+}
+
+// WriteAs is Write as field manager manager, creating the namespace when it is missing;
+// a Secret already as s is left as it is (a server-side apply that changes nothing).
+func WriteAs(ctx context.Context, c *kube.Client, s *corev1.Secret, manager string) error {
 	if err := ensureNamespace(ctx, c, s.Namespace); err != nil {
 		return err
 	}
@@ -257,7 +263,7 @@ func Write(ctx context.Context, c *kube.Client, s *corev1.Secret) error {
 	}
 	force := true
 	_, err = c.Dynamic.Resource(secretsGVR).Namespace(s.Namespace).Patch(ctx, s.Name, types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: ownership.LinkFieldManager, Force: &force})
+		metav1.PatchOptions{FieldManager: manager, Force: &force})
 	if err != nil {
 		// The apiserver's message names fields, never a Secret's values.
 		return c.ExplainError(fmt.Errorf("writing Secret %s/%s: %w", s.Namespace, s.Name, err))

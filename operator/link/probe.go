@@ -89,22 +89,28 @@ func whoAmI(ctx context.Context, c *kube.Client) (string, error) {
 func Authenticate(ctx context.Context, s *corev1.Secret) (string, error) {
 	for key, kc := range s.Data {
 		l := Link{ClusterID: key, Namespace: s.Namespace, Name: s.Name, kubeconfig: kc}
-		rc, err := l.RESTConfig(ProbeTimeout)
-		if err != nil {
-			return "", err
-		}
-		c, err := kube.NewClientForConfig(rc)
-		if err != nil {
-			return "", err
-		}
-		user, err := whoAmI(ctx, c)
-		if err != nil {
-			err, _ = explain(c, err)
-			return "", err
-		}
-		return user, nil
+		return l.Authenticate(ctx)
 	}
 	return "", fmt.Errorf("Secret %s/%s holds no kubeconfig", s.Namespace, s.Name)
+}
+
+// Authenticate asks the apiserver the link's kubeconfig names who its credentials are: a
+// link found in a cluster is kept while it still authenticates.
+func (l *Link) Authenticate(ctx context.Context) (string, error) {
+	rc, err := l.RESTConfig(ProbeTimeout)
+	if err != nil {
+		return "", err
+	}
+	c, err := kube.NewClientForConfig(rc)
+	if err != nil {
+		return "", err
+	}
+	user, err := whoAmI(ctx, c)
+	if err != nil {
+		err, _ = explain(c, err)
+		return "", err
+	}
+	return user, nil
 }
 
 // explain names why a request with the link's credentials failed.

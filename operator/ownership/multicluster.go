@@ -46,6 +46,14 @@ const (
 	LabelFleetName = "fleet.istioctl-installer.github.io/name"
 )
 
+// AnnotationFleetFrom, on a link Secret a fleet made, is the kubeconfig context of the
+// cluster whose credentials it holds: a later install of a file that no longer names that
+// cluster still reaches it, to remove the links in it and the tokens it issued.
+const AnnotationFleetFrom = "fleet.istioctl-installer.github.io/from-context"
+
+// FleetSelector selects the link Secrets of the fleet of that name.
+func FleetSelector(name string) string { return LabelFleetName + "=" + name }
+
 // FleetLabels are the labels of a link Secret fleet name makes for mesh meshID.
 func FleetLabels(meshID, name string) map[string]string {
 	return map[string]string{LabelFleetMesh: meshID, LabelFleetName: name}

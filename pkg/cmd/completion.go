@@ -28,6 +28,7 @@ var outputFormats = func() map[string][]string {
 		"istioctl profile dump":                {"yaml", "json", "flags"},
 		"istioctl experimental fleet dump":     {"yaml", "json"},
 		"istioctl experimental fleet precheck": reports, "istioctl experimental fleet verify": reports,
+		"istioctl experimental fleet install": events, "istioctl experimental fleet uninstall": events,
 	}
 }()
 

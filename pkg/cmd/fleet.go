@@ -9,7 +9,7 @@ import (
 func newFleetCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
-		Short: "Dump and check a fleet file: one spec for a mesh across several clusters",
+		Short: "Install, check and remove a fleet: one spec for a mesh across several clusters",
 		Long: `A fleet file (kind Fleet, apiVersion fleet.istioctl-installer.github.io/v1alpha1: this
 istioctl's own, not upstream's) lists the clusters of one mesh by kubeconfig context, each with
 its name, network and role (primary, remote of a named primary, config or external), the
@@ -18,6 +18,7 @@ docs/fleet.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newFleetDumpCommand(g), newFleetCheckCommand(g, "precheck"), newFleetCheckCommand(g, "verify"))
+	cmd.AddCommand(newFleetDumpCommand(g), newFleetCheckCommand(g, "precheck"), newFleetCheckCommand(g, "verify"),
+		newFleetWriteCommand(g, "install"), newFleetWriteCommand(g, "uninstall"))
 	return cmd
 }

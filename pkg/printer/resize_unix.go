@@ -9,7 +9,10 @@ import (
 )
 
 // onResize redraws the live lines whenever the terminal's window changes size.
-func (s *liveSink) onResize(stop chan struct{}) {
+func (s *liveSink) onResize(stop chan struct{}) { onResize(stop, s.redraw) }
+
+// onResize calls redraw whenever the terminal's window changes size, until stop closes.
+func onResize(stop chan struct{}, redraw func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGWINCH)
 	defer signal.Stop(ch)
@@ -18,7 +21,7 @@ func (s *liveSink) onResize(stop chan struct{}) {
 		case <-stop:
 			return
 		case <-ch:
-			s.redraw()
+			redraw()
 		}
 	}
 }

@@ -1,0 +1,374 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/fleet"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// FleetInstall is x fleet install: every cluster of a fleet file installed by the same
+// Install action a single-cluster install runs, under that cluster's lock, and the links
+// between them, in the order the mesh needs: each cluster's cacerts, then its install (a
+// remote's once its primary's stands), each link once both its clusters stand. Steps run
+// as soon as what they need is done; a cluster that fails stops only what needs it.
+type FleetInstall struct {
+	*Fleet
+	// ReadinessTimeout bounds each cluster's wait for readiness.
+	ReadinessTimeout time.Duration
+	// Replan: the plan Run is given was shown to someone (see Install.Replan).
+	Replan bool
+	// Events receives every cluster's events, each with its Cluster, then the fleet's done.
+	Events event.Sink
+}
+
+// FleetPlan is what a fleet install will do, from reads only.
+type FleetPlan struct {
+	Fleet, MeshID string
+	Members       []*FleetMember
+	// Links are the link Secrets to create, check (kept while their token authenticates)
+	// and remove.
+	Links []*FleetLinkPlan
+
+	f *fleet.Fleet
+	// dropped are the clusters the file no longer names that this fleet's links point at.
+	dropped []*FleetMember
+}
+
+// FleetMember is one cluster's part of a fleet plan.
+type FleetMember struct {
+	Name, Context, Role, Primary, Namespace string
+	// Install (Uninstall) is its install (uninstall) plan; nil when it could not be
+	// planned (Err says why).
+	Install   *InstallPlan
+	Uninstall *UninstallPlan
+	Err       error
+
+	cluster   *fleet.Cluster
+	cfg       *Config
+	action    *Install
+	uninstall *Uninstall
+	client    *kube.Client
+	// mu keeps this process's own writers of the cluster (its link writes) from
+	// contending for the cluster's lock.
+	mu sync.Mutex
+}
+
+// Reached says the cluster answered.
+func (m *FleetMember) Reached() bool { return m.client != nil }
+
+// The link plan's actions.
+const (
+	LinkCreate = "create"
+	LinkCheck  = "check"
+	LinkRemove = "remove"
+)
+
+// FleetLinkPlan is one link Secret a fleet run makes, checks or removes.
+type FleetLinkPlan struct {
+	// Into is the cluster holding the Secret, From the one whose credentials it holds;
+	// Secret is namespace/name.
+	Into, From, Secret string
+	Action             string
+
+	link *fleet.Link
+	// fromContext is where the credentials come from (a removed link's annotation).
+	fromContext string
+}
+
+// Plan reads every cluster at once: its install plan, the link Secrets of this fleet it
+// holds. It writes nothing. A cluster that cannot be reached or planned is in the plan with
+// its error; the rest goes on.
+func (a *FleetInstall) Plan(ctx context.Context) (*FleetPlan, error) {
+	f, _, err := a.loadFleet(false)
+	if err != nil {
+		return nil, err
+	}
+	p := &FleetPlan{Fleet: f.Name, MeshID: f.MeshID, f: f}
+	var wg sync.WaitGroup
+	for _, c := range f.Clusters {
+		m := a.newMember(c)
+		p.Members = append(p.Members, m)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.planMember(ctx, f, m)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.Links, err = a.planLinks(ctx, p, f.Links)
+	return p, err
+}
+
+func (a *FleetInstall) planMember(ctx context.Context, f *fleet.Fleet, m *FleetMember) {
+	c := m.cluster
+	if (c.Role == fleet.RoleRemote || c.Role == fleet.RoleConfig) && c.RemotePilotAddress == "" {
+		m.Err = fmt.Errorf("%s line %d: cluster %s has no remotePilotAddress: fleet install does not make east-west gateways yet; give the address its proxies reach %s's istiod at", f.Source, c.Line, c.Name, c.Primary)
+		return
+	}
+	m.action = &Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
+	if !a.reach(ctx, m) {
+		return
+	}
+	if m.Install, m.Err = m.action.Plan(ctx); m.Install != nil {
+		m.Namespace = m.Install.Namespace
+	}
+}
+
+// newMember is cluster c's part of a plan, with its own connection (not made yet).
+func (a *Fleet) newMember(c *fleet.Cluster) *FleetMember {
+	return &FleetMember{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary, cluster: c, cfg: a.member(c, a.clusterWarn(c.Name))}
+}
+
+// reach connects to the member's cluster; false (with its Err) when it does not answer.
+func (a *Fleet) reach(ctx context.Context, m *FleetMember) bool {
+	client, err := m.cfg.connect(ctx)
+	if err != nil {
+		m.Err = fmt.Errorf("cannot reach it through context %s: %w", m.Context, err)
+		return false
+	}
+	m.client = client
+	return true
+}
+
+func (a *Fleet) clusterWarn(name string) func(string) {
+	return func(s string) { a.warn("cluster " + name + ": " + s) }
+}
+
+// FleetResult is what a fleet run did.
+type FleetResult struct {
+	event.FleetOutcome
+	// Failed names what failed or was left out; empty when everything converged.
+	Failed []string
+}
+
+// Err is the run's error: nil when every cluster and link converged.
+func (r *FleetResult) Err() error {
+	if len(r.Failed) == 0 {
+		return nil
+	}
+	return &FleetError{Failed: r.Failed}
+}
+
+// FleetError is a fleet run that did not converge everywhere: what failed, and each
+// cluster and link it left out.
+type FleetError struct{ Failed []string }
+
+func (e *FleetError) Error() string {
+	return "the fleet did not converge:\n  " + strings.Join(e.Failed, "\n  ") +
+		"\nFix what these lines name, then run the same command again: it continues from what is there"
+}
+
+// fleetSteps are the run's steps by name, each done once: what later steps wait for.
+type fleetSteps struct {
+	mu    sync.Mutex
+	steps map[string]*fleetStep
+}
+
+type fleetStep struct {
+	done chan struct{}
+	// err says why the step failed or was skipped; nil when it stands.
+	err error
+}
+
+func (s *fleetSteps) get(name string) *fleetStep {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.steps == nil {
+		s.steps = map[string]*fleetStep{}
+	}
+	st, ok := s.steps[name]
+	if !ok {
+		st = &fleetStep{done: make(chan struct{})}
+		s.steps[name] = st
+	}
+	return st
+}
+
+func (s *fleetSteps) finish(name string, err error) {
+	st := s.get(name)
+	st.err = err
+	close(st.done)
+}
+
+// wait waits for the named steps; the error names the first that did not stand.
+func (s *fleetSteps) wait(ctx context.Context, names ...string) error {
+	for _, n := range names {
+		st := s.get(n)
+		select {
+		case <-st.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if st.err != nil {
+			return fmt.Errorf("needs cluster %s, which did not converge", n)
+		}
+	}
+	return nil
+}
+
+// Run carries out the plan (nil: it plans first): every cluster and link as soon as what
+// it needs stands. The result says what happened to each; its Err names what failed.
+func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
+	if p == nil {
+		var err error
+		if p, err = a.Plan(ctx); err != nil {
+			return nil, err
+		}
+	}
+	res := &FleetResult{}
+	res.Clusters = make([]event.FleetCluster, len(p.Members))
+	res.Links = make([]event.FleetLink, len(p.Links))
+	steps := &fleetSteps{}
+	var wg sync.WaitGroup
+	for i, m := range p.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			outcome, err := a.installMember(ctx, p, m, steps)
+			steps.finish(m.Name, err)
+			res.Clusters[i] = clusterRow(m, outcome, err, start)
+		}()
+	}
+	members := p.members()
+	for i, l := range p.Links {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outcome, err := a.runLink(ctx, p, l, members, steps)
+			res.Links[i] = linkRow(l, outcome, err)
+			linkEvent(a.Events, l, outcome, err)
+		}()
+	}
+	wg.Wait()
+	res.Failed = failures(res.FleetOutcome)
+	fleetDone(a.Events, res, event.OperationInstall, ctx.Err())
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+func (p *FleetPlan) members() map[string]*FleetMember {
+	out := map[string]*FleetMember{}
+	for _, m := range p.Members {
+		out[m.Name] = m
+	}
+	return out
+}
+
+// installMember writes the cluster's cacerts, then installs it once its primary stands.
+func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps) (string, error) {
+	if m.Err != nil {
+		return event.OutcomeFailed, m.Err
+	}
+	if m.Primary != "" {
+		if err := steps.wait(ctx, m.Primary); err != nil {
+			return event.OutcomeSkipped, err
+		}
+	}
+	if err := a.writeCACerts(ctx, p.f, m); err != nil {
+		return event.OutcomeFailed, err
+	}
+	r, err := m.action.Run(ctx, m.Install)
+	if err != nil {
+		return event.OutcomeFailed, err
+	}
+	if r.Applied == 0 && r.Pruned == 0 {
+		return event.OutcomeUnchanged, nil
+	}
+	return event.OutcomeInstalled, nil
+}
+
+// writeCACerts applies the cluster's cacerts Secret, when the fleet gives one, under the
+// cluster's lock and before its install: istiod signs with it from its first start.
+func (a *FleetInstall) writeCACerts(ctx context.Context, f *fleet.Fleet, m *FleetMember) error {
+	cc := f.CACertsOf(m.cluster)
+	if cc == nil {
+		return nil
+	}
+	secret, err := cc.Secret(m.Namespace)
+	if err != nil {
+		return err
+	}
+	run := lockRun{action: "fleet-cacerts", namespace: m.Namespace}
+	return m.cfg.locked(ctx, event.Discard{}, run, func(ctx context.Context) error {
+		return writeSecret(ctx, m.client, secret)
+	})
+}
+
+func clusterRow(m *FleetMember, outcome string, err error, start time.Time) event.FleetCluster {
+	row := event.FleetCluster{Cluster: m.Name, Role: m.Role, Outcome: outcome, Seconds: time.Since(start).Round(10 * time.Millisecond).Seconds()}
+	if err != nil {
+		row.Error = firstLineOf(err.Error())
+	}
+	return row
+}
+
+func linkRow(l *FleetLinkPlan, outcome string, err error) event.FleetLink {
+	row := event.FleetLink{Into: l.Into, From: l.From, Secret: l.Secret, Outcome: outcome}
+	if err != nil {
+		row.Error = firstLineOf(err.Error())
+	}
+	return row
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// failures are the lines naming each cluster that failed or was skipped and each link
+// left out or failed.
+func failures(o event.FleetOutcome) []string {
+	var out []string
+	for _, c := range o.Clusters {
+		if c.Error != "" {
+			out = append(out, fmt.Sprintf("cluster %s %s: %s", c.Cluster, c.Outcome, c.Error))
+		}
+	}
+	for _, l := range o.Links {
+		if l.Error != "" {
+			out = append(out, fmt.Sprintf("link %s in cluster %s (%s's credentials) %s: %s", l.Secret, l.Into, l.From, l.Outcome, l.Error))
+		}
+	}
+	return out
+}
+
+// fleetDone emits the fleet's last done: no cluster, the outcome of each.
+func fleetDone(events event.Sink, res *FleetResult, operation string, ctxErr error) {
+	e := event.Event{Type: event.Done, Operation: operation, Fleet: &res.FleetOutcome}
+	switch {
+	case ctxErr != nil && errors.Is(ctxErr, context.Canceled):
+		e.Status, e.Error = "interrupted", "interrupted"
+	case len(res.Failed) > 0:
+		e.Error = (&FleetError{Failed: res.Failed}).Error()
+		e.ExitCode = event.Code(event.ExitFailed)
+	default:
+		e.Message = fmt.Sprintf("%d clusters, %d links", len(res.Clusters), len(res.Links))
+		e.ExitCode = event.Code(event.ExitOK)
+	}
+	event.Stamped(orDiscard(events)).Emit(e)
+}
+
+// resolvedNamespace is a cluster's istio namespace from its spec, when its plan has none.
+func resolvedNamespace(f *fleet.Fleet, c *fleet.Cluster) string {
+	res, err := spec.Resolve(f.Spec(c))
+	if err != nil || res == nil {
+		return DefaultIstioNamespace
+	}
+	return fleet.Namespace(res)
+}

@@ -1,0 +1,157 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/fleet"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+)
+
+// FleetUninstall is x fleet uninstall: every link Secret of the fleet removed first (in the
+// clusters of the file and in those it dropped), then the clusters in the reverse of the
+// install's order, each by the Uninstall action of its spec: the remotes, then each
+// control plane once the clusters it serves are removed.
+type FleetUninstall struct {
+	*Fleet
+	// Purge removes every revision and the CRDs in each cluster, and the cacerts Secrets
+	// the fleet wrote.
+	Purge bool
+	// Timeout bounds each cluster's wait for the removed objects to be gone.
+	Timeout time.Duration
+	// Replan: see Install.Replan.
+	Replan bool
+	Events event.Sink
+}
+
+// Plan reads every cluster at once: what its uninstall removes, and the fleet's links.
+func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
+	f, _, err := a.loadFleet(false)
+	if err != nil {
+		return nil, err
+	}
+	p := &FleetPlan{Fleet: f.Name, MeshID: f.MeshID, f: f}
+	var wg sync.WaitGroup
+	for _, c := range f.Clusters {
+		m := a.newMember(c)
+		p.Members = append(p.Members, m)
+		m.uninstall = &Uninstall{Config: m.cfg, Spec: f.Spec(c), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
+			Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a.reach(ctx, m) {
+				if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
+					m.Namespace = m.Uninstall.Namespace
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.Links, err = a.planLinks(ctx, p, func(func(*fleet.Cluster) string) []fleet.Link { return nil })
+	return p, err
+}
+
+// Run removes the links, then the clusters (nil plan: it plans first).
+func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
+	if p == nil {
+		var err error
+		if p, err = a.Plan(ctx); err != nil {
+			return nil, err
+		}
+	}
+	res := &FleetResult{}
+	res.Clusters = make([]event.FleetCluster, len(p.Members))
+	res.Links = make([]event.FleetLink, len(p.Links))
+	var wg sync.WaitGroup
+	for i, l := range p.Links {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			into := p.members()[l.Into]
+			if into == nil {
+				into = p.droppedMember(l.Into)
+			}
+			outcome, err := a.removeLink(ctx, p, l, into)
+			res.Links[i] = linkRow(l, outcome, err)
+			linkEvent(a.Events, l, outcome, err)
+		}()
+	}
+	wg.Wait()
+	steps := &fleetSteps{}
+	for i, m := range p.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			outcome, err := a.removeMember(ctx, p, m, steps, res)
+			steps.finish(m.Name, err)
+			res.Clusters[i] = clusterRow(m, outcome, err, start)
+		}()
+	}
+	wg.Wait()
+	res.Failed = failures(res.FleetOutcome)
+	fleetDone(a.Events, res, event.OperationUninstall, ctx.Err())
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// errLinksStay skips a cluster some of whose links stay: removing its control plane (or
+// its credentials' issuer) first would leave them pointing at nothing.
+var errLinksStay = errors.New("some of the links to or from it could not be removed")
+
+// removeMember uninstalls a cluster once the clusters it serves are removed and its links
+// are gone.
+func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps, res *FleetResult) (string, error) {
+	if m.Err != nil {
+		return event.OutcomeFailed, m.Err
+	}
+	for _, l := range res.Links {
+		if l.Error != "" && (l.Into == m.Name || l.From == m.Name) {
+			return event.OutcomeSkipped, errLinksStay
+		}
+	}
+	var served []string
+	for _, o := range p.f.Served(m.cluster) {
+		served = append(served, o.Name)
+	}
+	if err := steps.wait(ctx, served...); err != nil {
+		return event.OutcomeSkipped, err
+	}
+	if err := m.uninstall.Run(ctx, m.Uninstall); err != nil {
+		return event.OutcomeFailed, err
+	}
+	if a.Purge {
+		if err := a.removeCACerts(ctx, p.f, m); err != nil {
+			return event.OutcomeFailed, err
+		}
+	}
+	if m.Uninstall.Nothing != "" {
+		return event.OutcomeUnchanged, nil
+	}
+	return event.OutcomeRemoved, nil
+}
+
+// removeCACerts deletes the cacerts Secret the fleet gave the cluster.
+func (a *FleetUninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *FleetMember) error {
+	if f.CACertsOf(m.cluster) == nil {
+		return nil
+	}
+	s := &unstructured.Unstructured{}
+	s.SetGroupVersionKind(kube.SecretGVK)
+	s.SetNamespace(m.Namespace)
+	s.SetName("cacerts")
+	return m.cfg.locked(ctx, event.Discard{}, lockRun{action: "fleet-cacerts", namespace: m.Namespace}, func(ctx context.Context) error {
+		return m.client.Delete(ctx, s, false)
+	})
+}

@@ -1,0 +1,377 @@
+package cmd_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// TestFleetInstallE2E: x fleet install of the example file on the empty 3-cluster bed,
+// then again (nothing written), with cluster-2 dropped from the file (only the links to and
+// from it go), with it back, fleet uninstall; then an install during which cluster-3's
+// apiserver stops (clusters 1 and 2 converge but for the links that need cluster-3, the
+// exit names them), converging once it is back.
+func TestFleetInstallE2E(t *testing.T) {
+	bed := cluster.GetBed(t, 3)
+	l := &linkBed{t: t, bed: bed, seen: &seen{allowed: map[int]bool{}, tokens: map[string]bool{}}}
+	l.purgeBed()
+	t.Cleanup(l.purgeBed)
+	dump := fleetDump(t, l, fleetExample)
+
+	start := time.Now()
+	out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
+	if code != 0 {
+		t.Fatalf("fleet install: exit %d\n%s", code, out)
+	}
+	t.Logf("fleet install of 3 clusters: %v\n%s", time.Since(start), out)
+	for _, want := range []string{"[cluster-1] ", "[cluster-3] ", "CLUSTER", "cluster-3  remote", "istio-system/istio-remote-secret-cluster-3  cluster-2  cluster-3  created",
+		"Fleet install complete (3 clusters, 4 links)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fleet install says\n%s\nwant %q", out, want)
+		}
+	}
+
+	t.Run("each cluster as its dumped spec installs it, with exactly the dumped links", func(t *testing.T) {
+		l := l.with(t)
+		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
+			t.Fatalf("fleet verify: exit %d\n%s", code, out)
+		}
+		for _, c := range dump.Clusters {
+			l.must(c.Context, "verify-install", "-f", c.spec)
+			if got, want := linkSecrets(t, l.member(c.Context)), dump.linksInto(c.Name); !slices.Equal(got, want) {
+				t.Errorf("%s holds the links %v, fleet dump lists %v", c.Name, got, want)
+			}
+		}
+	})
+
+	t.Run("a second install writes nothing", func(t *testing.T) {
+		l := l.with(t)
+		before := bedVersions(t, bed)
+		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
+		if code != 0 {
+			t.Fatalf("fleet install again: exit %d\n%s", code, out)
+		}
+		t.Logf("fleet install again:\n%s", out)
+		if diff := bedDiff(before, bedVersions(t, bed)); len(diff) > 0 {
+			t.Errorf("a second fleet install changed:\n  %s\n%s", strings.Join(diff, "\n  "), out)
+		}
+		if n := strings.Count(out, " unchanged"); !strings.Contains(out, "cluster-1  primary  unchanged") || n < 7 {
+			t.Errorf("fleet install again says\n%s\nwant every cluster and link unchanged", out)
+		}
+	})
+
+	t.Run("cluster-2 dropped from the file: only its links go", func(t *testing.T) {
+		l := l.with(t)
+		before := bedVersions(t, bed)
+		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetWithout(t, "cluster-2"), "-y")
+		if code != 0 {
+			t.Fatalf("fleet install without cluster-2: exit %d\n%s", code, out)
+		}
+		var diff []string
+		for _, d := range bedDiff(before, bedVersions(t, bed)) {
+			if !isTokenSecret(d) {
+				diff = append(diff, d)
+			}
+		}
+		want := []string{"cluster-1: deleted Secret/istio-system/istio-remote-secret-cluster-2",
+			"cluster-2: deleted Secret/istio-system/istio-remote-secret-cluster-1", "cluster-2: deleted Secret/istio-system/istio-remote-secret-cluster-3"}
+		if !slices.Equal(diff, want) {
+			t.Errorf("dropping cluster-2 changed (token Secrets aside)\n  %s\nwant\n  %s\n%s", strings.Join(diff, "\n  "), strings.Join(want, "\n  "), out)
+		}
+		l.must("cluster-2", "verify-install", "-f", dump.cluster("cluster-2").spec) // its control plane stays
+		out, code = l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
+		if code != 0 || !strings.Contains(out, "istio-remote-secret-cluster-2  cluster-1  cluster-2  created") {
+			t.Fatalf("fleet install with cluster-2 back: exit %d\n%s", code, out)
+		}
+		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
+			t.Fatalf("fleet verify: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("fleet uninstall", func(t *testing.T) {
+		l := l.with(t)
+		out, code := l.fleet(bed.Kubeconfig, "uninstall", "-f", fleetExample, "-y")
+		if code != 0 || !strings.Contains(out, "Fleet uninstall complete") {
+			t.Fatalf("fleet uninstall: exit %d\n%s", code, out)
+		}
+		for _, c := range bed.Clusters {
+			if got := linkSecrets(t, c); len(got) > 0 {
+				t.Errorf("%s still holds the links %v", c.Context, got)
+			}
+			if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(context.Background(), "istiod", metav1.GetOptions{}); err == nil {
+				t.Errorf("%s still runs istiod", c.Context)
+			}
+		}
+	})
+
+	t.Run("cluster-3 stops during the install", func(t *testing.T) {
+		l := l.with(t)
+		kc, proxy := stoppableKubeconfig(t, bed, "cluster-3")
+		// Stop cluster-3's apiserver (its only way in) once cluster-1's install holds
+		// cluster-1's lock: every cluster is planned by then, nothing of cluster-3 written.
+		go func() {
+			c1 := l.member("cluster-1")
+			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				le, err := c1.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "istioctl-lock", metav1.GetOptions{})
+				if err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
+					proxy.stop()
+					return
+				}
+			}
+		}()
+		out, code := l.fleet(kc, "install", "-f", fleetExample, "-y")
+		t.Logf("fleet install with cluster-3 stopping:\n%s", out)
+		if code != 1 {
+			t.Fatalf("fleet install with cluster-3 stopping: exit %d, want 1\n%s", code, out)
+		}
+		for _, want := range []string{"cluster-1  primary  installed", "cluster-2  primary  installed", "cluster cluster-3 failed",
+			"link istio-system/istio-remote-secret-cluster-3 in cluster cluster-1 (cluster-3's credentials) left-out: needs cluster cluster-3",
+			"link istio-system/istio-remote-secret-cluster-3 in cluster cluster-2 (cluster-3's credentials) left-out: needs cluster cluster-3",
+			"istio-remote-secret-cluster-1  cluster-2  cluster-1  created", "istio-remote-secret-cluster-2  cluster-1  cluster-2  created"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("fleet install with cluster-3 stopping says\n%s\nwant %q", out, want)
+			}
+		}
+		proxy.start(t)
+		out, code = l.fleet(kc, "install", "-f", fleetExample, "-y")
+		if code != 0 || !strings.Contains(out, "cluster-3  remote   installed") {
+			t.Fatalf("fleet install once cluster-3 is back: exit %d\n%s", code, out)
+		}
+		if out, code := l.fleet(kc, "verify", "-f", fleetExample); code != 0 {
+			t.Fatalf("fleet verify: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("no credential printed", func(t *testing.T) {
+		l.collectTokens()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for i, out := range l.outs {
+			for tok := range l.tokens {
+				if strings.Contains(out, tok) {
+					t.Errorf("output %d holds a token", i)
+				}
+			}
+		}
+	})
+}
+
+// fleetDumped is what fleet dump says, each cluster's IstioOperator written to a file.
+type fleetDumped struct {
+	Clusters []fleetDumpedCluster
+	Links    []struct{ Secret, Into string }
+}
+
+type fleetDumpedCluster struct {
+	Name, Context string
+	IstioOperator map[string]any
+	spec          string
+}
+
+func fleetDump(t *testing.T, l *linkBed, file string) *fleetDumped {
+	t.Helper()
+	d := &fleetDumped{}
+	if out, code := l.fleet(l.bed.Kubeconfig, "dump", "-f", file, "-o", "json"); code != 0 || json.Unmarshal([]byte(out), d) != nil {
+		t.Fatalf("fleet dump: exit %d\n%s", code, out)
+	}
+	for i, c := range d.Clusters {
+		b, err := yaml.Marshal(c.IstioOperator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Clusters[i].spec = filepath.Join(t.TempDir(), c.Name+".yaml")
+		if err := os.WriteFile(d.Clusters[i].spec, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func (d *fleetDumped) cluster(name string) fleetDumpedCluster {
+	for _, c := range d.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	panic("no cluster " + name)
+}
+
+// linksInto are the namespace/name of the links the dump puts into cluster, sorted.
+func (d *fleetDumped) linksInto(cluster string) []string {
+	var out []string
+	for _, l := range d.Links {
+		if l.Into == cluster {
+			out = append(out, l.Secret)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// linkSecrets are the link Secrets (istio/multiCluster=true) c holds, sorted.
+func linkSecrets(t *testing.T, c *cluster.Cluster) []string {
+	t.Helper()
+	list, err := c.Kube.CoreV1().Secrets("").List(context.Background(), metav1.ListOptions{LabelSelector: "istio/multiCluster=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range list.Items {
+		out = append(out, s.Namespace+"/"+s.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// bedVersions are objectVersions of every bed cluster, keyed by context.
+func bedVersions(t *testing.T, bed *cluster.Bed) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, c := range bed.Clusters {
+		out[c.Context] = objectVersions(t, c)
+	}
+	return out
+}
+
+// bedDiff is versionsDiff per cluster, each line prefixed with its context, sorted.
+func bedDiff(before, after map[string]map[string]string) []string {
+	var out []string
+	for ctx, b := range before {
+		for _, d := range versionsDiff(b, after[ctx]) {
+			out = append(out, ctx+": "+d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isTokenSecret says a diff line is about a reader token Secret (their names are generated).
+func isTokenSecret(diff string) bool {
+	return strings.Contains(diff, "Secret/istio-system/istio-reader-service-account-istio-remote-secret-token")
+}
+
+// fleetWithout is the example fleet file without the named clusters.
+func fleetWithout(t *testing.T, names ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(fleetExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	spec := f["spec"].(map[string]any)
+	var kept []any
+	for _, c := range spec["clusters"].([]any) {
+		if !slices.Contains(names, c.(map[string]any)["name"].(string)) {
+			kept = append(kept, c)
+		}
+	}
+	spec["clusters"] = kept
+	out, err := yaml.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(p, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tcpProxy forwards a loopback port to a member's apiserver (TLS passes through): stopping
+// it is, for istioctl, that apiserver stopping; starting it again, on the same port, its
+// restart.
+type tcpProxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+// stoppableKubeconfig is the bed's kubeconfig with member reached through a tcpProxy.
+func stoppableKubeconfig(t *testing.T, bed *cluster.Bed, member string) (string, *tcpProxy) {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(bed.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := cfg.Clusters[cfg.Contexts[member].Cluster]
+	u, err := url.Parse(cl.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{addr: "127.0.0.1:0", target: u.Host}
+	p.start(t)
+	t.Cleanup(p.stop)
+	cl.Server = "https://" + p.addr
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path, p
+}
+
+func (p *tcpProxy) start(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+}
+
+func (p *tcpProxy) forward(c net.Conn) {
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns = append(p.conns, c, up)
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	_, _ = io.Copy(c, up)
+	c.Close()
+}
+
+// stop closes the port and every connection through it.
+func (p *tcpProxy) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
