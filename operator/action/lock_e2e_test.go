@@ -54,15 +54,8 @@ func counted(t *testing.T, c *cluster.Cluster) (*action.Config, *reads) {
 // (the Lease's resourceVersion is what the plan read); when another ran in between, Run
 // plans again and stops, writing nothing, because the plan changed.
 func TestPlanBeforeTheLockE2E(t *testing.T) {
-	c := cluster.Get(t)
+	c := purged(t)
 	ctx := context.Background()
-	purge := func() {
-		if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	purge()
-	t.Cleanup(purge)
 	installer := func(cfg *action.Config, profile string) *action.Install {
 		return &action.Install{Config: cfg, Spec: spec.Options{Sets: []string{"profile=" + profile}}, ReadinessTimeout: 2 * time.Minute}
 	}

@@ -33,6 +33,20 @@ func shortLock(c *cluster.Cluster) *action.Config {
 	return cfg
 }
 
+// purged is the shared cluster with no Istio on it, now and again once the test is done.
+func purged(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	c := cluster.Get(t)
+	purge := func() {
+		if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	purge()
+	t.Cleanup(purge)
+	return c
+}
+
 // holders watches the Lease's holder from now on; stop ends the watch once the Lease is
 // released (or after 5 s) and returns the holders it went through, repeats collapsed, ""
 // for free (released or deleted).
@@ -88,15 +102,8 @@ func holders(t *testing.T, c *cluster.Cluster) (stop func() []string) {
 // --atomic restores (the restore under the same lock, never released in between), and a
 // plan that changed. The Lease's holder is watched as the runs go.
 func TestLockReleasedOnEveryExitE2E(t *testing.T) {
-	c := cluster.Get(t)
+	c := purged(t)
 	ctx := context.Background()
-	purge := func() {
-		if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	purge()
-	t.Cleanup(purge)
 	installer := func(atomic bool, sets ...string) *action.Install {
 		in := &action.Install{Config: config(c), Spec: spec.Options{Sets: sets}, ReadinessTimeout: 2 * time.Minute, Atomic: atomic}
 		if len(sets) > 1 {
@@ -184,15 +191,8 @@ func deadHolder(t *testing.T, c *cluster.Cluster, pid int) string {
 // the holder's run into the history as interrupted, unless the holder had recorded it
 // (it died between its record and its release): then it writes nothing for it.
 func TestTakeoverRecordsE2E(t *testing.T) {
-	c := cluster.Get(t)
+	c := purged(t)
 	ctx := context.Background()
-	purge := func() {
-		if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	purge()
-	t.Cleanup(purge)
 	install := func() *event.Recorder {
 		t.Helper()
 		rec := &event.Recorder{}

@@ -57,6 +57,22 @@ type Check struct {
 	Run                func(ctx context.Context, env *Env) []Result
 }
 
+// documented is a section of checks whose hints each end with their ID's anchor in one docs
+// page (docs/<page>.md#<ID>).
+type documented struct{ section, page string }
+
+func (d documented) hint(id, s string) string { return s + " (docs/" + d.page + ".md#" + id + ")" }
+
+// check is one of the section's checks.
+func (d documented) check(id, title string, sev Severity, hint string, run func(context.Context, *Env) []Result) Check {
+	return Check{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
+}
+
+// cross is one of the section's cross-cluster checks.
+func (d documented) cross(id, title string, sev Severity, hint string, run func(context.Context, []ClusterInput) []Result) CrossCheck {
+	return CrossCheck{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
+}
+
 // Env is what checks look at.
 type Env struct {
 	Client *kube.Client

@@ -12,6 +12,9 @@ import (
 // SectionCrossCluster holds the checks across the clusters of a mesh.
 const SectionCrossCluster = "Across clusters"
 
+// crossDocs: the cross-cluster checks' hints point at docs/fleet.md.
+var crossDocs = documented{section: SectionCrossCluster, page: "fleet"}
+
 // ClusterInput is what a cross-cluster check knows of one cluster of a mesh: its name and
 // role in the fleet, the values its spec resolved to, and a client (nil when the cluster
 // cannot be reached: a check that needs it says so for that cluster).
@@ -42,14 +45,10 @@ type CrossCheck struct {
 // from the clusters' resolved specs. Checks that read the clusters (one root of trust, the
 // networks' gateways) join this list.
 func CrossCluster() []CrossCheck {
-	hint := func(anchor, s string) string { return s + " (docs/fleet.md#" + anchor + ")" }
 	return []CrossCheck{
-		{ID: "cross-cluster-names", Title: "Every cluster has its own name", Section: SectionCrossCluster, Severity: Error,
-			Hint: hint("cross-cluster-names", "give each cluster a name of its own (values.global.multiCluster.clusterName; the fleet file's clusters[].name)"), Run: crossNames},
-		{ID: "cross-mesh-id", Title: "Every cluster has the mesh's one mesh ID", Section: SectionCrossCluster, Severity: Error,
-			Hint: hint("cross-mesh-id", "set one values.global.meshID in every cluster (the fleet file's spec.meshID)"), Run: crossMeshID},
-		{ID: "cross-primaries", Title: "Every remote's primary is a cluster of the mesh that runs istiod", Section: SectionCrossCluster, Severity: Error,
-			Hint: hint("cross-primaries", "name, as a remote's primary, a cluster of the fleet with role primary or external"), Run: crossPrimaries},
+		crossDocs.cross("cross-cluster-names", "Every cluster has its own name", Error, "give each cluster a name of its own (values.global.multiCluster.clusterName; the fleet file's clusters[].name)", crossNames),
+		crossDocs.cross("cross-mesh-id", "Every cluster has the mesh's one mesh ID", Error, "set one values.global.meshID in every cluster (the fleet file's spec.meshID)", crossMeshID),
+		crossDocs.cross("cross-primaries", "Every remote's primary is a cluster of the mesh that runs istiod", Error, "name, as a remote's primary, a cluster of the fleet with role primary or external", crossPrimaries),
 	}
 }
 

@@ -18,6 +18,9 @@ import (
 // SectionLinks holds the link checks.
 const SectionLinks = "Links to other clusters"
 
+// linkDocs: the link checks' hints point at docs/multicluster.md.
+var linkDocs = documented{section: SectionLinks, page: "multicluster"}
+
 // ExpiryWarning is how long before its token expires a link warns.
 const ExpiryWarning = 7 * 24 * time.Hour
 
@@ -25,30 +28,18 @@ const ExpiryWarning = 7 * 24 * time.Hour
 // (istio/multiCluster=true) from here, without istiod, and what istiod says when it answers.
 // verify-install runs them too when the spec names the cluster (multiCluster.clusterName).
 func Links() []Check {
-	hint := func(anchor, s string) string { return s + " (docs/multicluster.md#" + anchor + ")" }
 	return []Check{
-		{ID: "link-namespace", Title: "Link Secrets are where istiod reads them", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-namespace", "create the link again with istioctl create-remote-secret --apply-to, which writes it into the istio namespace, and delete this one"), Run: linkNamespace},
-		{ID: "link-cluster-id", Title: "Each link names its cluster once, consistently", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-cluster-id", "create the link again with istioctl create-remote-secret --name <the cluster's multiCluster.clusterName> --apply-to"), Run: linkClusterID},
-		{ID: "link-duplicate", Title: "No cluster ID is in two link Secrets", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-duplicate", "istiod registers a cluster ID from the first Secret it reads and skips the others (\"already registered\"): delete all but one"), Run: linkDuplicate},
-		{ID: "link-kubeconfig", Title: "Each link's kubeconfig decodes", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-kubeconfig", "create the link again with istioctl create-remote-secret"), Run: linkKubeconfig},
-		{ID: "link-auth-method", Title: "Each link authenticates in a way istiod accepts", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-auth-method", "use a ServiceAccount token (create-remote-secret's default), or list the method in istiod's PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS"), Run: linkAuthMethod},
-		{ID: "link-authenticates", Title: "Each link's credentials authenticate at its apiserver", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-authenticates", "create the link again with istioctl create-remote-secret --apply-to (it issues a new token)"), Run: linkAuthenticates},
-		{ID: "link-permissions", Title: "Each link's identity may read what istiod reads", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-permissions", "the reader ClusterRole or its binding is missing or changed on that cluster: istioctl create-remote-secret recreates them, as does an install"), Run: linkPermissions},
-		{ID: "link-cluster-name", Title: "Each link's cluster ID is that cluster's name", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-cluster-name", "the cluster ID must equal that cluster's values.global.multiCluster.clusterName: create the link with that --name, or install the cluster with that name"), Run: linkClusterName},
-		{ID: "link-token-expiry", Title: "No link's token expires soon", Section: SectionLinks, Severity: Warning,
-			Hint: hint("link-token-expiry", "rotate it: istioctl create-remote-secret --apply-to again"), Run: linkTokenExpiry},
-		{ID: "link-server", Title: "Each link's server is reachable from other clusters", Section: SectionLinks, Severity: Warning,
-			Hint: hint("link-server", "pass create-remote-secret --server with an address pods of the other cluster reach"), Run: linkServer},
-		{ID: "link-istiod", Title: "istiod has synced each link's cluster", Section: SectionLinks, Severity: Error,
-			Hint: hint("link-istiod", "see the istiod log for the cluster (\"Failed to add remote cluster from secret\")"), Run: linkIstiod},
+		linkDocs.check("link-namespace", "Link Secrets are where istiod reads them", Error, "create the link again with istioctl create-remote-secret --apply-to, which writes it into the istio namespace, and delete this one", linkNamespace),
+		linkDocs.check("link-cluster-id", "Each link names its cluster once, consistently", Error, "create the link again with istioctl create-remote-secret --name <the cluster's multiCluster.clusterName> --apply-to", linkClusterID),
+		linkDocs.check("link-duplicate", "No cluster ID is in two link Secrets", Error, "istiod registers a cluster ID from the first Secret it reads and skips the others (\"already registered\"): delete all but one", linkDuplicate),
+		linkDocs.check("link-kubeconfig", "Each link's kubeconfig decodes", Error, "create the link again with istioctl create-remote-secret", linkKubeconfig),
+		linkDocs.check("link-auth-method", "Each link authenticates in a way istiod accepts", Error, "use a ServiceAccount token (create-remote-secret's default), or list the method in istiod's PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS", linkAuthMethod),
+		linkDocs.check("link-authenticates", "Each link's credentials authenticate at its apiserver", Error, "create the link again with istioctl create-remote-secret --apply-to (it issues a new token)", linkAuthenticates),
+		linkDocs.check("link-permissions", "Each link's identity may read what istiod reads", Error, "the reader ClusterRole or its binding is missing or changed on that cluster: istioctl create-remote-secret recreates them, as does an install", linkPermissions),
+		linkDocs.check("link-cluster-name", "Each link's cluster ID is that cluster's name", Error, "the cluster ID must equal that cluster's values.global.multiCluster.clusterName: create the link with that --name, or install the cluster with that name", linkClusterName),
+		linkDocs.check("link-token-expiry", "No link's token expires soon", Warning, "rotate it: istioctl create-remote-secret --apply-to again", linkTokenExpiry),
+		linkDocs.check("link-server", "Each link's server is reachable from other clusters", Warning, "pass create-remote-secret --server with an address pods of the other cluster reach", linkServer),
+		linkDocs.check("link-istiod", "istiod has synced each link's cluster", Error, "see the istiod log for the cluster (\"Failed to add remote cluster from secret\")", linkIstiod),
 	}
 }
 
@@ -206,14 +197,16 @@ func linkAuthMethod(ctx context.Context, env *Env) []Result {
 	})
 }
 
-// probed gives the link's probe when it got as far as the apiserver (nil when an earlier
-// check already says why not).
-func probed(s *link.Survey, i int) *link.Probe {
-	p := s.Probes[i]
-	if p == nil || p.Cause == "decode" || p.Cause == "credentials" {
-		return nil
-	}
-	return p
+// eachAuthenticated runs fn on every link whose probe authenticated at its apiserver: for
+// the others an earlier check (link-kubeconfig, link-authenticates) already says why not.
+func eachAuthenticated(ctx context.Context, env *Env, fn func(s *link.Survey, l *link.Link, p *link.Probe) []Result) []Result {
+	return eachLink(ctx, env, func(s *link.Survey, i int, l *link.Link) []Result {
+		p := s.Probes[i]
+		if p == nil || p.Cause == "decode" || p.Cause == "credentials" || p.Err != nil {
+			return nil
+		}
+		return fn(s, l, p)
+	})
 }
 
 func linkAuthenticates(ctx context.Context, env *Env) []Result {
@@ -243,11 +236,8 @@ func synced(s *link.Survey, i int) bool {
 }
 
 func linkPermissions(ctx context.Context, env *Env) []Result {
-	return eachLink(ctx, env, func(s *link.Survey, i int, l *link.Link) []Result {
-		p := probed(s, i)
+	return eachAuthenticated(ctx, env, func(s *link.Survey, _ *link.Link, p *link.Probe) []Result {
 		switch {
-		case p == nil || p.Err != nil:
-			return nil
 		case p.AccessErr != nil:
 			return []Result{{Message: p.AccessErr.Error()}}
 		case len(p.Denied) == len(s.Access):
@@ -297,11 +287,8 @@ func mayNot(p *link.Probe, verb, resource string) bool {
 }
 
 func linkClusterName(ctx context.Context, env *Env) []Result {
-	return eachLink(ctx, env, func(s *link.Survey, i int, l *link.Link) []Result {
-		p := probed(s, i)
+	return eachAuthenticated(ctx, env, func(_ *link.Survey, l *link.Link, p *link.Probe) []Result {
 		switch {
-		case p == nil || p.Err != nil:
-			return nil
 		case mayNot(p, "list", "pods"):
 			return []Result{{Passed: true, Severity: Info, Message: "not checked: the identity may not list pods there (see the permissions above)"}}
 		case p.NameErr != nil:

@@ -87,7 +87,7 @@ type fields map[string]func(v *yaml.Node, path string)
 // object calls the handler of each key of n, reporting unknown and duplicate keys.
 func (d *decoder) object(n *yaml.Node, path string, fs fields) {
 	if n.Kind != yaml.MappingNode {
-		d.add(n.Line, path, "want an object, got "+nodeKind(n))
+		d.add(n.Line, path, "want an object, got "+v1alpha1.NodeKind(n))
 		return
 	}
 	known := make([]string, 0, len(fs))
@@ -119,11 +119,11 @@ func (d *decoder) object(n *yaml.Node, path string, fs fields) {
 // str is a string scalar.
 func (d *decoder) str(n *yaml.Node, path string, into *string) {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.add(n.Line, path, "want a string, got "+nodeKind(n))
+		d.add(n.Line, path, "want a string, got "+v1alpha1.NodeKind(n))
 		return
 	}
 	if n.Tag != "!!str" {
-		d.add(n.Line, path, fmt.Sprintf("want a string, got %s: quote it (\"%s\") if you mean the text", nodeKind(n), n.Value))
+		d.add(n.Line, path, fmt.Sprintf("want a string, got %s: quote it (\"%s\") if you mean the text", v1alpha1.NodeKind(n), n.Value))
 		return
 	}
 	*into = n.Value
@@ -170,7 +170,7 @@ func (d *decoder) spec(n *yaml.Node) {
 		"istioOperator": func(v *yaml.Node, p string) { d.f.Shared = d.iop(v, p) },
 		"clusters": func(v *yaml.Node, p string) {
 			if v.Kind != yaml.SequenceNode {
-				d.add(v.Line, p, "want a list, got "+nodeKind(v))
+				d.add(v.Line, p, "want a list, got "+v1alpha1.NodeKind(v))
 				return
 			}
 			for i, item := range v.Content {
@@ -238,19 +238,4 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "an object"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		return fmt.Sprintf("the scalar %q", n.Value)
-	}
-	return "something else"
 }

@@ -55,6 +55,16 @@ func validate(d *decoder, contexts []string) {
 		at := func(field string) (int, string) {
 			return d.lineOr(p+"."+field, c.Line), p + "." + field
 		}
+		// unique notes the line where value first stands in seen, or reports it again;
+		// format takes the value and that first line.
+		unique := func(seen map[string]int, field, value, format string) {
+			l, fp := at(field)
+			if first, dup := seen[value]; dup {
+				d.add(l, fp, fmt.Sprintf(format, value, first))
+			} else {
+				seen[value] = l
+			}
+		}
 		switch {
 		case c.Name == "":
 			d.add(c.Line, p+".name", "is missing: the cluster's name (values.global.multiCluster.clusterName, the ID its link Secrets carry)")
@@ -62,12 +72,7 @@ func validate(d *decoder, contexts []string) {
 			l, fp := at("name")
 			d.add(l, fp, fmt.Sprintf("%q is not a DNS-1123 label: a cluster ID is lower-case letters, digits and '-' (as create-remote-secret --name checks)", c.Name))
 		default:
-			if first, dup := names[c.Name]; dup {
-				l, fp := at("name")
-				d.add(l, fp, fmt.Sprintf("%q names two clusters (first at line %d): cluster names are the mesh's cluster IDs and must be unique", c.Name, first))
-			} else {
-				names[c.Name] = d.lineOr(p+".name", c.Line)
-			}
+			unique(names, "name", c.Name, "%q names two clusters (first at line %d): cluster names are the mesh's cluster IDs and must be unique")
 		}
 		switch {
 		case c.Context == "":
@@ -76,12 +81,7 @@ func validate(d *decoder, contexts []string) {
 			l, fp := at("context")
 			d.add(l, fp, fmt.Sprintf("context %q is not in the kubeconfig%s: add it, or pass --kubeconfig with the file that has it", c.Context, knownContexts(contexts)))
 		default:
-			if first, dup := ctxs[c.Context]; dup {
-				l, fp := at("context")
-				d.add(l, fp, fmt.Sprintf("context %q is also the context of the cluster at line %d: one cluster cannot be two members of the fleet", c.Context, first))
-			} else {
-				ctxs[c.Context] = d.lineOr(p+".context", c.Line)
-			}
+			unique(ctxs, "context", c.Context, "context %q is also the context of the cluster at line %d: one cluster cannot be two members of the fleet")
 		}
 		if c.Network == "" && c.Role != RoleExternal {
 			d.add(c.Line, p+".network", "is missing: the cluster's network (values.global.network); clusters that reach each other's pods directly share one")

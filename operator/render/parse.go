@@ -104,6 +104,23 @@ func (p *parser) skipBlank() {
 	}
 }
 
+// entry moves to the next non-blank line and returns it if it holds an entry of the
+// collection at indentation ind. false at the end or at a lesser indentation (the
+// collection ends), and failed too if the line is indented more or has a tab.
+func (p *parser) entry(ind int) (string, bool) {
+	p.skipBlank()
+	if p.pos >= len(p.lines) {
+		return "", false
+	}
+	l := p.lines[p.pos]
+	n, ok := indentOf(l)
+	if !ok || n > ind {
+		p.failed = true
+		return "", false
+	}
+	return l, n == ind
+}
+
 // node reads the collection starting at the current line, at indentation ind.
 func (p *parser) node(ind int) any {
 	l := p.lines[p.pos]
@@ -125,20 +142,11 @@ func (p *parser) node(ind int) any {
 func (p *parser) sequence(ind int) any {
 	out := []any{}
 	for !p.failed {
-		p.skipBlank()
-		if p.pos >= len(p.lines) {
+		l, ok := p.entry(ind)
+		if !ok || !(l[ind:] == "-" || strings.HasPrefix(l[ind:], "- ")) {
 			break
 		}
-		l := p.lines[p.pos]
-		n, ok := indentOf(l)
-		if !ok || n > ind {
-			p.failed = true
-			break
-		}
-		if n < ind || !(l[n:] == "-" || strings.HasPrefix(l[n:], "- ")) {
-			break
-		}
-		item := strings.TrimLeft(l[n+1:], " ")
+		item := strings.TrimLeft(l[ind+1:], " ")
 		if item == "" || item[0] == '#' {
 			// The item is on the lines below, or null.
 			p.pos++
@@ -230,28 +238,19 @@ func plainStart(s string) bool {
 func (p *parser) mapping(ind int) any {
 	out := map[string]any{}
 	for !p.failed {
-		p.skipBlank()
-		if p.pos >= len(p.lines) {
+		l, ok := p.entry(ind)
+		if !ok || isDocStart(l) {
 			break
 		}
-		l := p.lines[p.pos]
-		n, ok := indentOf(l)
-		if !ok || n > ind {
-			p.failed = true
-			break
-		}
-		if n < ind || isDocStart(l) {
-			break
-		}
-		if n == 0 && (strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...")) {
+		if ind == 0 && (strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...")) {
 			p.failed = true // a document marker with something after it
 			break
 		}
-		if l[n:] == "-" || strings.HasPrefix(l[n:], "- ") {
+		if l[ind:] == "-" || strings.HasPrefix(l[ind:], "- ") {
 			break // a list at the same indentation ends this mapping (the caller's)
 		}
-		key, rest, ok := splitKey(l[n:])
-		if !ok || !p.stringKey(key, l[n]) {
+		key, rest, ok := splitKey(l[ind:])
+		if !ok || !p.stringKey(key, l[ind]) {
 			p.failed = true
 			break
 		}

@@ -32,10 +32,7 @@ func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
 		Short:   short,
 		Example: example,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return a.Run(cmd.Context())
-		},
+		RunE:    runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
 	}
 	a.Spec.add(cmd.Flags())
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "The control plane revision to check")

@@ -112,13 +112,9 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
   # take over an Istio installed with Helm, then retire its Helm releases (docs/migrate.md)
   istioctl install --set profile=minimal --take-ownership --retire-helm-releases -y`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return a.Run(cmd.Context())
-		},
+		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
 	}
-	a.Spec.add(cmd.Flags())
-	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
+	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	a.applyFlags.add(cmd.Flags())
 	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
 	cmd.Flags().BoolVar(&a.RetireHelmReleases, action.RetireHelmReleasesFlag[2:], false,

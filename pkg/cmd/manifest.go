@@ -51,13 +51,9 @@ the objects in install order. It never contacts a cluster; the output is the sam
   # one file per component into a directory
   istioctl manifest generate -f my-spec.yaml -o out/`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return a.Run(cmd.Context())
-		},
+		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
 	}
-	a.Spec.add(cmd.Flags())
-	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
+	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Write to this file, or to this directory one file per component (a path ending in / or an existing directory)")
 	cmd.Flags().StringSliceVar(&a.Components, "component", nil, fmt.Sprintf("Render only these components (%s); repeatable", strings.Join(action.ComponentNames(), ", ")))
 	return cmd
@@ -109,13 +105,9 @@ cluster. See docs/migrate.md.`,
   # the demo profile with tracing
   istioctl manifest translate --set profile=demo --set meshConfig.enableTracing=true -o helm/`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return a.Run(cmd.Context())
-		},
+		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
 	}
-	a.Spec.add(cmd.Flags())
-	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
+	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Directory to write into (created if missing; default: a new temporary directory)")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,15 @@ type Streams struct {
 	// IsTerminal, when set, says whether In is a terminal one may ask on (tests); nil asks
 	// the file.
 	IsTerminal func() bool
+}
+
+// runWith is the RunE of a command whose action takes no arguments: it hands the action
+// the command's streams, then runs it.
+func runWith(in *io.Reader, out, errOut *io.Writer, run func(context.Context) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		*in, *out, *errOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+		return run(cmd.Context())
+	}
 }
 
 // Globals are the flags every command shares.

@@ -17,6 +17,13 @@ type SpecFlags struct {
 	Force     bool
 }
 
+// addWithRevision registers the spec flags and --revision of a command that renders the
+// spec (install, manifest generate and translate).
+func (f *SpecFlags) addWithRevision(fs *pflag.FlagSet, revision *string) {
+	f.add(fs)
+	fs.StringVarP(revision, "revision", "r", "", "Control plane revision (the same as --set revision=R)")
+}
+
 // add registers -f, --set, --manifests and --force.
 func (f *SpecFlags) add(fs *pflag.FlagSet) {
 	fs.StringSliceVarP(&f.Files, "filename", "f", nil, "IstioOperator spec files, overlaid left to right; - reads standard input (last only)")

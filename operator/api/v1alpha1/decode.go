@@ -227,7 +227,7 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 		return v
 	case KindObject, KindMap:
 		if n.Kind != yaml.MappingNode {
-			d.add(n, path, "want an object, got "+nodeKind(n))
+			d.add(n, path, "want an object, got "+NodeKind(n))
 			return nil
 		}
 		out := map[string]any{}
@@ -254,7 +254,7 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 		return out
 	case KindList:
 		if n.Kind != yaml.SequenceNode {
-			d.add(n, path, "want a list, got "+nodeKind(n))
+			d.add(n, path, "want a list, got "+NodeKind(n))
 			return nil
 		}
 		out := make([]any, 0, len(n.Content))
@@ -266,7 +266,7 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 		return out
 	}
 	if n.Kind != yaml.ScalarNode {
-		d.add(n, path, "want "+kindName(kind)+", got "+nodeKind(n))
+		d.add(n, path, "want "+kindName(kind)+", got "+NodeKind(n))
 		return nil
 	}
 	v, err := ScalarFor(s, n.Value, n.Tag == "!!str" && n.Style != 0)
@@ -410,7 +410,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, f func(k, v *yaml.Node)) {
 			}
 		}
 		if k.Kind != yaml.ScalarNode {
-			d.add(k, path, "a key must be a string, got "+nodeKind(k))
+			d.add(k, path, "a key must be a string, got "+NodeKind(k))
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
@@ -423,13 +423,17 @@ func (d *decoder) mapping(n *yaml.Node, path string, f func(k, v *yaml.Node)) {
 	}
 }
 
-func nodeKind(n *yaml.Node) string {
+// NodeKind names what n is, for a "want X, got Y" message.
+func NodeKind(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "an object"
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
 		return fmt.Sprintf("the scalar %q", n.Value)
 	}
 	return "something else"
