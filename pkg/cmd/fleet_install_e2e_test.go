@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -33,6 +35,24 @@ func TestFleetInstallE2E(t *testing.T) {
 	l.purgeBed()
 	t.Cleanup(l.purgeBed)
 	dump := fleetDump(t, l, fleetExample)
+
+	t.Run("the prompt shows each cluster's plan and the links; no writes nothing", func(t *testing.T) {
+		before := bedVersions(t, bed)
+		out, errOut, err := asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetExample)
+		l.record(false, out, errOut)
+		if err == nil {
+			t.Fatalf("answering n: no error\n%s", out)
+		}
+		for _, want := range []string{"Cluster cluster-1 (primary):", "Cluster cluster-3 (remote):", "Plan: 39 to create", "Links:",
+			"+ istio-system/istio-remote-secret-cluster-3 in cluster-1, cluster-3's credentials: to create", `install fleet "bed" into 3 clusters`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the prompt says\n%s\nwant %q", out, want)
+			}
+		}
+		if diff := bedDiff(before, bedVersions(t, bed)); len(diff) > 0 {
+			t.Errorf("answering n changed:\n  %s", strings.Join(diff, "\n  "))
+		}
+	})
 
 	start := time.Now()
 	out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
@@ -63,16 +83,47 @@ func TestFleetInstallE2E(t *testing.T) {
 	t.Run("a second install writes nothing", func(t *testing.T) {
 		l := l.with(t)
 		before := bedVersions(t, bed)
-		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
+		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y", "-o", "json")
 		if code != 0 {
 			t.Fatalf("fleet install again: exit %d\n%s", code, out)
 		}
-		t.Logf("fleet install again:\n%s", out)
 		if diff := bedDiff(before, bedVersions(t, bed)); len(diff) > 0 {
 			t.Errorf("a second fleet install changed:\n  %s\n%s", strings.Join(diff, "\n  "), out)
 		}
-		if n := strings.Count(out, " unchanged"); !strings.Contains(out, "cluster-1  primary  unchanged") || n < 7 {
-			t.Errorf("fleet install again says\n%s\nwant every cluster and link unchanged", out)
+		// The stream: every event with its cluster, a done per cluster, the fleet's last.
+		var evs []event.Event
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e event.Event
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("not an event: %q: %v", line, err)
+			}
+			evs = append(evs, e)
+		}
+		dones := map[string]int{}
+		for i, e := range evs {
+			if e.Cluster == "" && i != len(evs)-1 {
+				t.Errorf("event %d has no cluster: %+v", i, e)
+			}
+			if e.Type == event.Done {
+				dones[e.Cluster]++
+			}
+		}
+		last := evs[len(evs)-1]
+		if want := map[string]int{"cluster-1": 1, "cluster-2": 1, "cluster-3": 1, "": 1}; !maps.Equal(dones, want) {
+			t.Errorf("done events per cluster %v, want %v", dones, want)
+		}
+		if last.Type != event.Done || last.Fleet == nil || len(last.Fleet.Clusters) != 3 || len(last.Fleet.Links) != 4 || last.ExitCode == nil || *last.ExitCode != 0 {
+			t.Fatalf("the last event is %+v, want the fleet's done", last)
+		}
+		for _, c := range last.Fleet.Clusters {
+			if c.Outcome != event.OutcomeUnchanged {
+				t.Errorf("cluster %s: %s, want unchanged", c.Cluster, c.Outcome)
+			}
+		}
+		for _, ln := range last.Fleet.Links {
+			if ln.Outcome != event.OutcomeUnchanged {
+				t.Errorf("link %s in %s: %s, want unchanged", ln.Secret, ln.Into, ln.Outcome)
+			}
 		}
 	})
 
