@@ -91,6 +91,16 @@ func (a *FleetInstall) Plan(ctx context.Context) (*FleetPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p, err := a.planMembers(ctx, f, func(m *FleetMember) { a.planMember(ctx, f, m) })
+	if err != nil {
+		return nil, err
+	}
+	p.Links, err = a.planLinks(ctx, p, f.Links)
+	return p, err
+}
+
+// planMembers plans every cluster of f at once with plan.
+func (a *Fleet) planMembers(ctx context.Context, f *fleet.Fleet, plan func(*FleetMember)) (*FleetPlan, error) {
 	p := &FleetPlan{Fleet: f.Name, MeshID: f.MeshID, f: f}
 	var wg sync.WaitGroup
 	for _, c := range f.Clusters {
@@ -99,15 +109,11 @@ func (a *FleetInstall) Plan(ctx context.Context) (*FleetPlan, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a.planMember(ctx, f, m)
+			plan(m)
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	p.Links, err = a.planLinks(ctx, p, f.Links)
-	return p, err
+	return p, ctx.Err()
 }
 
 func (a *FleetInstall) planMember(ctx context.Context, f *fleet.Fleet, m *FleetMember) {
@@ -226,9 +232,7 @@ func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, err
 			return nil, err
 		}
 	}
-	res := &FleetResult{}
-	res.Clusters = make([]event.FleetCluster, len(p.Members))
-	res.Links = make([]event.FleetLink, len(p.Links))
+	res := p.newResult()
 	steps := &fleetSteps{}
 	var wg sync.WaitGroup
 	for i, m := range p.Members {
@@ -258,6 +262,11 @@ func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, err
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// newResult is a result with a row for each cluster and link of the plan, to fill in.
+func (p *FleetPlan) newResult() *FleetResult {
+	return &FleetResult{FleetOutcome: event.FleetOutcome{Clusters: make([]event.FleetCluster, len(p.Members)), Links: make([]event.FleetLink, len(p.Links))}}
 }
 
 func (p *FleetPlan) members() map[string]*FleetMember {

@@ -3,7 +3,8 @@ package action
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,13 +77,8 @@ func (p *FleetPlan) hasContext(ctx string) bool {
 
 // removals are the link Secrets of into to remove, in name order.
 func removals(into string, secrets map[string]*unstructured.Unstructured) []*FleetLinkPlan {
-	names := make([]string, 0, len(secrets))
-	for n := range secrets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out []*FleetLinkPlan
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(secrets)) {
 		s := secrets[n]
 		out = append(out, &FleetLinkPlan{Into: into, From: s.GetAnnotations()[ownership.AnnotationCluster], Secret: s.GetNamespace() + "/" + n,
 			Action: LinkRemove, fromContext: s.GetAnnotations()[ownership.AnnotationFleetFrom]})
@@ -95,13 +91,8 @@ func removals(into string, secrets map[string]*unstructured.Unstructured) []*Fle
 // stays) and the removal of this fleet's links in it. One that cannot be reached is left
 // out with its error.
 func (a *Fleet) planDropped(ctx context.Context, p *FleetPlan, dropped map[string]string) ([]*FleetLinkPlan, error) {
-	contexts := make([]string, 0, len(dropped))
-	for kctx := range dropped {
-		contexts = append(contexts, kctx)
-	}
-	sort.Strings(contexts)
 	var out []*FleetLinkPlan
-	for _, kctx := range contexts {
+	for _, kctx := range slices.Sorted(maps.Keys(dropped)) {
 		name := dropped[kctx]
 		if name == "" {
 			name = "context " + kctx

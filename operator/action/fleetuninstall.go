@@ -35,25 +35,16 @@ func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &FleetPlan{Fleet: f.Name, MeshID: f.MeshID, f: f}
-	var wg sync.WaitGroup
-	for _, c := range f.Clusters {
-		m := a.newMember(c)
-		p.Members = append(p.Members, m)
-		m.uninstall = &Uninstall{Config: m.cfg, Spec: f.Spec(c), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
-			Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if a.reach(ctx, m) {
-				if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
-					m.Namespace = m.Uninstall.Namespace
-				}
+	p, err := a.planMembers(ctx, f, func(m *FleetMember) {
+		m.uninstall = &Uninstall{Config: m.cfg, Spec: f.Spec(m.cluster), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
+			Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), m.Name)}
+		if a.reach(ctx, m) {
+			if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
+				m.Namespace = m.Uninstall.Namespace
 			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	p.Links, err = a.planLinks(ctx, p, func(func(*fleet.Cluster) string) []fleet.Link { return nil })
@@ -68,9 +59,7 @@ func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, e
 			return nil, err
 		}
 	}
-	res := &FleetResult{}
-	res.Clusters = make([]event.FleetCluster, len(p.Members))
-	res.Links = make([]event.FleetLink, len(p.Links))
+	res := p.newResult()
 	var wg sync.WaitGroup
 	for i, l := range p.Links {
 		wg.Add(1)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
@@ -64,23 +63,12 @@ func (s *fleetSink) Emit(e event.Event) {
 		s.line(&out, e.Cluster, linkLine(e), false)
 	default:
 		s.track(e)
-		if s.shows(e) {
+		if shows(e, s.objects) {
 			s.clusterLines(&out, e)
 		}
 	}
 	s.draw(&out)
 	_, _ = s.w.Write(out.Bytes())
-}
-
-// shows: object lines only when not live, or with Verbose (as the single-cluster view).
-func (s *fleetSink) shows(e event.Event) bool {
-	switch e.Type {
-	case event.ComponentStarted, event.Applied, event.Ready, event.Pruned:
-		return s.objects
-	case event.Waiting:
-		return s.objects || e.Component == ""
-	}
-	return true
 }
 
 // clusterLines prints e as a single-cluster run would, each line prefixed with its cluster.
@@ -193,18 +181,7 @@ func (s *fleetSink) startLive() {
 		return
 	}
 	s.stop = make(chan struct{})
-	go func(stop chan struct{}) {
-		t := time.NewTicker(redrawEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				s.redraw()
-			}
-		}
-	}(s.stop)
+	go tick(s.stop, s.redraw)
 	go onResize(s.stop, s.redraw)
 }
 
@@ -260,15 +237,8 @@ func (s *fleetSink) draw(out *bytes.Buffer) {
 
 // clear removes the live lines, as liveSink.clear.
 func (s *fleetSink) clear(out *bytes.Buffer) {
-	if len(s.drawn) == 0 {
-		return
-	}
 	width, _ := s.size()
-	rows := 0
-	for _, l := range s.drawn {
-		rows += max(1, (displayWidth(l)+width-1)/width)
-	}
-	fmt.Fprintf(out, "\x1b[%dA\r\x1b[J", rows)
+	clearDrawn(out, s.drawn, width)
 	s.drawn = nil
 }
 

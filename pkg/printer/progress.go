@@ -183,7 +183,10 @@ func (s *liveSink) finish() {
 
 // tick redraws the live lines now and then: the spinner and the elapsed time move during
 // long waits.
-func (s *liveSink) tick(stop chan struct{}) {
+func (s *liveSink) tick(stop chan struct{}) { tick(stop, s.redraw) }
+
+// tick calls redraw every redrawEvery until stop closes.
+func tick(stop chan struct{}, redraw func()) {
 	t := time.NewTicker(redrawEvery)
 	defer t.Stop()
 	for {
@@ -191,7 +194,7 @@ func (s *liveSink) tick(stop chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			s.redraw()
+			redraw()
 		}
 	}
 }
@@ -257,12 +260,15 @@ func (s *liveSink) component(key string) *liveComponent {
 // shows says whether e prints a line that stays while a run goes on: object lines only
 // with Verbose or in a dry run (a namespace's wait has no live line, so it always prints);
 // a component's start is its live line.
-func (s *liveSink) shows(e event.Event) bool {
+func (s *liveSink) shows(e event.Event) bool { return shows(e, s.objects) }
+
+// shows says whether e prints a line that stays on a live view; objects: object lines do.
+func shows(e event.Event, objects bool) bool {
 	switch e.Type {
 	case event.ComponentStarted, event.Applied, event.Ready, event.Pruned:
-		return s.objects
+		return objects
 	case event.Waiting:
-		return s.objects || e.Component == ""
+		return objects || e.Component == ""
 	}
 	return true
 }
@@ -322,16 +328,21 @@ func (s *liveSink) draw(out *bytes.Buffer) {
 // clear removes the live lines: up over the rows they take at the width the terminal has
 // now (a resize may have reflowed one line into several), then erase to the screen's end.
 func (s *liveSink) clear(out *bytes.Buffer) {
-	if len(s.drawn) == 0 {
+	width, _ := s.size()
+	clearDrawn(out, s.drawn, width)
+	s.drawn = nil
+}
+
+// clearDrawn writes what removes the lines drawn, at the terminal's width now.
+func clearDrawn(out *bytes.Buffer, drawn []string, width int) {
+	if len(drawn) == 0 {
 		return
 	}
-	width, _ := s.size()
 	rows := 0
-	for _, l := range s.drawn {
+	for _, l := range drawn {
 		rows += max(1, (displayWidth(l)+width-1)/width)
 	}
 	fmt.Fprintf(out, "\x1b[%dA\r\x1b[J", rows)
-	s.drawn = nil
 }
 
 // line is the component's live line: how many of its objects are ready, and what it is
