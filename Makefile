@@ -11,9 +11,11 @@ CLUSTER_STATE ?= $(CURDIR)/.cluster
 
 .PHONY: build generate test demo fuzz bench bench-startup bench-spec bench-scale conformance cluster-bin helm-bin cluster-up cluster-down vet fmt clean
 
-## build: bin/istioctl, version-stamped
+## build: bin/istioctl, version-stamped and static. Without cgo the binary maps no libc or
+## ld.so (1.5 MiB of every run's max RSS) and starts faster; it uses Go's own DNS resolver
+## and user lookup, as upstream's release builds do.
 build:
-	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/istioctl ./cmd/istioctl
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/istioctl ./cmd/istioctl
 
 ## generate: regenerate generated files (the Base CRDs from istio.io/api)
 generate:

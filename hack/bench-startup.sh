@@ -24,8 +24,9 @@ trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "
 rev=$(git rev-parse --verify "$BASE^{commit}")
 echo "[bench-startup] building $BASE ($(git rev-parse --short "$rev")) and this tree" >&2
 git worktree add --detach "$work/base" "$rev" >/dev/null 2>&1
-(cd "$work/base" && go build -trimpath -o "$work/base.bin" ./cmd/istioctl)
-go build -trimpath -o "$work/this.bin" ./cmd/istioctl
+# Built as make build builds bin/istioctl (static, no cgo).
+(cd "$work/base" && CGO_ENABLED=0 go build -trimpath -o "$work/base.bin" ./cmd/istioctl)
+CGO_ENABLED=0 go build -trimpath -o "$work/this.bin" ./cmd/istioctl
 go build -o "$work/benchcmp" ./hack/benchcmp
 mkdir -p "$work/bin"
 cp "$work/base.bin" "$work/bin/base"

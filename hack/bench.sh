@@ -53,7 +53,7 @@ out=$work/report.md
 trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 # The base commit's binary: this tree's install -y against it, in the same rounds.
 git worktree add --detach "$work/base" "$(git rev-parse --verify "$BASE^{commit}")" >/dev/null 2>&1
-(cd "$work/base" && go build -o "$work/base.bin" ./cmd/istioctl)
+(cd "$work/base" && CGO_ENABLED=0 go build -trimpath -o "$work/base.bin" ./cmd/istioctl)
 BASE_BIN=$work/base.bin
 
 machine="$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(go version | cut -d' ' -f3)"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	_ "github.com/istioctl-installer/istioctl/pkg/heapsample" // no heap sampling unless --memprofile
 )
 
 func main() {

@@ -134,7 +134,7 @@ func generate(t *testing.T, sets ...string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := render.ParseObjects(ms[0].YAML)
+	objs, err := render.ParseObjects(ms[0].YAML.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

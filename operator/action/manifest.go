@@ -20,10 +20,11 @@ type ManifestGenerate struct {
 }
 
 // Manifest is rendered YAML: of one component (all its instances together), or of
-// everything ("" Component) in install order.
+// everything ("" Component) in install order. YAML.WriteTo writes it; YAML.Bytes is it
+// in one slice.
 type Manifest struct {
 	Component string
-	YAML      []byte
+	YAML      render.Text
 }
 
 // ComponentNames are the names Components takes, in install order.

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,9 +61,32 @@ func YAML(objs []*unstructured.Unstructured) ([]byte, error) {
 	return join(texts), nil
 }
 
+// Text is a printed stream: objects' YAML texts, separated by --- when written. Written
+// as it is, the texts are not copied into one buffer (most of a MiB, on top of them).
+type Text [][]byte
+
+// WriteTo writes the stream to w, through a small buffer: a write per text would be a
+// system call per object.
+func (t Text) WriteTo(w io.Writer) (int64, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var n int64
+	for i, b := range t {
+		if i > 0 {
+			k, _ := bw.WriteString("---\n")
+			n += int64(k)
+		}
+		k, _ := bw.Write(b)
+		n += int64(k)
+	}
+	return n, bw.Flush()
+}
+
+// Bytes is the stream in one slice.
+func (t Text) Bytes() []byte { return join(t) }
+
 // Print prints manifests as YAML prints All(ms), using the texts a Renderer with
 // Printed set made ahead.
-func Print(ms []Manifest) ([]byte, error) {
+func Print(ms []Manifest) (Text, error) {
 	type printed struct {
 		obj  *unstructured.Unstructured
 		text []byte
@@ -92,7 +117,7 @@ func Print(ms []Manifest) ([]byte, error) {
 	for k, i := range at {
 		texts[i] = late[k]
 	}
-	return join(texts), nil
+	return texts, nil
 }
 
 // printAll prints each object, in parallel: an object read from a pre-rendered file and

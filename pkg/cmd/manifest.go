@@ -68,7 +68,7 @@ func (a *ManifestGenerateAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, docs := make([]string, len(ms)), make([][]byte, len(ms))
+	names, docs := make([]string, len(ms)), make([]io.WriterTo, len(ms))
 	for i, m := range ms {
 		names[i], docs[i] = m.Component, m.YAML
 	}

@@ -12,7 +12,8 @@ import (
 
 // profiling holds the hidden --cpuprofile and --memprofile flags: pprof profiles of one
 // real command against a real cluster (hack/bench-scale.sh PROFILE=DIR writes them; read
-// them with go tool pprof bin/istioctl FILE).
+// them with go tool pprof bin/istioctl FILE). Heap sampling is on only when --memprofile is on
+// the command line (pkg/heapsample, imported by main).
 type profiling struct {
 	cpu, mem string
 	cpuFile  *os.File

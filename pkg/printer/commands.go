@@ -1,7 +1,6 @@
 package printer
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -127,29 +126,43 @@ func ProfileDiff(w io.Writer, a, b, diff string) error {
 
 // Manifests writes rendered manifests (docs, named by component in names): to w when path
 // is "", into the file path, or with dir one <name>.yaml each into the directory path.
-func Manifests(w io.Writer, path string, dir bool, names []string, docs [][]byte) error {
+// Each doc writes itself (render.Text): a render is most of a MiB, never copied whole.
+func Manifests(w io.Writer, path string, dir bool, names []string, docs []io.WriterTo) error {
 	if dir {
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			return err
 		}
 		for i, d := range docs {
-			if err := os.WriteFile(filepath.Join(path, names[i]+".yaml"), d, 0o644); err != nil {
+			if err := writeFile(filepath.Join(path, names[i]+".yaml"), d); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	var all []byte
-	if len(docs) == 1 {
-		all = docs[0] // the usual case, most of a MiB: written as it is, not copied
-	} else {
-		all = bytes.Join(docs, nil)
-	}
 	if path != "" {
-		return os.WriteFile(path, all, 0o644)
+		return writeFile(path, docs...)
 	}
-	_, err := w.Write(all)
-	return err
+	for _, d := range docs {
+		if _, err := d.WriteTo(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile writes docs one after another into the file path, as os.WriteFile does.
+func writeFile(path string, docs ...io.WriterTo) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if _, err := d.WriteTo(f); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
 }
 
 // IsDirTarget says whether an output path names a directory: it ends in / or is one.
