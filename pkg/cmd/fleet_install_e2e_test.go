@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -176,16 +177,7 @@ func TestFleetInstallE2E(t *testing.T) {
 		kc, proxy := stoppableKubeconfig(t, bed, "cluster-3")
 		// Stop cluster-3's apiserver (its only way in) once cluster-1's install holds
 		// cluster-1's lock: every cluster is planned by then, nothing of cluster-3 written.
-		go func() {
-			c1 := l.member("cluster-1")
-			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				le, err := c1.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "istioctl-lock", metav1.GetOptions{})
-				if err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
-					proxy.stop()
-					return
-				}
-			}
-		}()
+		go whenLocked(l.member("cluster-1"), proxy.stop)
 		out, code := l.fleet(kc, "install", "-f", fleetExample, "-y")
 		t.Logf("fleet install with cluster-3 stopping:\n%s", out)
 		if code != 1 {
@@ -209,6 +201,32 @@ func TestFleetInstallE2E(t *testing.T) {
 		}
 	})
 
+	t.Run("ctrl-c stops every cluster, the same command then converges", func(t *testing.T) {
+		l := l.with(t)
+		if out, code := l.fleet(bed.Kubeconfig, "uninstall", "-f", fleetExample, "-y"); code != 0 {
+			t.Fatalf("fleet uninstall: exit %d\n%s", code, out)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			whenLocked(l.member("cluster-1"), cancel)
+		}()
+		var out, errOut strings.Builder
+		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		root.SetArgs([]string{"--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetExample, "-y"})
+		err := root.ExecuteContext(ctx)
+		l.record(false, out.String(), errOut.String())
+		if code := mainExit(err); code != 130 || !strings.Contains(out.String(), "Fleet install interrupted") {
+			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, err, out.String())
+		}
+		if out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y"); code != 0 {
+			t.Fatalf("fleet install after the interrupted one: exit %d\n%s", code, out)
+		}
+		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
+			t.Fatalf("fleet verify: exit %d\n%s", code, out)
+		}
+	})
+
 	t.Run("no credential printed", func(t *testing.T) {
 		l.collectTokens()
 		l.mu.Lock()
@@ -221,6 +239,17 @@ func TestFleetInstallE2E(t *testing.T) {
 			}
 		}
 	})
+}
+
+// whenLocked calls fn once an istioctl holds c's cluster lock (within two minutes).
+func whenLocked(c *cluster.Cluster, fn func()) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		le, err := c.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "istioctl-lock", metav1.GetOptions{})
+		if err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
+			fn()
+			return
+		}
+	}
 }
 
 // fleetDumped is what fleet dump says, each cluster's IstioOperator written to a file.
