@@ -89,6 +89,8 @@ type memberRun struct {
 	cfg     *Config
 	report  *check.Report
 	input   check.ClusterInput
+	// revision is its control plane's; primaryNamespace its primary's istio namespace.
+	revision, primaryNamespace string
 }
 
 // Precheck is fleet precheck: every cluster's precheck, in parallel, then the checks across
@@ -126,7 +128,10 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*Config)
 			defer mu.Unlock()
 			a.warn("cluster " + c.Name + ": " + s)
 		}
-		r := &memberRun{cluster: c, cfg: a.member(c, warn)}
+		r := &memberRun{cluster: c, cfg: a.member(c, warn), revision: resolved[c.Name].IOP.Spec.Revision}
+		if c.Primary != "" {
+			r.primaryNamespace = fleet.Namespace(resolved[c.Primary])
+		}
 		r.input = check.ClusterInput{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary,
 			ControlPlane: c.Role.ControlPlane(), IstioNamespace: fleet.Namespace(resolved[c.Name]), Values: resolved[c.Name].IOP.Spec.Values}
 		runs[i] = r
@@ -162,12 +167,29 @@ func (a *Fleet) member1(ctx context.Context, r *memberRun, f *fleet.Fleet, comma
 	}
 	chk := selection(r.cfg)
 	opts := f.Spec(r.cluster)
+	if command == "fleet verify" {
+		if opts, err = a.verifiedSpec(ctx, f, r.cluster, r.primaryNamespace); err != nil {
+			return failedReport(command, r.cluster, err), client, nil
+		}
+	}
 	chk.Spec, chk.FailOn = &opts, a.FailOn
 	res, err := chk.Run(ctx)
 	if err != nil {
 		return failedReport(command, r.cluster, fmt.Errorf("its checks could not run: %w", err)), client, nil
 	}
-	return res.Report, client, nil
+	ew, ok := f.EastWest(r.cluster, r.revision)
+	if command != "fleet verify" || !ok {
+		return res.Report, client, nil
+	}
+	// The east-west gateway is an install of its own: verified as verify-install of it is.
+	chk = selection(r.cfg)
+	chk.Spec, chk.FailOn = &ew, a.FailOn
+	gw, err := chk.Run(ctx)
+	if err != nil {
+		return failedReport(command, r.cluster, fmt.Errorf("the checks of its east-west gateway could not run: %w", err)), client, nil
+	}
+	gw.Report.Prefix("east-west gateway: ")
+	return check.Join(command, res.Report, gw.Report), client, nil
 }
 
 func failedReport(command string, c *fleet.Cluster, err error) *check.Report {

@@ -50,12 +50,17 @@ type FleetMember struct {
 	Install   *InstallPlan
 	Uninstall *UninstallPlan
 	Err       error
+	// Notes say what the run does in it that its install plan cannot show yet.
+	Notes []string
 
 	cluster   *fleet.Cluster
 	cfg       *Config
 	action    *Install
 	uninstall *Uninstall
 	client    *kube.Client
+	// address is the east-west gateway address of its primary it was planned with, when
+	// the file gives it none.
+	address string
 	// mu keeps this process's own writers of the cluster (its link writes) from
 	// contending for the cluster's lock.
 	mu sync.Mutex
@@ -95,6 +100,9 @@ func (a *FleetInstall) Plan(ctx context.Context) (*FleetPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range p.Members {
+		a.planAddress(ctx, p, m)
+	}
 	p.Links, err = a.planLinks(ctx, p, f.Links)
 	return p, err
 }
@@ -118,16 +126,15 @@ func (a *Fleet) planMembers(ctx context.Context, f *fleet.Fleet, plan func(*Flee
 
 func (a *FleetInstall) planMember(ctx context.Context, f *fleet.Fleet, m *FleetMember) {
 	c := m.cluster
-	if (c.Role == fleet.RoleRemote || c.Role == fleet.RoleConfig) && c.RemotePilotAddress == "" {
-		m.Err = fmt.Errorf("%s line %d: cluster %s has no remotePilotAddress: fleet install does not make east-west gateways yet; give the address its proxies reach %s's istiod at", f.Source, c.Line, c.Name, c.Primary)
-		return
-	}
 	m.action = &Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
 	if !a.reach(ctx, m) {
 		return
 	}
 	if m.Install, m.Err = m.action.Plan(ctx); m.Install != nil {
 		m.Namespace = m.Install.Namespace
+	}
+	if ex := f.Exposes(c); len(ex) > 0 {
+		m.Notes = append(m.Notes, "then its east-west gateway, the eastwest install ("+strings.Join(ex, ", ")+")")
 	}
 }
 
@@ -290,11 +297,19 @@ func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *Fleet
 	if err := a.writeCACerts(ctx, p.f, m); err != nil {
 		return event.OutcomeFailed, err
 	}
-	r, err := m.action.Run(ctx, m.Install)
+	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
-	if r.Applied == 0 && r.Pruned == 0 {
+	r, err := in.Run(ctx, plan)
+	if err != nil {
+		return event.OutcomeFailed, err
+	}
+	wrote, err := a.installEastWest(ctx, p.f, m)
+	if err != nil {
+		return event.OutcomeFailed, err
+	}
+	if r.Applied == 0 && r.Pruned == 0 && !wrote {
 		return event.OutcomeUnchanged, nil
 	}
 	return event.OutcomeInstalled, nil

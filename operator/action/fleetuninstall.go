@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -116,6 +117,13 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 	}
 	if err := steps.wait(ctx, served...); err != nil {
 		return event.OutcomeSkipped, err
+	}
+	if ew, ok := p.f.EastWest(m.cluster, m.Uninstall.Revision); ok && !a.Purge {
+		// The east-west gateway's own install first (a purge takes it with the rest).
+		u := &Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
+		if err := u.Run(ctx, nil); err != nil {
+			return event.OutcomeFailed, fmt.Errorf("its east-west gateway: %w", err)
+		}
 	}
 	if err := m.uninstall.Run(ctx, m.Uninstall); err != nil {
 		return event.OutcomeFailed, err

@@ -150,3 +150,66 @@ func (f *Fleet) Links(namespace func(*Cluster) string) []Link {
 	}
 	return out
 }
+
+// MultiNetwork says the fleet's clusters are on more than one network: each primary then
+// exposes its services through an east-west gateway.
+func (f *Fleet) MultiNetwork() bool {
+	for _, c := range f.Clusters {
+		if c.Network != f.Clusters[0].Network {
+			return true
+		}
+	}
+	return false
+}
+
+// EastWest is the east-west gateway install cluster c gets, as upstream's guides make it
+// (gen-eastwest-gateway.sh, then expose-istiod.yaml and expose-services.yaml), by this
+// istioctl's eastwest profile: on a primary that serves a remote with no
+// remotePilotAddress (the remote reaches its istiod through it: exposeIstiod), and on every
+// primary of a multi-network fleet (exposeServices). ok is false when c gets none.
+// revision is the revision of c's control plane.
+func (f *Fleet) EastWest(c *Cluster, revision string) (opts spec.Options, ok bool) {
+	exposes := f.Exposes(c)
+	if len(exposes) == 0 {
+		return spec.Options{}, false
+	}
+	east := map[string]any{}
+	for _, k := range exposes {
+		east[k] = true
+	}
+	sp := map[string]any{"profile": "eastwest", "eastWest": east,
+		"values": map[string]any{"global": map[string]any{"meshID": f.MeshID, "network": c.Network, "multiCluster": map[string]any{"clusterName": c.Name}}}}
+	if revision != "" && revision != "default" {
+		sp["revision"] = revision
+	}
+	lines := v1alpha1.Lines{"spec.profile": c.Line, "spec.eastWest": c.Line, "spec.values.global.network": c.Line}
+	return spec.Options{Docs: []spec.Doc{{Source: f.Source, Tree: map[string]any{"apiVersion": v1alpha1.APIVersion, "kind": v1alpha1.KindName, "spec": sp}, Lines: lines}}}, true
+}
+
+// Exposes are the eastWest settings of c's east-west gateway (exposeIstiod, exposeServices),
+// none when c gets no gateway: see EastWest.
+func (f *Fleet) Exposes(c *Cluster) []string {
+	if !c.Role.ControlPlane() {
+		return nil
+	}
+	var out []string
+	for _, o := range f.Served(c) {
+		if o.RemotePilotAddress == "" {
+			out = append(out, "exposeIstiod")
+			break
+		}
+	}
+	if f.MultiNetwork() && c.Role == RolePrimary {
+		out = append(out, "exposeServices")
+	}
+	return out
+}
+
+// WithAddress is cluster c's spec with the address its proxies reach its primary's istiod
+// at (values.global.remotePilotAddress, and so the namespace annotation): what the install
+// fills in from the primary's east-west gateway when the file gives none.
+func (f *Fleet) WithAddress(c *Cluster, address string) spec.Options {
+	cc := *c
+	cc.RemotePilotAddress = address
+	return f.Spec(&cc)
+}

@@ -34,6 +34,8 @@ type DumpCluster struct {
 	// Notes say what the install fills in that the file cannot know.
 	Notes         []string       `json:"notes,omitempty"`
 	IstioOperator map[string]any `json:"istioOperator"`
+	// EastWest is the IstioOperator of its east-west gateway's own install, when it gets one.
+	EastWest map[string]any `json:"eastWest,omitempty"`
 }
 
 // DumpNamespace is a namespace's name and the metadata the fleet puts on it.
@@ -99,6 +101,11 @@ func (f *Fleet) Dump(resolved map[string]*spec.Resolved) *Dump {
 				files[k] = strings.TrimSuffix(cc.Dir, "/") + "/" + k
 			}
 			dc.CACerts = &DumpCACerts{Secret: ns(c) + "/cacerts", Files: files}
+		}
+		if ew, ok := f.EastWest(c, resolved[c.Name].IOP.Spec.Revision); ok {
+			if res, err := spec.Resolve(ew); err == nil {
+				dc.EastWest = res.Tree
+			}
 		}
 		d.Clusters = append(d.Clusters, dc)
 	}

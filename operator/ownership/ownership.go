@@ -111,6 +111,11 @@ func (o Owner) Selector() string {
 	}
 	if o.Name != "" {
 		parts = append(parts, LabelOwner+"="+o.Name)
+	} else {
+		// An unnamed install (a profile, a file without metadata.name) leaves what a named
+		// one owns: upstream's selector has no owner term then, so re-installing the control
+		// plane deleted the east-west gateway installed beside it as "eastwest".
+		parts = append(parts, "!"+LabelOwner)
 	}
 	return strings.Join(parts, ",")
 }

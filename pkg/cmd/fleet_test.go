@@ -18,6 +18,7 @@ func TestFleetDump(t *testing.T) {
 		{"two-primaries", "../../operator/fleet/testdata/two-primaries.yaml", "yaml"},
 		{"external", "../../operator/fleet/testdata/external.yaml", "yaml"},
 		{"two-primaries-json", "../../operator/fleet/testdata/two-primaries.yaml", "json"},
+		{"two-networks", "../../operator/fleet/testdata/two-networks.yaml", "yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, err := run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", "dump", "-f", tc.file, "-o", tc.output)

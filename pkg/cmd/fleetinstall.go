@@ -126,7 +126,7 @@ func (a *FleetWriteCommand) Run(ctx context.Context) error {
 func (a *FleetWriteCommand) show(ctx context.Context, plan *action.FleetPlan) {
 	var clusters []printer.FleetPlanCluster
 	for _, m := range plan.Members {
-		c := printer.FleetPlanCluster{Name: m.Name, Role: m.Role}
+		c := printer.FleetPlanCluster{Name: m.Name, Role: m.Role, Notes: m.Notes}
 		var err error
 		switch {
 		case m.Err != nil:

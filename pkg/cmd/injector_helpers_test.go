@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -31,18 +33,28 @@ import (
 // injectionTemplate) then get their pods. It stops when the test ends.
 func serveInjector(t *testing.T, c *cluster.Cluster, ns, service string) {
 	t.Helper()
+	stop, _, err := startInjector(c, ns, service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+}
+
+// startInjector is serveInjector for a goroutine: it returns its error, the server's stop
+// and the CA it gave the webhooks.
+func startInjector(c *cluster.Cluster, ns, service string) (stop func(), caPEM []byte, err error) {
 	ctx := context.Background()
 	svc, err := c.Kube.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	ip := net.ParseIP(svc.Spec.ClusterIP)
 	if ip == nil || !ip.IsLoopback() {
-		t.Fatalf("Service %s/%s has ClusterIP %q, not a loopback address: refusing to serve there", ns, service, svc.Spec.ClusterIP)
+		return nil, nil, fmt.Errorf("Service %s/%s has ClusterIP %q, not a loopback address: refusing to serve there", ns, service, svc.Spec.ClusterIP)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: service + "." + ns + ".svc"},
@@ -55,12 +67,12 @@ func serveInjector(t *testing.T, c *cluster.Cluster, ns, service string) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "443"))
 	if err != nil {
-		t.Fatalf("serving the injector on %s:443: %v", ip, err)
+		return nil, nil, fmt.Errorf("serving the injector on %s:443: %v", ip, err)
 	}
 	srv := &http.Server{
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
@@ -77,47 +89,98 @@ func serveInjector(t *testing.T, c *cluster.Cluster, ns, service string) {
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
-	t.Cleanup(func() { _ = srv.Close() })
+	stop = func() { _ = srv.Close() }
 
-	// The injection webhooks, and the validation webhooks the same Service serves.
-	mwcs, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err := giveCA(ctx, c, ns, service, caPEM); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return stop, caPEM, nil
+}
+
+// giveCA writes caPEM into each webhook configuration calling ns/service (the injection
+// webhooks, and the validation webhooks the same Service serves) that lacks it, as istiod
+// would.
+func giveCA(ctx context.Context, c *cluster.Cluster, ns, service string, caPEM []byte) error {
+	admission := c.Kube.AdmissionregistrationV1()
+	mwcs, err := admission.MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for _, h := range mwcs.Items {
-		var refs []*admissionregv1.ServiceReference
+		var hooks []admissionregv1.WebhookClientConfig
 		for _, w := range h.Webhooks {
-			refs = append(refs, w.ClientConfig.Service)
+			hooks = append(hooks, w.ClientConfig)
 		}
-		if body := caBundlePatch(refs, ns, service, caPEM); body != nil {
-			if _, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
-				t.Fatalf("setting the caBundle of %s: %v", h.Name, err)
+		if body := caBundlePatch(hooks, ns, service, caPEM); body != nil {
+			if _, err := admission.MutatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
+				return fmt.Errorf("setting the caBundle of %s: %v", h.Name, err)
 			}
 		}
 	}
-	vwcs, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	vwcs, err := admission.ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for _, h := range vwcs.Items {
-		var refs []*admissionregv1.ServiceReference
+		var hooks []admissionregv1.WebhookClientConfig
 		for _, w := range h.Webhooks {
-			refs = append(refs, w.ClientConfig.Service)
+			hooks = append(hooks, w.ClientConfig)
 		}
-		if body := caBundlePatch(refs, ns, service, caPEM); body != nil {
-			if _, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
-				t.Fatalf("setting the caBundle of %s: %v", h.Name, err)
+		if body := caBundlePatch(hooks, ns, service, caPEM); body != nil {
+			if _, err := admission.ValidatingWebhookConfigurations().Patch(ctx, h.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "test-injector"}); err != nil {
+				return fmt.Errorf("setting the caBundle of %s: %v", h.Name, err)
 			}
 		}
 	}
+	return nil
+}
+
+// serveInjectorOnceInstalled is serveInjector for a cluster an install is about to give
+// its istiod: it starts serving once the Service exists, and gives the CA to each webhook
+// configuration calling it as the install makes them, until the test ends.
+func serveInjectorOnceInstalled(t *testing.T, c *cluster.Cluster, ns, service string) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(done); <-finished })
+	go func() {
+		defer close(finished)
+		ctx := context.Background()
+		var stop func()
+		var ca []byte
+		for {
+			select {
+			case <-done:
+				if stop != nil {
+					stop()
+				}
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if stop == nil {
+				if _, err := c.Kube.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{}); err != nil {
+					continue
+				}
+				var err error
+				if stop, ca, err = startInjector(c, ns, service); err != nil {
+					t.Errorf("%s: serving the injector: %v", c.Context, err)
+					return
+				}
+				continue
+			}
+			if err := giveCA(ctx, c, ns, service, ca); err != nil {
+				t.Errorf("%s: %v", c.Context, err)
+				return
+			}
+		}
+	}()
 }
 
 // caBundlePatch is the JSON patch that gives the webhooks calling ns/service the CA; nil
-// when none does.
-func caBundlePatch(refs []*admissionregv1.ServiceReference, ns, service string, ca []byte) []byte {
+// when none does or each already has it.
+func caBundlePatch(hooks []admissionregv1.WebhookClientConfig, ns, service string, ca []byte) []byte {
 	var patch []map[string]any
-	for i, s := range refs {
-		if s != nil && s.Name == service && s.Namespace == ns {
+	for i, h := range hooks {
+		if s := h.Service; s != nil && s.Name == service && s.Namespace == ns && !bytes.Equal(h.CABundle, ca) {
 			patch = append(patch, map[string]any{"op": "add", "path": "/webhooks/" + itoa(i) + "/clientConfig/caBundle", "value": ca})
 		}
 	}

@@ -281,6 +281,8 @@ func FleetOutcome(w io.Writer, o *event.FleetOutcome) {
 type FleetPlanCluster struct {
 	Name, Role, Error, Nothing string
 	Summary                    *install.Summary
+	// Notes are what the run does there beyond the summary.
+	Notes []string
 }
 
 // FleetPlanLink is one link step of a fleet plan: create, check or remove.
@@ -302,6 +304,9 @@ func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) 
 			for _, l := range summaryLines(&c.Summary.Changes, c.Summary, false) {
 				fmt.Fprintf(w, "  %s\n", l)
 			}
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
 	if len(links) == 0 {
