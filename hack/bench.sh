@@ -11,6 +11,9 @@
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
 #  - the cluster lock's own cost: requests and time to take, renew and release it
 #    (`hack/bench.sh lock` prints only that, on a cluster of its own, in ~30 s)
+#  - x fleet install of docs/examples/fleet-3-clusters.yaml against upstream's documented
+#    steps in sequence, on a 3-cluster bed of its own (hack/bench-fleet.sh; `hack/bench.sh
+#    fleet` prints only that, in ~6 minutes, and exits 1 when a limit is missed)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -42,6 +45,9 @@ if [ ! -x "$UPSTREAM" ] || [ "$(cat "$root/bin/upstream/VERSION" 2>/dev/null)" !
 	echo "$UPSTREAM_VERSION" >bin/upstream/VERSION
 fi
 make -s build cluster-bin >/dev/null
+if [ "${1:-}" = fleet ]; then
+	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-fleet.sh
+fi
 go build -o bin/benchcmp ./hack/benchcmp
 OURS=$root/bin/istioctl
 BASE=${BASE:-main}
@@ -255,6 +261,16 @@ echo "[bench] the cluster lock's cost" >&2
 # than 50 ms to take and release.
 limit "the cluster lock" "$(grep -q 'FAILED' <<<"$lock_lines" && echo 0 || echo 1)" \
 	"TestLockCost failed: over 3 requests + 1 per renewal, or take + release over 50 ms"
+echo "[bench] x fleet install against upstream's steps" >&2
+fleet_rc=0
+{
+	echo "## x fleet install of 3 clusters against upstream's steps in sequence (hack/bench-fleet.sh)"
+	echo
+	OURS=$OURS UPSTREAM=$UPSTREAM hack/bench-fleet.sh || fleet_rc=$?
+	echo
+} >>"$out"
+limit "fleet install" "$([ "$fleet_rc" = 0 ] && echo 1 || echo 0)" \
+	"upstream's steps under 3x ours, or ours over its critical path + 1 s (the section above)"
 # Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
 # start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
 # its limits (20x upstream's cost, 40 MiB) are missed.
