@@ -9,7 +9,11 @@
 #      IstioOperator; then `create-remote-secret --context FROM --name FROM | kubectl
 #      --context INTO apply -f -` for every link of the dump
 #  (c) the critical path of (a) with our single-cluster install: the primary's IstioOperator
-#      alone, then the remote's (it waits for its primary; the other primary runs beside)
+#      alone, then the remote's (it waits for its primary)
+#  (d) the same single-cluster installs as the fleet runs them, without the fleet: every
+#      other primary installing beside the critical path's primary, then the remote; until
+#      all are done. Not a limit: it shows what the bed's shared CPUs cost (its apiservers
+#      run on the machine the installs run on), beside (c).
 # Limits: median (b) / median (a) >= FLEET_RATIO (3.0); median (a) <= median (c) + 1000 ms.
 # Prints markdown; exits 1 when a limit is missed, unless REPORT_ONLY=1.
 #
@@ -87,7 +91,7 @@ purge() {
 	done
 }
 
-declare -a t_ours t_up t_crit t_primary t_remote
+declare -a t_ours t_up t_crit t_primary t_remote t_beside
 ours_round() {
 	local l=$work/ours-$1.log a b
 	a=$(now_ms)
@@ -128,12 +132,30 @@ crit_round() {
 	t_primary+=($((b - a))) t_remote+=($((c - b))) t_crit+=($((c - a)))
 	purge
 }
+beside_round() {
+	local l=$work/beside-$1.log a b c n x role pids=()
+	a=$(now_ms)
+	for c in "${clusters[@]}"; do
+		read -r n x role _ <<<"$c"
+		if [ "$role" = primary ] && [ "$n" != "$crit_primary" ]; then
+			step "$l.$n" "$OURS" --context "$x" install -y -f "$split/$n.iop.json" &
+			pids+=($!)
+		fi
+	done
+	step "$l" "$OURS" --context "$(ctx_of "$crit_primary")" install -y -f "$split/$crit_primary.iop.json"
+	step "$l" "$OURS" --context "$(ctx_of "$crit_remote")" install -y -f "$split/$crit_remote.iop.json"
+	for p in "${pids[@]}"; do wait "$p" || { log "an install beside the critical path failed"; exit 1; }; done
+	b=$(now_ms)
+	t_beside+=($((b - a)))
+	purge
+}
 purge # a bed that has never had Istio still passes through the same purge once
 for i in $(seq 1 "$FLEET_RUNS"); do
 	log "round $i/$FLEET_RUNS"
 	ours_round "$i"
 	upstream_round "$i"
 	crit_round "$i"
+	beside_round "$i"
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -170,9 +192,11 @@ gw="the file gives each remote its remotePilotAddress and has one network, so up
 	echo "| our install of $crit_primary alone | $(stats "${t_primary[@]}") |"
 	echo "| our install of $crit_remote alone, after it | $(stats "${t_remote[@]}") |"
 	echo "| critical path: the two summed, per round | $(stats "${t_crit[@]}") |"
+	echo "| the same installs as the fleet runs them (the other primary beside), no links | $(stats "${t_beside[@]}") |"
 	echo
 	echo "upstream's steps / ours: ${ratio}x (limit >= ${FLEET_RATIO}x): $([ "$ok_ratio" = 1 ] && echo within || echo MISSED)"
 	echo "ours - critical path: $((mo - mc)) ms (limit <= +$FLEET_SLACK_MS ms): $([ "$ok_crit" = 1 ] && echo within || echo MISSED)"
+	echo "ours - the same installs run beside each other: $((mo - $(med "${t_beside[@]}"))) ms (the links, the plan, one process's start; not a limit)"
 	echo "start-up (version --remote=false, median of 10): ours $su_ours, upstream $su_up; the upstream sequence starts $n_up of them"
 	echo
 	echo "Ours, the last round's summary:"

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -208,10 +209,17 @@ func (s *fleetSteps) get(name string) *fleetStep {
 	return st
 }
 
+// finish ends the named step with err; a step already finished keeps its end.
 func (s *fleetSteps) finish(name string, err error) {
 	st := s.get(name)
-	st.err = err
-	close(st.done)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-st.done:
+	default:
+		st.err = err
+		close(st.done)
+	}
 }
 
 // wait waits for the named steps; the error names the first that did not stand.
@@ -248,6 +256,7 @@ func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, err
 			defer wg.Done()
 			start := time.Now()
 			outcome, err := a.installMember(ctx, p, m, steps)
+			steps.finish(istiodStep(m.Name), err)
 			steps.finish(m.Name, err)
 			res.Clusters[i] = clusterRow(m, outcome, err, start)
 		}()
@@ -284,18 +293,47 @@ func (p *FleetPlan) members() map[string]*FleetMember {
 	return out
 }
 
+// istiodStep names the step of a cluster's istiod being ready: what its remotes wait for.
+func istiodStep(cluster string) string { return cluster + "/istiod" }
+
+// istiodTap passes a member's install events on and calls ready once its istiod (the Pilot
+// component) is ready.
+type istiodTap struct {
+	event.Sink
+	ready func()
+}
+
+func (t istiodTap) Emit(e event.Event) {
+	t.Sink.Emit(e)
+	if e.Type == event.ComponentReady && e.Component == string(component.Pilot) {
+		t.ready()
+	}
+}
+
 // installMember writes the cluster's cacerts, then installs it once its primary stands.
 func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps) (string, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
+	if err := a.writeCACerts(ctx, p.f, m); err != nil {
+		return event.OutcomeFailed, err
+	}
 	if m.Primary != "" {
-		if err := steps.wait(ctx, m.Primary); err != nil {
+		// A remote needs its primary's istiod serving (its injection goes there), not the
+		// rest of that install; with no address in the file, the gateway that gives it one.
+		need := istiodStep(m.Primary)
+		if needsAddress(m) {
+			need = m.Primary
+		}
+		if err := steps.wait(ctx, need); err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("needs cluster %s, which did not converge", m.Primary)
+			}
 			return event.OutcomeSkipped, err
 		}
 	}
-	if err := a.writeCACerts(ctx, p.f, m); err != nil {
-		return event.OutcomeFailed, err
+	if m.action != nil {
+		m.action.Events = istiodTap{m.action.Events, func() { steps.finish(istiodStep(m.Name), nil) }}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {

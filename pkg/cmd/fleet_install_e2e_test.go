@@ -109,6 +109,19 @@ func TestFleetInstallE2E(t *testing.T) {
 				dones[e.Cluster]++
 			}
 		}
+		// A remote's install starts once its primary's istiod is ready, not before.
+		pilot, remote := -1, -1
+		for i, e := range evs {
+			if e.Cluster == "cluster-1" && e.Type == event.ComponentReady && e.Component == "Pilot" && pilot < 0 {
+				pilot = i
+			}
+			if e.Cluster == "cluster-3" && e.Type == event.Plan && remote < 0 {
+				remote = i
+			}
+		}
+		if pilot < 0 || remote < pilot {
+			t.Errorf("cluster-3's install began at event %d, cluster-1's istiod was ready at event %d", remote, pilot)
+		}
 		last := evs[len(evs)-1]
 		if want := map[string]int{"cluster-1": 1, "cluster-2": 1, "cluster-3": 1, "": 1}; !maps.Equal(dones, want) {
 			t.Errorf("done events per cluster %v, want %v", dones, want)
