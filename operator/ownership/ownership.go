@@ -31,6 +31,10 @@ const (
 	Managed = "Reconcile"
 )
 
+// BesideInstalls name the installs made to stand beside a control plane's (the eastwest
+// profile's metadata.name): an unnamed install never prunes them.
+var BesideInstalls = []string{"eastwest"}
+
 // FieldManager is the server-side apply field manager of everything istioctl applies, as
 // upstream names it.
 const FieldManager = "istio-operator"
@@ -112,10 +116,11 @@ func (o Owner) Selector() string {
 	if o.Name != "" {
 		parts = append(parts, LabelOwner+"="+o.Name)
 	} else {
-		// An unnamed install (a profile, a file without metadata.name) leaves what a named
-		// one owns: upstream's selector has no owner term then, so re-installing the control
-		// plane deleted the east-west gateway installed beside it as "eastwest".
-		parts = append(parts, "!"+LabelOwner)
+		// An unnamed install (a profile, a file without metadata.name) still prunes what a
+		// named install of the same revision left (a rollback from a named file), but never
+		// the installs made to stand beside the control plane: upstream's selector has no
+		// owner term then, so re-installing the control plane deleted the east-west gateway.
+		parts = append(parts, LabelOwner+" notin ("+strings.Join(BesideInstalls, ",")+")")
 	}
 	return strings.Join(parts, ",")
 }

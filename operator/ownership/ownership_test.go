@@ -7,7 +7,7 @@ import (
 )
 
 // TestSelectorLeavesOtherInstalls: an install prunes only its own objects; an unnamed one
-// (a profile) never what a named install beside it (the east-west gateway's) owns.
+// (a profile) what a named one of its revision left, but never the east-west gateway's.
 func TestSelectorLeavesOtherInstalls(t *testing.T) {
 	unnamed := Owner{Namespace: DefaultNamespace, Version: "1.30.0"}
 	eastwest := Owner{Name: "eastwest", Namespace: DefaultNamespace, Version: "1.30.0"}
@@ -17,13 +17,14 @@ func TestSelectorLeavesOtherInstalls(t *testing.T) {
 		"eastwest": eastwest.Labels("IngressGateways"),
 		"canary":   canary.Labels("Pilot"),
 		"older":    Owner{Namespace: DefaultNamespace, Version: "1.29.0"}.Labels("Pilot"),
+		"named":    Owner{Name: "demo", Namespace: DefaultNamespace, Version: "1.30.0"}.Labels("EgressGateways"),
 		"kept":     func() map[string]string { l := unnamed.Labels("Pilot"); l[LabelNotPruned] = "true"; return l }(),
 	}
 	for _, tc := range []struct {
 		owner Owner
 		want  map[string]bool
 	}{
-		{unnamed, map[string]bool{"unnamed": true, "older": true}},
+		{unnamed, map[string]bool{"unnamed": true, "older": true, "named": true}},
 		{eastwest, map[string]bool{"eastwest": true}},
 		{canary, map[string]bool{"canary": true}},
 	} {
