@@ -5,7 +5,9 @@
 #    spec: wall time, and the apiserver's request counts during the run (all, and writes)
 #  - uninstall
 #  - install -y of this tree against the base commit's (BASE, main), each on a fresh cluster in
-#    the same rounds: a limit of +INSTALL_BUDGET_PCT (5) % on the median
+#    the same rounds: a limit of +INSTALL_BUDGET_PCT (5) % on the median (`hack/bench.sh
+#    install` runs only that, RUNS rounds alternating which goes first, ~20 s a round, with
+#    both binaries' start-up beside it, and exits 1 when the limit is missed; no upstream)
 #  - start-up (version --remote=false, manifest generate) against a base commit (BASE, main)
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
@@ -26,6 +28,94 @@ lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1, and a F
 	grep -o 'lock cost.*' <<<"$log" || true
 	if [ "$rc" != 0 ]; then echo "lock cost: TestLockCost FAILED"; fi
 }
+stats() { # numbers... -> "median (min-max)"
+	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%s (%s-%s)", a[int((NR+1)/2)], a[1], a[NR]}'
+}
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1fx", a / b }'; }
+# limit NAME OK MESSAGE: records a limit the run missed; the run exits non-zero at its end.
+missed=()
+limit() { if [ "$2" != 1 ]; then missed+=("$1: $3"); fi; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
+now_ms() { date +%s%3N; }
+
+RUNS=${RUNS:-5}
+BASE=${BASE:-main}
+INSTALL_BUDGET_PCT=${INSTALL_BUDGET_PCT:-5}
+SETS=(--set profile=default --set hub=docker.io/istio --set tag=1.30.0)
+declare -A t_install
+# build_base DIR: the base commit's binary, DIR/base.bin, built as make build builds ours.
+build_base() {
+	git worktree add --detach "$1/base" "$(git rev-parse --verify "$BASE^{commit}")" >/dev/null 2>&1
+	(cd "$1/base" && CGO_ENABLED=0 go build -trimpath -o "$1/base.bin" ./cmd/istioctl)
+}
+# run_install NAME BINARY ROUND: install -y of SETS into one fresh cluster ($STATE), its wall
+# time added to t_install[NAME].
+run_install() {
+	local name=$1 bin=$2 i=$3 log=$work/$1-install-$3.log a b
+	hack/kube/up.sh >/dev/null 2>&1
+	export KUBECONFIG=$STATE/kubeconfig
+	a=$(now_ms)
+	"$bin" install -y "${SETS[@]}" >>"$log" 2>&1 || { echo "[bench] $name round $i: install failed (log: $log)" >&2; cat "$log" >&2; exit 1; }
+	b=$(now_ms)
+	t_install[$name]+="$((b - a)) "
+	unset KUBECONFIG
+	hack/kube/down.sh >/dev/null 2>&1
+}
+# install_vs_base prints this tree's install -y (t_install[ours]) against BASE's;
+# install_vs_base_limit records its limit.
+install_vs_base() {
+	echo "### install -y against $BASE ($(git rev-parse --short "$BASE")), same rounds"
+	echo
+	echo "| wall ms, median (min-max) | this tree | $BASE | difference |"
+	echo "|---|---|---|---|"
+	echo "| install into a fresh cluster | $(stats ${t_install[ours]}) | $(stats ${t_install[base]}) | $(awk -v a="$(med ${t_install[ours]})" -v b="$(med ${t_install[base]})" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / (b ? b : 1) }') |"
+	echo
+}
+install_vs_base_limit() {
+	limit "install -y against $BASE" "$(le "$(med ${t_install[ours]})" "$(awk -v b="$(med ${t_install[base]})" -v p="$INSTALL_BUDGET_PCT" 'BEGIN { print b * (100 + p) / 100 }')")" \
+		"our median $(med ${t_install[ours]}) ms is over $BASE's $(med ${t_install[base]}) ms + $INSTALL_BUDGET_PCT %"
+}
+exit_on_missed() {
+	if [ ${#missed[@]} -gt 0 ]; then
+		printf '[bench] limit missed: %s\n' "${missed[@]}" >&2
+		exit 1
+	fi
+}
+
+if [ "${1:-}" = install ]; then
+	make -s build cluster-bin >/dev/null
+	go build -o bin/benchcmp ./hack/benchcmp
+	work=$(mktemp -d)
+	export HOME=$work/home STATE=$work/cluster
+	mkdir -p "$HOME"
+	trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+	build_base "$work"
+	echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+	for i in $(seq 1 "$RUNS"); do
+		echo "[bench] install round $i/$RUNS" >&2
+		# Which goes first alternates, so a trend in the machine's load hits both alike.
+		if [ $((i % 2)) = 1 ]; then
+			run_install ours bin/istioctl "$i"
+			run_install base "$work/base.bin" "$i"
+		else
+			run_install base "$work/base.bin" "$i"
+			run_install ours bin/istioctl "$i"
+		fi
+	done
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	install_vs_base
+	echo "start-up of both binaries (version --remote=false), to compare machines:"
+	echo
+	echo '```'
+	KUBECONFIG=/nonexistent bin/benchcmp -n 10 "this tree" bin/istioctl version --remote=false ::: "$BASE" "$work/base.bin" version --remote=false
+	echo '```'
+	install_vs_base_limit
+	exit_on_missed
+	exit 0
+fi
+
 if [ "${1:-}" = lock ]; then
 	make -s cluster-bin >/dev/null 2>&1
 	tmp=$(mktemp -d)
@@ -34,7 +124,6 @@ if [ "${1:-}" = lock ]; then
 	exit 0
 fi
 
-RUNS=${RUNS:-5}
 RENDER_RUNS=${RENDER_RUNS:-10}
 UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
 UPSTREAM=$root/bin/upstream/istioctl
@@ -50,16 +139,13 @@ if [ "${1:-}" = fleet ]; then
 fi
 go build -o bin/benchcmp ./hack/benchcmp
 OURS=$root/bin/istioctl
-BASE=${BASE:-main}
-INSTALL_BUDGET_PCT=${INSTALL_BUDGET_PCT:-5}
 work=$(mktemp -d)
 export HOME=$work/home
 mkdir -p "$HOME"
 out=$work/report.md
 trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 # The base commit's binary: this tree's install -y against it, in the same rounds.
-git worktree add --detach "$work/base" "$(git rev-parse --verify "$BASE^{commit}")" >/dev/null 2>&1
-(cd "$work/base" && CGO_ENABLED=0 go build -trimpath -o "$work/base.bin" ./cmd/istioctl)
+build_base "$work"
 BASE_BIN=$work/base.bin
 
 machine="$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(go version | cut -d' ' -f3)"
@@ -102,10 +188,8 @@ metrics() { # prints "<all requests> <write requests>" from the apiserver's coun
 		}
 		END { printf "%d %d\n", all, w }'
 }
-now_ms() { date +%s%3N; }
 export STATE=$work/cluster
-SETS=(--set profile=default --set hub=docker.io/istio --set tag=1.30.0)
-declare -A t_install t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
+declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
 run_tool() { # name binary round: one fresh cluster; records times and counts
 	local name=$1 bin=$2 i=$3 log=$work/$1-$3.log
 	hack/kube/up.sh >/dev/null 2>&1
@@ -161,35 +245,14 @@ run_floor() { # round
 	unset KUBECONFIG
 	hack/kube/down.sh >/dev/null 2>&1
 }
-# The base commit's install -y, as run_tool's first step: one fresh cluster.
-run_base() { # round
-	local i=$1 log=$work/base-$1.log a b
-	hack/kube/up.sh >/dev/null 2>&1
-	export KUBECONFIG=$STATE/kubeconfig
-	a=$(now_ms)
-	"$BASE_BIN" install -y "${SETS[@]}" >>"$log" 2>&1 || { echo "[bench] base round $i: install failed (log: $log)" >&2; cat "$log" >&2; exit 1; }
-	b=$(now_ms)
-	t_install[base]+="$((b - a)) "
-	unset KUBECONFIG
-	hack/kube/down.sh >/dev/null 2>&1
-}
 for i in $(seq 1 "$RUNS"); do
 	echo "[bench] cluster round $i/$RUNS" >&2
 	run_tool ours "$OURS" "$i"
 	run_tool upstream "$UPSTREAM" "$i"
 	run_floor "$i"
-	run_base "$i"
+	run_install base "$BASE_BIN" "$i"
 done
 
-stats() { # numbers... -> "median (min-max)"
-	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%s (%s-%s)", a[int((NR+1)/2)], a[1], a[NR]}'
-}
-med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1fx", a / b }'; }
-# limit NAME OK MESSAGE: records a limit the run missed; the run exits non-zero at its end.
-missed=()
-limit() { if [ "$2" != 1 ]; then missed+=("$1: $3"); fi; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
 {
 	echo "## the cluster operations, $RUNS rounds each, against upstream and the kubectl floor"
 	echo
@@ -229,16 +292,8 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
 	echo "| re-install: write requests | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) |"
 	echo
 } >>"$out"
-{
-	echo "### install -y against $BASE ($(git rev-parse --short "$BASE")), same rounds"
-	echo
-	echo "| wall ms, median (min-max) | this tree | $BASE | difference |"
-	echo "|---|---|---|---|"
-	echo "| install into a fresh cluster | $(stats ${t_install[ours]}) | $(stats ${t_install[base]}) | $(awk -v a="$(med ${t_install[ours]})" -v b="$(med ${t_install[base]})" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / (b ? b : 1) }') |"
-	echo
-} >>"$out"
-limit "install -y against $BASE" "$(le "$(med ${t_install[ours]})" "$(awk -v b="$(med ${t_install[base]})" -v p="$INSTALL_BUDGET_PCT" 'BEGIN { print b * (100 + p) / 100 }')")" \
-	"our median $(med ${t_install[ours]}) ms is over $BASE's $(med ${t_install[base]}) ms + $INSTALL_BUDGET_PCT %"
+install_vs_base >>"$out"
+install_vs_base_limit
 limit "uninstall --purge" "$(le "$(med ${t_uninstall[ours]})" "$(med ${t_uninstall[upstream]})")" \
 	"our median $(med ${t_uninstall[ours]}) ms is over upstream's $(med ${t_uninstall[upstream]}) ms"
 limit "install" "$(le "$(med ${t_install[ours]})" "$(med ${t_install[upstream]})")" \
@@ -305,7 +360,4 @@ limit "render" "$([ "$render_rc" = 0 ] && echo 1 || echo 0)" \
 } >>"$out"
 cp "$out" docs/benchmarks.md
 cat docs/benchmarks.md
-if [ ${#missed[@]} -gt 0 ]; then
-	printf '[bench] limit missed: %s\n' "${missed[@]}" >&2
-	exit 1
-fi
+exit_on_missed
