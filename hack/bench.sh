@@ -16,6 +16,9 @@
 #  - x fleet install of docs/examples/fleet-3-clusters.yaml against upstream's documented
 #    steps in sequence, on a 3-cluster bed of its own (hack/bench-fleet.sh; `hack/bench.sh
 #    fleet` prints only that, in ~6 minutes, and exits 1 when a limit is missed)
+#  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
+#    upstream, RUNS (5) alternating rounds on fresh clusters, and exits 1 when our median is
+#    over upstream's
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -144,6 +147,81 @@ export HOME=$work/home
 mkdir -p "$HOME"
 out=$work/report.md
 trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# --- install into a fresh cluster ------------------------------------------------------
+metrics() { # prints "<all requests> <write requests>" from the apiserver's counters
+	KUBECONFIG=$STATE/kubeconfig bin/kubectl get --raw /metrics 2>/dev/null | awk '
+		/^apiserver_request_total\{/ {
+			n = $NF; all += n
+			# Writes to objects: not what controllers and kwok write on their own and an
+			# install never does (leases, events, pods, ReplicaSets, endpoints, status).
+			if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
+			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices)"/ &&
+			    $0 ~ /subresource=""/) w += n
+		}
+		END { printf "%d %d\n", all, w }'
+}
+export STATE=$work/cluster
+declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
+run_tool() { # name binary round: one fresh cluster; records times and counts
+	local name=$1 bin=$2 i=$3 log=$work/$1-$3.log
+	hack/kube/up.sh >/dev/null 2>&1
+	export KUBECONFIG=$STATE/kubeconfig
+	local m0 m1 m2 a b c d e f g
+	step() { echo "== $*" >>"$log"; "$@" >>"$log" 2>&1 || { echo "[bench] $name round $i: $* failed (log: $log)" >&2; cat "$log" >&2; exit 1; }; }
+	m0=$(metrics); a=$(now_ms)
+	step "$bin" install -y "${SETS[@]}"
+	b=$(now_ms); m1=$(metrics)
+	step "$bin" install -y "${SETS[@]}"
+	c=$(now_ms); m2=$(metrics)
+	step "$bin" uninstall --purge -y
+	d=$(now_ms)
+	if [ -n "${UNINSTALL_ONLY:-}" ]; then
+		t_uninstall[$name]+="$((d - c)) "
+		unset KUBECONFIG
+		hack/kube/down.sh >/dev/null 2>&1
+		return
+	fi
+	# Upstream returns before the CRDs are gone: the next install waits until they are, so
+	# that both tools install into the same empty cluster.
+	until ! bin/kubectl get crd -o name 2>/dev/null | grep -q istio.io; do sleep 0.05; done
+	e=$(now_ms)
+	step "$bin" install -y "${SETS[@]}"
+	f=$(now_ms)
+	# In-place upgrade: a new tag for the same revision.
+	step "$bin" install -y "${SETS[@]}" --set tag=1.30.1
+	g=$(now_ms)
+	# Canary upgrade: a second revision, then the default tag moved to it.
+	step "$bin" install -y "${SETS[@]}" --set tag=1.30.2 --set revision=canary
+	step "$bin" tag set default --revision canary --overwrite -y
+	h=$(now_ms)
+	t_install[$name]+="$((b - a)) "; t_reinstall[$name]+="$((c - b)) "; t_uninstall[$name]+="$((d - c)) "
+	t_install2[$name]+="$((f - e)) "; t_upgrade[$name]+="$((g - f)) "; t_canary[$name]+="$((h - g)) "
+	r_install[$name]+="$(( ${m1% *} - ${m0% *} )) "
+	w_install[$name]+="$(( ${m1#* } - ${m0#* } )) "
+	w_reinstall[$name]+="$(( ${m2#* } - ${m1#* } )) "
+	unset KUBECONFIG
+	hack/kube/down.sh >/dev/null 2>&1
+}
+if [ "${1:-}" = uninstall ]; then
+	# Only uninstall --purge -y, ours against upstream: RUNS rounds, each a fresh cluster per
+	# tool, alternating; install -y twice, then the timed uninstall (run_tool's first steps).
+	UNINSTALL_ONLY=1
+	load0=$(cut -d' ' -f1-3 /proc/loadavg)
+	for i in $(seq 1 "$RUNS"); do
+		echo "[bench] uninstall round $i/$RUNS" >&2
+		run_tool ours "$OURS" "$i"
+		run_tool upstream "$UPSTREAM" "$i"
+	done
+	load1=$(cut -d' ' -f1-3 /proc/loadavg)
+	startup=$(KUBECONFIG=/nonexistent bin/benchcmp -n 10 ours "$OURS" version --remote=false ::: upstream "$UPSTREAM" version --remote=false | grep -v ' / \| - ')
+	echo "uninstall --purge -y, $RUNS rounds, wall ms median (min-max); load average $load0 at the start, $load1 at the end, on $(nproc) CPUs"
+	echo "ours:     $(stats ${t_uninstall[ours]})   [${t_uninstall[ours]% }]"
+	echo "upstream: $(stats ${t_uninstall[upstream]})   [${t_uninstall[upstream]% }]"
+	echo "start-up (version --remote=false, median of 10):"
+	echo "$startup"
+	le "$(med ${t_uninstall[ours]})" "$(med ${t_uninstall[upstream]})" | grep -q 1 || { echo "[bench] our median is over upstream's" >&2; exit 1; }
+	exit 0
+fi
 # The base commit's binary: this tree's install -y against it, in the same rounds.
 build_base "$work"
 BASE_BIN=$work/base.bin
@@ -175,55 +253,6 @@ for p in default demo ambient; do
 	} >>"$out"
 done
 
-# --- install into a fresh cluster ------------------------------------------------------
-metrics() { # prints "<all requests> <write requests>" from the apiserver's counters
-	KUBECONFIG=$STATE/kubeconfig bin/kubectl get --raw /metrics 2>/dev/null | awk '
-		/^apiserver_request_total\{/ {
-			n = $NF; all += n
-			# Writes to objects: not what controllers and kwok write on their own and an
-			# install never does (leases, events, pods, ReplicaSets, endpoints, status).
-			if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
-			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices)"/ &&
-			    $0 ~ /subresource=""/) w += n
-		}
-		END { printf "%d %d\n", all, w }'
-}
-export STATE=$work/cluster
-declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
-run_tool() { # name binary round: one fresh cluster; records times and counts
-	local name=$1 bin=$2 i=$3 log=$work/$1-$3.log
-	hack/kube/up.sh >/dev/null 2>&1
-	export KUBECONFIG=$STATE/kubeconfig
-	local m0 m1 m2 a b c d e f g
-	step() { echo "== $*" >>"$log"; "$@" >>"$log" 2>&1 || { echo "[bench] $name round $i: $* failed (log: $log)" >&2; cat "$log" >&2; exit 1; }; }
-	m0=$(metrics); a=$(now_ms)
-	step "$bin" install -y "${SETS[@]}"
-	b=$(now_ms); m1=$(metrics)
-	step "$bin" install -y "${SETS[@]}"
-	c=$(now_ms); m2=$(metrics)
-	step "$bin" uninstall --purge -y
-	d=$(now_ms)
-	# Upstream returns before the CRDs are gone: the next install waits until they are, so
-	# that both tools install into the same empty cluster.
-	until ! bin/kubectl get crd -o name 2>/dev/null | grep -q istio.io; do sleep 0.05; done
-	e=$(now_ms)
-	step "$bin" install -y "${SETS[@]}"
-	f=$(now_ms)
-	# In-place upgrade: a new tag for the same revision.
-	step "$bin" install -y "${SETS[@]}" --set tag=1.30.1
-	g=$(now_ms)
-	# Canary upgrade: a second revision, then the default tag moved to it.
-	step "$bin" install -y "${SETS[@]}" --set tag=1.30.2 --set revision=canary
-	step "$bin" tag set default --revision canary --overwrite -y
-	h=$(now_ms)
-	t_install[$name]+="$((b - a)) "; t_reinstall[$name]+="$((c - b)) "; t_uninstall[$name]+="$((d - c)) "
-	t_install2[$name]+="$((f - e)) "; t_upgrade[$name]+="$((g - f)) "; t_canary[$name]+="$((h - g)) "
-	r_install[$name]+="$(( ${m1% *} - ${m0% *} )) "
-	w_install[$name]+="$(( ${m1#* } - ${m0#* } )) "
-	w_reinstall[$name]+="$(( ${m2#* } - ${m1#* } )) "
-	unset KUBECONFIG
-	hack/kube/down.sh >/dev/null 2>&1
-}
 # The floor: what any tool must at least do, done with kubectl alone. Install: the
 # namespace, one server-side apply of our rendered objects, the rollout of both
 # Deployments. Uninstall: one delete of the same objects, waiting until they are gone.

@@ -46,6 +46,9 @@ type Installer struct {
 	missingNS map[string]bool
 	// watch feeds the readiness waits.
 	watch *kube.Watcher
+	// cachesStarted, when Targets started the CRDs' watch caches, waits until each has
+	// been asked (startWatchCaches).
+	cachesStarted func()
 	// metas holds, per kind and namespace, what existed before the run touched it.
 	metasMu sync.Mutex
 	metas   map[metaKey]*metaList

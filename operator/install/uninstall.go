@@ -39,7 +39,14 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 	if err != nil {
 		return nil, err
 	}
-	return InRemovalOrder(out), nil
+	out = InRemovalOrder(out)
+	if opts.Purge && !opts.DryRun {
+		// The CRDs' watch caches start as soon as the CRDs are known, beside the rest of
+		// the plan and the first removals, so that the CRDs' deletion does not wait for
+		// them (startWatchCaches).
+		in.cachesStarted = in.startWatchCaches(ctx, out, false)
+	}
+	return out, nil
 }
 
 // removalRank orders deletion as the reverse of installation: dependents first, webhooks
@@ -172,8 +179,20 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		defer cancel()
 	}
 	// Batches of the same rank go at once, the CRDs too: their watch caches are started
-	// first (startWatchCaches), so their finalizers find them ready.
-	started := in.startWatchCaches(ctx, targets, opts.DryRun)
+	// first (startWatchCaches; by Targets when it found them), so their finalizers find
+	// them ready.
+	started := in.cachesStarted
+	if started == nil {
+		started = in.startWatchCaches(ctx, targets, opts.DryRun)
+	}
+	if !opts.DryRun {
+		// The watches waitGone judges by start now, all at once: their initial lists run
+		// beside the deletes rather than one after another once the last delete returned.
+		// An error is waitGone's to report (or, for a kind no longer served, to pass).
+		for _, t := range targets {
+			_ = in.watch.Start(t.GroupVersionKind(), t.GetNamespace(), selector)
+		}
+	}
 	var deleted []*unstructured.Unstructured
 	var removed []Change
 	for _, batch := range removalBatches(targets) {

@@ -20,14 +20,20 @@ import (
 // CRD). A list with a limit is answered from etcd whatever the cache's state, so asking
 // for one object starts the cache at the cost of one small request, and by the time the
 // CRD is deleted the cache is usually ready.
+//
+// The first request for any served version builds the caches of all of them, the storage
+// version's (which the finalizer lists) among them. crd is read for its resource; only
+// when it lacks its spec (a metadata-only copy) is the live CRD read first.
 func (c *Client) StartWatchCache(ctx context.Context, crd *unstructured.Unstructured) error {
-	live, err := c.Get(ctx, crd)
-	if err != nil || live == nil {
-		return err
-	}
-	gvr, err := servedResource(live)
+	gvr, err := servedResource(crd)
 	if err != nil {
-		return err
+		live, err := c.Get(ctx, crd)
+		if err != nil || live == nil {
+			return err
+		}
+		if gvr, err = servedResource(live); err != nil {
+			return err
+		}
 	}
 	_, err = c.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 	return err

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -18,11 +21,22 @@ import (
 
 // TestStartWatchCache: nothing builds the watch cache of a CRD's resources until it is
 // asked for; StartWatchCache does, so the CRD finalizer finds it ready (cache.go). Read from
-// the apiserver's own counter of cache initializations.
+// the apiserver's own counter of cache initializations. Given the CRD with its spec (as an
+// uninstall's plan lists it), it reads no CRD.
 func TestStartWatchCache(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config)
+	var crdReads atomic.Int32
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/customresourcedefinitions") {
+				crdReads.Add(1)
+			}
+			return next.RoundTrip(r)
+		})
+	})
+	client, err := kube.NewClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +86,12 @@ spec:
 	if n := initializations(); n != 0 {
 		t.Fatalf("%d watch cache initializations before anything asked for the resource", n)
 	}
+	crdReads.Store(0)
 	if err := client.StartWatchCache(ctx, crd); err != nil {
 		t.Fatal(err)
+	}
+	if n := crdReads.Load(); n != 0 {
+		t.Errorf("StartWatchCache of a CRD with its spec read CRDs %d times, want none", n)
 	}
 	for initializations() == 0 {
 		if time.Now().After(deadline.Add(10 * time.Second)) {
@@ -162,3 +180,7 @@ spec:
 		t.Errorf("ListMeta: %d items, %v", len(m), err)
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -120,7 +120,24 @@ func (w *Watcher) List(ctx context.Context, gvk schema.GroupVersionKind, namespa
 	return out, nil
 }
 
+// Start starts the watch of gvk in namespace, filtered by selector, and returns without
+// waiting for its initial list: a wait that knows which kinds it will judge starts them
+// all at once, and its first Get of each waits only for what is left of that list.
+func (w *Watcher) Start(gvk schema.GroupVersionKind, namespace, selector string) error {
+	_, _, err := w.entry(gvk, namespace, selector)
+	return err
+}
+
 func (w *Watcher) cacheFor(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) (*watched, watchKey, error) {
+	wd, key, err := w.entry(gvk, namespace, selector)
+	if err != nil {
+		return nil, watchKey{}, err
+	}
+	return wd, key, w.synced(ctx, wd, key)
+}
+
+// entry is the cache of gvk in namespace filtered by selector, started if it was not.
+func (w *Watcher) entry(gvk schema.GroupVersionKind, namespace, selector string) (*watched, watchKey, error) {
 	_, mapping, err := w.client.Resource(gvk, namespace)
 	if err != nil {
 		return nil, watchKey{}, err
@@ -141,7 +158,7 @@ func (w *Watcher) cacheFor(ctx context.Context, gvk schema.GroupVersionKind, nam
 		w.caches[key] = wd
 	}
 	w.mu.Unlock()
-	return wd, key, w.synced(ctx, wd, key)
+	return wd, key, nil
 }
 
 func (w *Watcher) start(key watchKey) *watched {
