@@ -11,9 +11,3 @@ import "embed"
 //
 //go:embed all:charts
 var Charts embed.FS
-
-// BaseCRDs is charts/base/crds/crd-all.gen.yaml, the largest chart file (every Istio
-// CRD, 480 KB): as a string it is read where the binary maps it, not copied to the heap.
-//
-//go:embed charts/base/crds/crd-all.gen.yaml
-var BaseCRDs string

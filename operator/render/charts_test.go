@@ -9,35 +9,33 @@ import (
 	"github.com/istioctl-installer/istioctl/manifests"
 )
 
-// TestChartsReadCRDsInPlace: the embedded base chart's CRD file reaches the loader as the
-// binary's own bytes (not a heap copy), and they are the file's bytes.
-func TestChartsReadCRDsInPlace(t *testing.T) {
+// TestChartsReadInPlace: the embedded charts' files reach the loader as the binary's own
+// bytes (not heap copies), and they are the files' bytes.
+func TestChartsReadInPlace(t *testing.T) {
 	c, err := NewCharts("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := c.Files("base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := fs.ReadFile(manifests.Charts, "charts/base/crds/crd-all.gen.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, f := range files {
-		if f.Name != "crds/crd-all.gen.yaml" {
-			continue
+	for _, dir := range []string{"base", "istio-control/istio-discovery", "gateways/istio-ingress"} {
+		files, err := c.Files(dir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		found = true
-		if !bytes.Equal(f.Data, want) {
-			t.Errorf("crds/crd-all.gen.yaml: %d bytes, not the embedded file's %d", len(f.Data), len(want))
+		if len(files) < 3 {
+			t.Fatalf("%s: %d files", dir, len(files))
 		}
-		if unsafe.SliceData(f.Data) != unsafe.StringData(manifests.BaseCRDs) {
-			t.Errorf("crds/crd-all.gen.yaml was copied, not read in place")
+		for _, f := range files {
+			name := "charts/" + dir + "/" + f.Name
+			want, err := fs.ReadFile(manifests.Charts, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.Data, want) {
+				t.Errorf("%s: %d bytes, not the embedded file's %d", name, len(f.Data), len(want))
+			}
+			if s, _ := manifests.InPlace(name); len(want) > 0 && unsafe.SliceData(f.Data) != unsafe.StringData(s) {
+				t.Errorf("%s was copied, not read in place", name)
+			}
 		}
-	}
-	if !found {
-		t.Fatalf("base chart has no crds/crd-all.gen.yaml among %d files", len(files))
 	}
 }

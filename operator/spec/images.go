@@ -17,7 +17,6 @@ import (
 var (
 	// One path component of an image name (pilot, proxyv2, install-cni).
 	imageNameRE = lazyRE(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	variantRE   = lazyRE(`^[\w][\w.-]{0,127}$`)
 )
 
 // mustSet are the image parts whose empty value is used as it is (an empty registry or
@@ -78,11 +77,11 @@ func badPart(part, text string) string {
 			return fmt.Sprintf("%q is not an image repository (like docker.io/istio or registry.example.com:5000/mesh)", text)
 		}
 	case "tag":
-		if !tagRE().MatchString(text) {
+		if !isTag(text) {
 			return fmt.Sprintf("%q is not an image tag (letters, digits, _ . -, at most 128, not starting with . or -)", text)
 		}
 	case "variant":
-		if !variantRE().MatchString(text) {
+		if !isTag(text) {
 			return fmt.Sprintf("%q is not an image variant: it is appended to the tag (letters, digits, _ . -, such as distroless or debug)", text)
 		}
 	case "image":

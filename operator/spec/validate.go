@@ -23,13 +23,43 @@ var CompatibilityVersions = []string{"1.25", "1.26", "1.27", "1.28", "1.29", "1.
 // The patterns compile on first use: every istioctl command pays for package init.
 var (
 	// An image repository: an optional registry host[:port], then lowercase path components.
-	hubRE = lazyRE(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
-	// An image tag.
-	tagRE = lazyRE(`^[\w][\w.-]{0,127}$`)
-	// Gateway names as upstream accepts them.
-	gatewayNameRE = lazyRE(`^[a-z0-9.-]{1,254}$`)
-	compatRE      = lazyRE(`^[0-9]+\.[0-9]+$`)
+	hubRE    = lazyRE(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
+	compatRE = lazyRE(`^[0-9]+\.[0-9]+$`)
 )
+
+// isTag says whether s is an image tag, ^[\w][\w.-]{0,127}$; a loop, not that pattern,
+// whose bounded repeat compiles to a program of 128 copies (milliseconds of every
+// resolve, most of its allocations).
+func isTag(s string) bool {
+	if len(s) == 0 || len(s) > 128 || !isWordByte(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isWordByte(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isGatewayName says whether s is a gateway name as upstream accepts it,
+// ^[a-z0-9.-]{1,254}$ (a loop for the reason of isTag).
+func isGatewayName(s string) bool {
+	if len(s) == 0 || len(s) > 254 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordByte is \w: an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
 
 func lazyRE(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
@@ -84,7 +114,7 @@ func (v *checker) checkImage(path string, m map[string]any) {
 	if hub := str(m, "hub"); hub != "" && !hubRE().MatchString(hub) {
 		v.bad(path+".hub", "%q is not an image repository (like docker.io/istio or registry.example.com:5000/mesh)", hub)
 	}
-	if tag := str(m, "tag"); tag != "" && !tagRE().MatchString(tag) {
+	if tag := str(m, "tag"); tag != "" && !isTag(tag) {
 		v.bad(path+".tag", "%q is not an image tag (letters, digits, _ . -, at most 128, not starting with . or -)", tag)
 	}
 }
@@ -196,7 +226,7 @@ func (v *checker) checkGateway(path string, gw map[string]any, kind component.Co
 	switch name := str(gw, "name"); {
 	case name == "":
 		v.bad(path+".name", "a gateway needs a name")
-	case !gatewayNameRE().MatchString(name):
+	case !isGatewayName(name):
 		v.bad(path+".name", "%q is not a valid gateway name: use lowercase letters, digits, '.' and '-'", name)
 	case len(validation.IsDNS1035Label(name)) > 0:
 		// The name is the gateway's Service's and its pods' app label: the apiserver would

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"sync"
@@ -133,6 +135,24 @@ type KubernetesResources struct {
 	Volumes             []corev1.Volume                            `json:"volumes,omitempty"`
 	VolumeMounts        []corev1.VolumeMount                       `json:"volumeMounts,omitempty"`
 	Overlays            []KubernetesOverlay                        `json:"overlays,omitempty"`
+}
+
+// kubernetesResources is KubernetesResources without its MarshalJSON.
+type kubernetesResources KubernetesResources
+
+// MarshalJSON encodes k as encoding/json encodes the struct. With it, encoding/json does
+// not build the encoders of all the Kubernetes types the fields hold (Affinity, Volume,
+// ServiceSpec, ...) the first time it encodes or decodes any spec (spec.Resolve decodes
+// one into IstioOperator): it builds them only for a spec that sets k8s settings. Not an
+// UnmarshalJSON: that would make the field opaque to the schema (goSchema.Kind).
+func (k KubernetesResources) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the caller's encoder escapes, or not, as it would the struct
+	if err := enc.Encode(kubernetesResources(k)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // KubernetesOverlay patches one rendered object of the component.
