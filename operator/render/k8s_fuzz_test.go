@@ -67,7 +67,7 @@ func FuzzOverlayPatch(f *testing.F) {
 			return
 		}
 		last := parsed[len(parsed)-1]
-		parent, ok := lookupPath(obj, parsed[:len(parsed)-1])
+		parent, ok := lookupAfter(obj, before, parsed[:len(parsed)-1])
 		if !ok {
 			t.Fatalf("patch %q applied, but its parent path is not there: %v", path, obj)
 		}
@@ -85,7 +85,7 @@ func FuzzOverlayPatch(f *testing.F) {
 					return
 				}
 			}
-			got, ok := lookupPath(obj, parsed)
+			got, ok := lookupAfter(obj, before, parsed)
 			if !ok || !reflect.DeepEqual(got, normalize(p.Value)) {
 				t.Fatalf("patch %q = %s applied, but the path reads %v (found %v)", path, value, got, ok)
 			}
@@ -106,6 +106,59 @@ func FuzzOverlayPatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// lookupAfter reads path in obj, the patched before, with each list segment at the item it
+// selected in before: a patch below a selector can change the item so that the selector no
+// longer matches it ("spec.matrix[ ][0]" matches [1 2] by its text, which the delete of [0]
+// turns into [2]). Where before lacks the path (the patch created it), it reads obj alone.
+func lookupAfter(obj, before any, path spec.Path) (any, bool) {
+	idx := make([]int, len(path))
+	cur := before
+	for i, seg := range path {
+		idx[i] = -1
+		if cur == nil {
+			continue
+		}
+		if seg.Kind() == spec.SegmentKey {
+			m, _ := cur.(map[string]any)
+			cur = m[seg.Key]
+			continue
+		}
+		list, _ := cur.([]any)
+		j, err := overlayItem(list, seg)
+		if err != nil || j >= len(list) {
+			cur = nil
+			continue
+		}
+		idx[i], cur = j, list[j]
+	}
+	cur = obj
+	for i, seg := range path {
+		if seg.Kind() == spec.SegmentKey {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[seg.Key]; !ok {
+				return nil, false
+			}
+			continue
+		}
+		list, ok := cur.([]any)
+		if !ok {
+			return nil, false
+		}
+		j := idx[i]
+		if j < 0 || j >= len(list) {
+			var err error
+			if j, err = overlayItem(list, seg); err != nil || j == len(list) {
+				return nil, false
+			}
+		}
+		cur = list[j]
+	}
+	return cur, true
 }
 
 // lookupPath walks path the way applyPathPatch does, without creating or appending anything.
