@@ -22,7 +22,7 @@ func parseFast(data string) ([]any, bool) {
 		return nil, false
 	}
 	// Lines, and the strings read from them, share data's memory.
-	p := &parser{lines: make([]string, 0, strings.Count(data, "\n")+1)}
+	p := &parser{lines: make([]string, 0, strings.Count(data, "\n")+1), unterminated: !strings.HasSuffix(data, "\n")}
 	for len(data) > 0 {
 		line, rest, _ := strings.Cut(data, "\n")
 		p.lines, data = append(p.lines, line), rest
@@ -75,6 +75,8 @@ type parser struct {
 	lines  []string
 	pos    int
 	failed bool
+	// unterminated: the last line has no line break after it.
+	unterminated bool
 	// the scalars yaml.v3 was asked about (numbers and the like), once each
 	resolved map[string]any
 }
@@ -590,6 +592,12 @@ func (p *parser) literal(header string, ind int) any {
 			break
 		}
 		lines = append(lines, l[content:])
+	}
+	if p.unterminated && p.pos == len(p.lines) {
+		// A block scalar that ends the input without a line break keeps none ("a: |\n x"
+		// is "x"), and what keep chomping makes of its trailing lines then is yaml.v3's to say.
+		p.failed = true
+		return nil
 	}
 	// Trailing empty lines are the chomping's.
 	end := len(lines)
