@@ -37,7 +37,10 @@ func InRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructu
 // deleteAll deletes objs concurrently, bounded by Options.Concurrency, and returns the ones
 // deleted, in objs' order. When ctx ends it starts no new delete, but those in flight
 // finish: a run always knows what went.
-func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) ([]*unstructured.Unstructured, error) {
+//
+// then, when not nil, is called with each object deleted, as soon as its delete returned
+// (on the delete's goroutine: it must not block).
+func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool, then func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, error) {
 	sem := make(chan struct{}, in.concurrency())
 	done := make([]bool, len(objs))
 	errs := make([]error, len(objs))
@@ -56,6 +59,9 @@ func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstruc
 			defer func() { <-sem }()
 			errs[i] = in.Client.Delete(context.WithoutCancel(ctx), o, dryRun)
 			done[i] = errs[i] == nil
+			if done[i] && then != nil {
+				then(o)
+			}
 		}()
 	}
 	wg.Wait()
@@ -70,9 +76,9 @@ func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstruc
 
 // removeBatch deletes a batch (deleteAll) and emits a pruned event for each object that
 // went, in the batch's order, with action (Pruned or Removed); it returns what went and
-// its changes.
-func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, action Action) ([]*unstructured.Unstructured, []Change, error) {
-	went, err := in.deleteAll(ctx, batch, dryRun)
+// its changes. then is deleteAll's.
+func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, action Action, then func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, []Change, error) {
+	went, err := in.deleteAll(ctx, batch, dryRun, then)
 	changes := make([]Change, len(went))
 	for i, o := range went {
 		changes[i] = Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: action, DryRun: dryRun}

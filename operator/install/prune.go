@@ -98,7 +98,7 @@ func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructur
 	stale = InRemovalOrder(stale)
 	var changes []Change
 	for _, batch := range removalBatches(stale) {
-		went, c, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned)
+		went, c, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned, nil)
 		changes = append(changes, c...)
 		if err != nil {
 			return changes, err

@@ -42,8 +42,8 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 	out = InRemovalOrder(out)
 	if opts.Purge && !opts.DryRun {
 		// The CRDs' watch caches start as soon as the CRDs are known, beside the rest of
-		// the plan and the first removals, so that the CRDs' deletion does not wait for
-		// them (startWatchCaches).
+		// the plan and the first removals, so that they are ready by the time the CRDs are
+		// deleted (startWatchCaches).
 		in.cachesStarted = in.startWatchCaches(ctx, out, false)
 	}
 	return out, nil
@@ -178,12 +178,28 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	// Batches of the same rank go at once, the CRDs too: their watch caches are started
-	// first (startWatchCaches; by Targets when it found them), so their finalizers find
-	// them ready.
+	// Batches of the same rank go at once, the CRDs too. Their watch caches were started
+	// when the plan found them (Targets), so that the apiserver's finalizer of a CRD that
+	// still has custom resources finds its cache ready; the deletion of those it has none
+	// of is finished as soon as each CRD's delete returns (finishCRDDeletion), beside the
+	// rest.
 	started := in.cachesStarted
 	if started == nil {
 		started = in.startWatchCaches(ctx, targets, opts.DryRun)
+	}
+	var finishing sync.WaitGroup
+	defer func() {
+		finishing.Wait()
+		started()
+	}()
+	finish := func(o *unstructured.Unstructured) {
+		if o.GetKind() == kube.CRDGVK.Kind && !opts.DryRun {
+			finishing.Add(1)
+			go func() {
+				defer finishing.Done()
+				_, _ = in.Client.FinishCRDDeletion(ctx, o)
+			}()
+		}
 	}
 	if !opts.DryRun {
 		// The watches waitGone judges by start now, all at once: their initial lists run
@@ -196,13 +212,10 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	var deleted []*unstructured.Unstructured
 	var removed []Change
 	for _, batch := range removalBatches(targets) {
-		if batch[0].GetKind() == kube.CRDGVK.Kind {
-			started()
-		}
 		if caller.Err() != nil {
 			return removed, in.uninstallStopped(len(removed), len(targets))
 		}
-		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed)
+		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed, finish)
 		deleted = append(deleted, went...)
 		removed = append(removed, changes...)
 		if err != nil {
