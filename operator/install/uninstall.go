@@ -181,8 +181,8 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	// Batches of the same rank go at once, the CRDs too. Their watch caches were started
 	// when the plan found them (Targets), so that the apiserver's finalizer of a CRD that
 	// still has custom resources finds its cache ready; the deletion of those it has none
-	// of is finished as soon as each CRD's delete returns (finishCRDDeletion), beside the
-	// rest.
+	// of is finished as soon as each CRD's delete returns (kube.Client.FinishCRDDeletion),
+	// beside the rest.
 	started := in.cachesStarted
 	if started == nil {
 		started = in.startWatchCaches(ctx, targets, opts.DryRun)
