@@ -3,8 +3,12 @@ package render
 import (
 	"bytes"
 	"io/fs"
+	"path"
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/istioctl-installer/istioctl/manifests"
 )
@@ -37,5 +41,68 @@ func TestChartsReadInPlace(t *testing.T) {
 				t.Errorf("%s was copied, not read in place", name)
 			}
 		}
+	}
+}
+
+// TestEmbeddedValuesAsHelm: every embedded chart's values, read by parseFast (Charts.load),
+// are what Helm's loader reads from the same values.yaml, types included (JSON's float64
+// numbers), and the chart keeps the file among its raw files.
+func TestEmbeddedValuesAsHelm(t *testing.T) {
+	c, err := NewCharts("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := fs.Glob(manifests.Charts, "charts/*/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested, _ := fs.Glob(manifests.Charts, "charts/*/*/Chart.yaml")
+	dirs = append(dirs, nested...)
+	if len(dirs) < 5 {
+		t.Fatalf("found %d charts", len(dirs))
+	}
+	for _, name := range dirs {
+		dir := path.Dir(name)[len("charts/"):]
+		files, err := c.Files(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		helm, err := loader.LoadFiles(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := c.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(helm.Values) == 0 {
+			t.Fatalf("%s: Helm read no values", dir)
+		}
+		if !reflect.DeepEqual(ours.Values, helm.Values) {
+			t.Errorf("%s: values differ from Helm's loader's:\nours: %#v\nhelm: %#v", dir, ours.Values, helm.Values)
+		}
+		raw := false
+		for _, f := range ours.Raw {
+			raw = raw || f.Name == "values.yaml" && len(f.Data) > 0
+		}
+		if !raw || len(ours.Raw) != len(helm.Raw) {
+			t.Errorf("%s: raw files %d (values.yaml kept: %v), Helm's %d", dir, len(ours.Raw), raw, len(helm.Raw))
+		}
+	}
+}
+
+// TestTakeValuesDeclines: what parseFast cannot read, or reads as something other than a
+// mapping, stays with Helm's loader.
+func TestTakeValuesDeclines(t *testing.T) {
+	for _, data := range []string{"a: &x 1\nb: *x\n", "- 1\n- 2\n", "a: 1\n---\nb: 2\n", "a: !!str 1\n"} {
+		files := []*loader.BufferedFile{{Name: "Chart.yaml"}, {Name: "values.yaml", Data: []byte(data)}}
+		rest, f, v := takeValues(files)
+		if f != nil || v != nil || len(rest) != 2 {
+			t.Errorf("%q: taken (%v)", data, v)
+		}
+	}
+	rest, f, v := takeValues([]*loader.BufferedFile{{Name: "values.yaml", Data: []byte("a:\n  b: 2\n  c: [x]\n")}, {Name: "Chart.yaml"}})
+	if f == nil || len(rest) != 1 || rest[0].Name != "Chart.yaml" || !reflect.DeepEqual(v, map[string]any{"a": map[string]any{"b": 2.0, "c": []any{"x"}}}) {
+		t.Errorf("plain values: rest %d, %#v", len(rest), v)
 	}
 }
