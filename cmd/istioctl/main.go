@@ -11,6 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	"github.com/istioctl-installer/istioctl/pkg/gcpace"
 	_ "github.com/istioctl-installer/istioctl/pkg/heapsample" // no heap sampling unless --memprofile
 )
 
@@ -19,6 +20,7 @@ func main() {
 }
 
 func run() int {
+	gcpace.Start()
 	// The first Ctrl-C (or SIGTERM) asks the command to stop at a safe point; after it the
 	// default handling is back, so a second one kills the process.
 	ctx, cancel := context.WithCancel(context.Background())
