@@ -118,6 +118,10 @@ func TestParseOddInputsAsYAMLv3(t *testing.T) {
 		"a: \"\\u00e9\"\n", "a: é\nb: 'ü'\n", "%YAML 1.2\n---\na: 1\n", "a: 1\n...\n", "--- # c\na: 1\n", "--- a: 1\n",
 		"a: ''\nb: \"\"\nc:\n", "a: [\"*\"]\nb: [ CREATE , UPDATE ]\nc: [a, b,]\n", "a: [a b, c]\n", "a: [1, 2.5, null, ~]\n",
 		"a:\n  {}\nb:\n  []\nc:\n  x\n  y\nd:\n  - 1\ne:\n  'q'\nf:\n  |\n  x\n", "- \n  x\n", "a:\n  [x, y]\n  z\n",
+		// Block literals: leading, inner and trailing empty and whitespace-only lines under
+		// each chomping and with an explicit indentation.
+		"a: |2\n\n   x\n \n    \nb: 1\n", "a: |+\n  x\n\n", "a: |-\n  x\n   \n\nb: 1\n", "a: |4\n\n\n     x\n    y\n\n", "a: |\n  x\n\n\n  y\n",
+		"a: |+\n\n  x\n  \n", "a: |\n   \n  x\n", "a: |-\n  x\n    y\n   \n  z\n", "a: |\n  x", "a: |+\n  x\n  \n\nb: 1\n",
 	}
 	for i, c := range cases {
 		for _, data := range []string{c, "apiVersion: v1\nkind: K\n" + c, "apiVersion: v1\nkind: K\nspec:\n" + indent(c, "  ")} {
