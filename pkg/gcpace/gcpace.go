@@ -7,8 +7,9 @@
 // and scanning the binary's globals and the render's deep template stacks, for 35% of the
 // render's CPU time and 45% of its wall time (hack/bench-render.sh). With at least Headroom
 // between collections it collects none. A command whose live heap exceeds Headroom is paced
-// exactly as by GOGC=100, so a large install or precheck keeps the memory it had; in
-// between, the heap is at most Headroom/2 larger than with GOGC=100.
+// exactly as by GOGC=100, so a large install or precheck keeps the memory it had. Below
+// that, the heap may grow to Headroom above the live heap where GOGC=100 stops at twice it
+// (and at least 4 MB): at most 10 MB more, with 2 MB live, and less the more is live.
 //
 // Go has no minimum-heap setting (GOMEMLIMIT only ever makes collections sooner), so after
 // every collection Start's finaliser sets the GC percentage that puts the next one Headroom
