@@ -532,22 +532,10 @@ func (p *parser) flow(s string) (any, bool) {
 // literal reads a block scalar (|, with its chomping and indentation indicators) held by
 // a collection at indentation ind.
 func (p *parser) literal(header string, ind int) any {
-	h := header[1:]
-	if i := strings.Index(h, " #"); i >= 0 {
-		h = h[:i]
-	}
-	h = strings.TrimRight(h, " ")
-	chomp, explicit := byte(0), 0
-	for _, c := range []byte(h) {
-		switch {
-		case (c == '-' || c == '+') && chomp == 0:
-			chomp = c
-		case c >= '1' && c <= '9' && explicit == 0:
-			explicit = int(c - '0')
-		default:
-			p.failed = true
-			return nil
-		}
+	chomp, explicit, ok := blockHeader(header)
+	if !ok {
+		p.failed = true
+		return nil
 	}
 	p.pos++
 	content := -1
@@ -614,7 +602,36 @@ func (p *parser) literal(header string, ind int) any {
 		}
 		return ""
 	}
-	size += end - 1 // the line breaks between them
+	return blockValue(p.lines[first:first+end], content, size, chomp, trailing)
+}
+
+// blockHeader reads a block scalar's header ("|", "|-", "|+2 # c", ...): its chomping and
+// explicit indentation; false for anything else.
+func blockHeader(header string) (chomp byte, explicit int, ok bool) {
+	h := header[1:]
+	if i := strings.Index(h, " #"); i >= 0 {
+		h = h[:i]
+	}
+	h = strings.TrimRight(h, " ")
+	for _, c := range []byte(h) {
+		switch {
+		case (c == '-' || c == '+') && chomp == 0:
+			chomp = c
+		case c >= '1' && c <= '9' && explicit == 0:
+			explicit = int(c - '0')
+		default:
+			return 0, 0, false
+		}
+	}
+	return chomp, explicit, true
+}
+
+// blockValue writes a block literal's value, of its lines up to the last non-empty one, into
+// one string of exactly its size: size bytes of content, the breaks between the lines, and
+// what chomping keeps of the trailing ones. The lines before the first content line are
+// empty (no longer than content), the others are read from the content's indentation.
+func blockValue(lines []string, content, size int, chomp byte, trailing int) string {
+	size += len(lines) - 1
 	switch chomp {
 	case '+':
 		size += 1 + trailing
@@ -623,13 +640,11 @@ func (p *parser) literal(header string, ind int) any {
 	}
 	var b strings.Builder
 	b.Grow(size)
-	// The block's lines are p.lines[first:], one for each counted above; before the first
-	// content line they are empty (leading), after it each from the content's indentation.
-	for i := range end {
+	for i, l := range lines {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if l := p.lines[first+i]; len(l) > content {
+		if len(l) > content {
 			b.WriteString(l[content:])
 		}
 	}
