@@ -32,6 +32,21 @@ func Inventory(ctx context.Context, c *kube.Client, kinds []schema.GroupVersionK
 	return out, nil
 }
 
+// InventoryMetadata is Inventory of one kind, apiVersion, kind and metadata only.
+func InventoryMetadata(ctx context.Context, c *kube.Client, kind schema.GroupVersionKind, selector string) ([]*unstructured.Unstructured, error) {
+	items, err := c.ListMetadata(ctx, kind, selector)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for i := range items {
+		if o := &items[i]; ownership.AppliedByUs(o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
 // Installed lists what the install labelled as its own and may prune, CRDs included, sorted
 // by kind and name: what verify-install checks without a spec.
 func (in *Installer) Installed(ctx context.Context) ([]*unstructured.Unstructured, error) {

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -31,15 +30,24 @@ type UninstallOptions struct {
 
 // Targets lists what an uninstall would remove, in removal order.
 func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructured.Unstructured, error) {
-	kinds := append([]schema.GroupVersionKind{}, PruneKinds...)
+	selector := in.Owner.UninstallSelector(opts.Purge)
+	// A purge's CRDs are listed beside the rest, metadata only: their bodies (1.6 MB of
+	// JSON for Istio's) are not needed to delete them (kube.Client.crdResource).
+	var crds []*unstructured.Unstructured
+	var crdErr error
+	var listed sync.WaitGroup
 	if opts.Purge {
-		kinds = append(kinds, kube.CRDGVK)
+		listed.Go(func() { crds, crdErr = InventoryMetadata(ctx, in.Client, kube.CRDGVK, selector) })
 	}
-	out, err := Inventory(ctx, in.Client, kinds, in.Owner.UninstallSelector(opts.Purge))
+	out, err := Inventory(ctx, in.Client, PruneKinds, selector)
+	listed.Wait()
 	if err != nil {
 		return nil, err
 	}
-	out = InRemovalOrder(out)
+	if crdErr != nil {
+		return nil, crdErr
+	}
+	out = InRemovalOrder(append(out, crds...))
 	if opts.Purge && !opts.DryRun {
 		// The CRDs' watch caches start as soon as the CRDs are known, beside the rest of
 		// the plan and the first removals, so that they are ready by the time the CRDs are
@@ -169,7 +177,7 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 		in.Events = event.Discard{}
 	}
 	in.Events = event.Stamped(in.Events)
-	in.watch = in.Client.NewWatcher()
+	in.watch = in.Client.NewMetadataWatcher()
 	defer in.watch.Stop()
 	selector := in.Owner.UninstallSelector(opts.Purge)
 	caller := ctx

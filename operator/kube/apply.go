@@ -347,7 +347,7 @@ func conflicts(err error) []string {
 // (a Deployment's ReplicaSets and pods), so waiting for it to be gone does not wait for
 // every pod to terminate.
 func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
-	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+	_, mapping, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,19 @@ func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dry
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	err = ri.Delete(ctx, obj.GetName(), opts)
+	// Through the metadata client, which does not decode the answer and asks for protobuf
+	// first: an object with finalizers comes back whole (a CRD is ~100 KB of JSON), which
+	// the dynamic client asked for as JSON and decoded, for nothing.
+	ri := c.Metadata.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns := obj.GetNamespace()
+		if ns == "" {
+			ns = "default"
+		}
+		err = ri.Namespace(ns).Delete(ctx, obj.GetName(), opts)
+	} else {
+		err = ri.Delete(ctx, obj.GetName(), opts)
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return c.ExplainError(fmt.Errorf("deleting %s: %w", Describe(obj), err))
 	}
@@ -498,6 +510,22 @@ func (c *Client) EachMeta(ctx context.Context, gvk schema.GroupVersionKind, sele
 		}
 		opts.Continue = list.Continue
 	}
+}
+
+// ListMetadata is List of the objects' apiVersion, kind and metadata only: for what needs
+// no more, of kinds whose bodies are large (a CRD is up to ~100 KB of JSON).
+func (c *Client) ListMetadata(ctx context.Context, gvk schema.GroupVersionKind, selector string) ([]unstructured.Unstructured, error) {
+	var out []unstructured.Unstructured
+	var err error
+	eachErr := c.EachMeta(ctx, gvk, selector, func(m *metav1.PartialObjectMetadata) {
+		u, convErr := metadataObject(m, gvk)
+		if convErr != nil {
+			err = errors.Join(err, fmt.Errorf("reading the metadata of %s %s: %w", gvk.Kind, m.Name, convErr))
+			return
+		}
+		out = append(out, *u)
+	})
+	return out, errors.Join(eachErr, err)
 }
 
 // goneKind tells a list answered 404: the kind's CRD went away after discovery was cached

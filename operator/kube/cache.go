@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,22 +24,41 @@ import (
 // CRD is deleted the cache is usually ready.
 //
 // The first request for any served version builds the caches of all of them, the storage
-// version's (which the finalizer lists) among them. crd is read for its resource; only
-// when it lacks its spec (a metadata-only copy) is the live CRD read first.
+// version's (which the finalizer lists) among them.
 func (c *Client) StartWatchCache(ctx context.Context, crd *unstructured.Unstructured) error {
-	gvr, err := servedResource(crd)
+	gvr, err := c.crdResource(ctx, crd)
 	if err != nil {
-		live, err := c.Get(ctx, crd)
-		if err != nil || live == nil {
-			return err
-		}
-		if gvr, err = servedResource(live); err != nil {
-			return err
-		}
+		return err
 	}
 	_, err = c.Metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 	return err
 }
+
+// crdResource is the resource a CRD serves: from its spec (servedResource) when crd has
+// one; for a metadata-only copy, from its name (plural.group, as the apiserver requires)
+// and discovery, any served version doing for a list of its objects; else from the live
+// CRD.
+func (c *Client) crdResource(ctx context.Context, crd *unstructured.Unstructured) (schema.GroupVersionResource, error) {
+	if gvr, err := servedResource(crd); err == nil {
+		return gvr, nil
+	}
+	if plural, group, ok := strings.Cut(crd.GetName(), "."); ok {
+		if gvr, err := c.Mapper.ResourceFor(schema.GroupVersionResource{Group: group, Resource: plural}); err == nil {
+			return gvr, nil
+		}
+	}
+	live, err := c.Get(ctx, crd)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	if live == nil {
+		return schema.GroupVersionResource{}, fmt.Errorf("%s: %w", Describe(crd), errCRDGone)
+	}
+	return servedResource(live)
+}
+
+// errCRDGone: the CRD whose resource was asked for no longer exists.
+var errCRDGone = errors.New("not found")
 
 // servedResource is the resource of a CRD at its storage version (any served one if none
 // is marked).

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -31,7 +32,10 @@ const CRDCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 // anything else (custom resources left, a list or patch refused) leaves the CRD to the
 // apiserver, which is never wrong, only slower.
 func (c *Client) FinishCRDDeletion(ctx context.Context, crd *unstructured.Unstructured) (bool, error) {
-	gvr, err := servedResource(crd)
+	gvr, err := c.crdResource(ctx, crd)
+	if errors.Is(err, errCRDGone) {
+		return false, nil // the CRD went already
+	}
 	if err != nil {
 		return false, err
 	}

@@ -3,8 +3,10 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -110,6 +113,65 @@ spec:
 		}
 		if ours == 0 {
 			t.Error("the apiserver's finalizer finished all five CRDs first: FinishCRDDeletion finished none")
+		}
+	})
+
+	t.Run("metadata-only copies, as an uninstall lists CRDs: the resource from discovery", func(t *testing.T) {
+		var names []string
+		for i := range 3 {
+			crd, _ := create(t, fmt.Sprintf("Meta%d", i))
+			names = append(names, crd.GetName())
+		}
+		// A client whose discovery knows the new CRDs, as an uninstall's knows the CRDs it
+		// found; it counts the reads of single CRDs, which a metadata-only copy needs none of.
+		var crdReads atomic.Int32
+		cfg := rest.CopyConfig(c.Config)
+		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/customresourcedefinitions/") {
+					crdReads.Add(1)
+				}
+				return next.RoundTrip(r)
+			})
+		})
+		fresh, err := kube.NewClientForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := fresh.ListMetadata(ctx, kube.CRDGVK, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours := 0
+		for _, name := range names {
+			i := slices.IndexFunc(all, func(u unstructured.Unstructured) bool { return u.GetName() == name })
+			if i < 0 {
+				t.Fatalf("ListMetadata did not list %s", name)
+			}
+			crd := &all[i]
+			if _, hasSpec := crd.Object["spec"]; hasSpec || crd.GetKind() != kube.CRDGVK.Kind {
+				t.Fatalf("ListMetadata gave %s %v; want kind and metadata only", crd.GetKind(), crd.Object)
+			}
+			if err := fresh.StartWatchCache(ctx, crd); err != nil {
+				t.Fatal(err)
+			}
+			del(t, crd)
+			done, err := fresh.FinishCRDDeletion(ctx, crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				ours++
+			}
+			if live, there := get(name); there {
+				t.Errorf("%s is still there (finished by us: %v): finalizers %v", name, done, live.GetFinalizers())
+			}
+		}
+		if ours == 0 {
+			t.Error("FinishCRDDeletion finished none of three metadata-only CRDs")
+		}
+		if n := crdReads.Load(); n != 0 {
+			t.Errorf("StartWatchCache and FinishCRDDeletion of metadata-only copies read CRDs %d times, want none (the resource comes from discovery)", n)
 		}
 	})
 

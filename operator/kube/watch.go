@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -25,9 +27,25 @@ type Watcher struct {
 	ctx    context.Context
 	stop   context.CancelFunc
 
+	// metadataOnly watches names, labels and the rest of metadata only (NewMetadataWatcher).
+	metadataOnly bool
+
 	mu     sync.Mutex
 	caches map[watchKey]*watched
-	notify chan struct{}
+	// entries remembers each kind's cache as asked for, so that a wait judging many
+	// objects at every change maps each kind to its resource once.
+	entries map[entryKey]entry
+	notify  chan struct{}
+}
+
+type entryKey struct {
+	gvk          schema.GroupVersionKind
+	ns, selector string
+}
+
+type entry struct {
+	wd  *watched
+	key watchKey
 }
 
 type watchKey struct {
@@ -48,7 +66,19 @@ type watched struct {
 // NewWatcher starts an empty Watcher; Stop ends its watches.
 func (c *Client) NewWatcher() *Watcher {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Watcher{client: c, ctx: ctx, stop: stop, caches: map[watchKey]*watched{}, notify: make(chan struct{})}
+	return &Watcher{client: c, ctx: ctx, stop: stop, caches: map[watchKey]*watched{}, entries: map[entryKey]entry{}, notify: make(chan struct{})}
+}
+
+// NewMetadataWatcher is NewWatcher for waits that judge objects by their metadata alone
+// (whether they exist, their deletion and finalizers): its Get and List return objects with
+// apiVersion, kind and metadata only. The apiserver then sends metadata, not bodies: a
+// purge's CRDs are 1.6 MB of JSON, and each of the five or so changes a deletion makes to
+// one sent it whole, to be encoded by the apiserver and decoded here while both share the
+// CPUs the deletion runs on.
+func (c *Client) NewMetadataWatcher() *Watcher {
+	w := c.NewWatcher()
+	w.metadataOnly = true
+	return w
 }
 
 // Stop ends every watch.
@@ -105,6 +135,17 @@ func (w *Watcher) Get(ctx context.Context, obj *unstructured.Unstructured, selec
 	return u, nil
 }
 
+// metadataObject is m as an object of kind gvk with apiVersion, kind and metadata only.
+func metadataObject(m *metav1.PartialObjectMetadata, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	md, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m.ObjectMeta)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": md}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
 // List returns what the watch of gvk in namespace, filtered by selector, holds.
 func (w *Watcher) List(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
 	wd, _, err := w.cacheFor(ctx, gvk, namespace, selector)
@@ -138,6 +179,13 @@ func (w *Watcher) cacheFor(ctx context.Context, gvk schema.GroupVersionKind, nam
 
 // entry is the cache of gvk in namespace filtered by selector, started if it was not.
 func (w *Watcher) entry(gvk schema.GroupVersionKind, namespace, selector string) (*watched, watchKey, error) {
+	ek := entryKey{gvk: gvk, ns: namespace, selector: selector}
+	w.mu.Lock()
+	e, ok := w.entries[ek]
+	w.mu.Unlock()
+	if ok {
+		return e.wd, e.key, nil
+	}
 	_, mapping, err := w.client.Resource(gvk, namespace)
 	if err != nil {
 		return nil, watchKey{}, err
@@ -152,32 +200,35 @@ func (w *Watcher) entry(gvk schema.GroupVersionKind, namespace, selector string)
 		key.clusterScoped = true
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	wd, ok := w.caches[key]
 	if !ok {
-		wd = w.start(key)
+		wd = w.start(key, gvk)
 		w.caches[key] = wd
 	}
-	w.mu.Unlock()
+	w.entries[ek] = entry{wd: wd, key: key}
 	return wd, key, nil
 }
 
-func (w *Watcher) start(key watchKey) *watched {
+func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 	// The informer dynamicinformer would build, without its package: that imports
 	// client-go/informers and with it every typed informer, lister and clientset (about
 	// 240 packages to compile, none of them used).
-	ri := w.client.Dynamic.Resource(key.gvr).Namespace(key.ns)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = key.selector
-			return ri.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = key.selector
-			return ri.Watch(ctx, o)
-		},
+	lw, client, example := w.listWatch(key)
+	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client),
+		example, cache.SharedIndexInformerOptions{ObjectDescription: key.gvr.String()})
+	if w.metadataOnly {
+		// Stored as the objects Get and List return, converted once as they arrive, without
+		// their managed fields (the largest part of metadata, and nothing a wait reads).
+		_ = inf.SetTransform(func(o any) (any, error) {
+			m, ok := o.(*metav1.PartialObjectMetadata)
+			if !ok {
+				return o, nil
+			}
+			m.ManagedFields = nil
+			return metadataObject(m, gvk)
+		})
 	}
-	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, w.client.Dynamic),
-		&unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: key.gvr.String()})
 	wd := &watched{informer: inf}
 	// Our own handler: client-go's default logs through klog, onto the user's terminal.
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -196,6 +247,44 @@ func (w *Watcher) start(key watchKey) *watched {
 	})
 	go inf.RunWithContext(w.ctx)
 	return wd
+}
+
+// listWatch lists and watches key's objects, whole or (metadataOnly) their metadata; it
+// returns the client it uses and the type of object it yields, for the informer.
+func (w *Watcher) listWatch(key watchKey) (lw *cache.ListWatch, client any, example runtime.Object) {
+	type listWatcher interface {
+		List(context.Context, metav1.ListOptions) (runtime.Object, error)
+		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+	}
+	var ri listWatcher
+	if w.metadataOnly {
+		ri, client, example = metadataLister{w.client.Metadata.Resource(key.gvr).Namespace(key.ns)}, w.client.Metadata, &metav1.PartialObjectMetadata{}
+	} else {
+		ri, client, example = dynamicLister{w.client.Dynamic.Resource(key.gvr).Namespace(key.ns)}, w.client.Dynamic, &unstructured.Unstructured{}
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = key.selector
+			return ri.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = key.selector
+			return ri.Watch(ctx, o)
+		},
+	}, client, example
+}
+
+// dynamicLister and metadataLister give both clients' lists one result type.
+type dynamicLister struct{ dynamic.ResourceInterface }
+
+func (l dynamicLister) List(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return l.ResourceInterface.List(ctx, o)
+}
+
+type metadataLister struct{ metadata.ResourceInterface }
+
+func (l metadataLister) List(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return l.ResourceInterface.List(ctx, o)
 }
 
 // synced waits for the cache's initial list; an error retrying cannot fix ends the wait.
