@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,13 +132,24 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership
 	}
 	in := &install.Installer{Client: client, Owner: owner}
 	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS, specName: specName}
-	if p.targets, err = in.Targets(ctx, a.opts()); err != nil {
+	// The tags and records are looked up beside the targets: their lists need only the owner.
+	var extra tagsAndRecords
+	var extraErr error
+	var looked sync.WaitGroup
+	if !a.componentsOnly {
+		looked.Go(func() { extra, extraErr = a.tagsAndRecords(ctx, client, owner, recordNS) })
+	}
+	p.targets, err = in.Targets(ctx, a.opts())
+	looked.Wait()
+	if err != nil {
 		return nil, err
 	}
+	if extraErr != nil {
+		return nil, extraErr
+	}
 	if !a.componentsOnly {
-		if err := a.withTagsAndRecords(ctx, client, p, recordNS); err != nil {
-			return nil, err
-		}
+		p.Leave, p.tags = extra.leave, extra.tags
+		p.targets = append(withTags(p.tags, p.targets), extra.records...)
 	}
 	for _, t := range p.targets {
 		p.Targets = append(p.Targets, kube.Describe(t))
@@ -164,37 +176,39 @@ func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership
 	return p, nil
 }
 
-// withTagsAndRecords adds the revision's tags (first) and install records (last) to the
-// targets; a spec that relies on components it does not install (gateways next to an
-// existing istiod) removes only its own objects: the revision's tags and install records
-// belong to the control plane it leaves alone.
-func (a *Uninstall) withTagsAndRecords(ctx context.Context, client *kube.Client, p *UninstallPlan, recordNS string) error {
-	owner := p.installer.Owner
+// tagsAndRecords is what an uninstall removes beside the targets (tags first, records
+// last), or the components a spec leaves alone.
+type tagsAndRecords struct {
+	tags, records []*unstructured.Unstructured
+	leave         []string
+}
+
+// tagsAndRecords finds the revision's tags and install records; a spec that relies on
+// components it does not install (gateways next to an existing istiod) removes only its
+// own objects: the revision's tags and install records belong to the control plane it
+// leaves alone.
+func (a *Uninstall) tagsAndRecords(ctx context.Context, client *kube.Client, owner ownership.Owner, recordNS string) (tagsAndRecords, error) {
+	var out tagsAndRecords
 	if !a.Purge && len(owner.Leave) > 0 {
 		for _, c := range owner.Leave {
-			p.Leave = append(p.Leave, string(c))
+			out.leave = append(out.leave, string(c))
 		}
-		return nil
+		return out, nil
 	}
 	// The revision tags pointing at the revision (every tag, with Purge) go first: an
 	// injector left calling a removed control plane would fail every pod it selects.
 	var err error
-	if p.tags, err = tag.UninstallTargets(ctx, client, owner.Namespace, owner.Rev(), a.Purge); err != nil {
-		return err
+	if out.tags, err = tag.UninstallTargets(ctx, client, owner.Namespace, owner.Rev(), a.Purge); err != nil {
+		return out, err
 	}
-	p.targets = withTags(p.tags, p.targets)
 	// The revision's install records go with it (every record with Purge), last: a later
 	// rollback or install --atomic must not bring back what was removed on purpose.
 	recordsOf := owner.Rev()
 	if a.Purge {
 		recordsOf = ""
 	}
-	records, err := (&history.Store{Client: client, Namespace: recordNS}).Secrets(ctx, recordsOf)
-	if err != nil {
-		return err
-	}
-	p.targets = append(p.targets, records...)
-	return nil
+	out.records, err = (&history.Store{Client: client, Namespace: recordNS}).Secrets(ctx, recordsOf)
+	return out, err
 }
 
 // nothingToRemove is what an uninstall that found no target says. A purge, or an uninstall

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -111,26 +112,29 @@ func UninstallTargets(ctx context.Context, c *kube.Client, ns, rev string, purge
 // keep returns true for), Services in ns (every namespace when ns is empty). Services
 // must also be istiod's (app=istiod).
 func find(ctx context.Context, c *kube.Client, ns, selector string, keep func(*unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
+	// The three lists at once: an uninstall waits for them before it removes anything.
+	var services []unstructured.Unstructured
+	var servicesErr error
+	var listed sync.WaitGroup
+	listed.Go(func() { services, servicesErr = c.List(ctx, kube.ServiceGVK, selector+",app=istiod") })
+	hooks, err := c.ListKinds(ctx, []schema.GroupVersionKind{kube.MutatingWebhookGVK, kube.ValidatingWebhookGVK}, selector)
+	listed.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if servicesErr != nil {
+		return nil, servicesErr
+	}
 	var out []*unstructured.Unstructured
-	for _, gvk := range []schema.GroupVersionKind{kube.MutatingWebhookGVK, kube.ValidatingWebhookGVK} {
-		items, err := c.List(ctx, gvk, selector)
-		if err != nil {
-			return nil, err
-		}
+	for _, items := range hooks {
 		for i := range items {
-			o := &items[i]
-			o.SetGroupVersionKind(gvk)
-			if keep(o) {
+			if o := &items[i]; keep(o) {
 				out = append(out, o)
 			}
 		}
 	}
-	items, err := c.List(ctx, kube.ServiceGVK, selector+",app=istiod")
-	if err != nil {
-		return nil, err
-	}
-	for i := range items {
-		o := &items[i]
+	for i := range services {
+		o := &services[i]
 		o.SetGroupVersionKind(kube.ServiceGVK)
 		if (ns == "" || o.GetNamespace() == ns) && keep(o) {
 			out = append(out, o)
