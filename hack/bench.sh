@@ -5,9 +5,11 @@
 #    spec: wall time, and the apiserver's request counts during the run (all, and writes)
 #  - uninstall
 #  - install -y of this tree against the base commit's (BASE, main), each on a fresh cluster in
-#    the same rounds: a limit of +INSTALL_BUDGET_PCT (5) % on the median (`hack/bench.sh
+#    the same rounds: a limit of +INSTALL_BUDGET_PCT (5) % on the fastest round (`hack/bench.sh
 #    install` runs only that, RUNS rounds alternating which goes first, ~20 s a round, with
-#    both binaries' start-up beside it, and exits 1 when the limit is missed; no upstream)
+#    both binaries' start-up beside it, and exits 1 when the limit is missed; no upstream).
+#    The fastest round, not the median: the machine's noise only ever adds time, and at 5
+#    rounds the medians of two builds of the same commit were 27 % apart, their minimums 0.3 %.
 #  - start-up (version --remote=false, manifest generate) against a base commit (BASE, main)
 # Writes docs/benchmarks.md. Needs the cluster binaries (make cluster-bin) and installs
 # upstream istioctl into bin/upstream once (hack/bench-spec.sh does it too).
@@ -35,6 +37,7 @@ stats() { # numbers... -> "median (min-max)"
 	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%s (%s-%s)", a[int((NR+1)/2)], a[1], a[NR]}'
 }
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+least() { printf '%s\n' "$@" | sort -n | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1fx", a / b }'; }
 # limit NAME OK MESSAGE: records a limit the run missed; the run exits non-zero at its end.
 missed=()
@@ -70,14 +73,15 @@ run_install() {
 install_vs_base() {
 	echo "### install -y against $BASE ($(git rev-parse --short "$BASE")), same rounds"
 	echo
-	echo "| wall ms, median (min-max) | this tree | $BASE | difference |"
-	echo "|---|---|---|---|"
-	echo "| install into a fresh cluster | $(stats ${t_install[ours]}) | $(stats ${t_install[base]}) | $(awk -v a="$(med ${t_install[ours]})" -v b="$(med ${t_install[base]})" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / (b ? b : 1) }') |"
+	echo "| wall ms, median (min-max) | this tree | $BASE | difference of medians | of minimums (the limit) |"
+	echo "|---|---|---|---|---|"
+	echo "| install into a fresh cluster | $(stats ${t_install[ours]}) | $(stats ${t_install[base]}) | $(pct "$(med ${t_install[ours]})" "$(med ${t_install[base]})") | $(pct "$(least ${t_install[ours]})" "$(least ${t_install[base]})") |"
 	echo
 }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / (b ? b : 1) }'; }
 install_vs_base_limit() {
-	limit "install -y against $BASE" "$(le "$(med ${t_install[ours]})" "$(awk -v b="$(med ${t_install[base]})" -v p="$INSTALL_BUDGET_PCT" 'BEGIN { print b * (100 + p) / 100 }')")" \
-		"our median $(med ${t_install[ours]}) ms is over $BASE's $(med ${t_install[base]}) ms + $INSTALL_BUDGET_PCT %"
+	limit "install -y against $BASE" "$(le "$(least ${t_install[ours]})" "$(awk -v b="$(least ${t_install[base]})" -v p="$INSTALL_BUDGET_PCT" 'BEGIN { print b * (100 + p) / 100 }')")" \
+		"our fastest round $(least ${t_install[ours]}) ms is over $BASE's $(least ${t_install[base]}) ms + $INSTALL_BUDGET_PCT %"
 }
 exit_on_missed() {
 	if [ ${#missed[@]} -gt 0 ]; then
@@ -202,6 +206,18 @@ run_tool() { # name binary round: one fresh cluster; records times and counts
 	unset KUBECONFIG
 	hack/kube/down.sh >/dev/null 2>&1
 }
+# both_tools ROUND: run_tool for ours and upstream, which goes first alternating (as for
+# install against BASE), so that what the machine does after a cluster's teardown, or a
+# trend in its load, hits both alike.
+both_tools() {
+	if [ $(($1 % 2)) = 1 ]; then
+		run_tool ours "$OURS" "$1"
+		run_tool upstream "$UPSTREAM" "$1"
+	else
+		run_tool upstream "$UPSTREAM" "$1"
+		run_tool ours "$OURS" "$1"
+	fi
+}
 # uninstall_limit records the uninstall's limit: our median no slower than upstream's.
 uninstall_limit() {
 	limit "uninstall --purge" "$(le "$(med ${t_uninstall[ours]})" "$(med ${t_uninstall[upstream]})")" \
@@ -214,8 +230,7 @@ if [ "${1:-}" = uninstall ]; then
 	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	for i in $(seq 1 "$RUNS"); do
 		echo "[bench] uninstall round $i/$RUNS" >&2
-		run_tool ours "$OURS" "$i"
-		run_tool upstream "$UPSTREAM" "$i"
+		both_tools "$i"
 	done
 	load1=$(cut -d' ' -f1-3 /proc/loadavg)
 	startup=$(KUBECONFIG=/nonexistent bin/benchcmp -n 10 ours "$OURS" version --remote=false ::: upstream "$UPSTREAM" version --remote=false | grep -v ' / \| - ')
@@ -282,8 +297,7 @@ run_floor() { # round
 }
 for i in $(seq 1 "$RUNS"); do
 	echo "[bench] cluster round $i/$RUNS" >&2
-	run_tool ours "$OURS" "$i"
-	run_tool upstream "$UPSTREAM" "$i"
+	both_tools "$i"
 	run_floor "$i"
 	run_install base "$BASE_BIN" "$i"
 done
