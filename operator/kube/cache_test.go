@@ -26,20 +26,7 @@ import (
 func TestStartWatchCache(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	var crdReads atomic.Int32
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/customresourcedefinitions") {
-				crdReads.Add(1)
-			}
-			return next.RoundTrip(r)
-		})
-	})
-	client, err := kube.NewClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, crdReads := countingCRDReads(t, c.Config, "/customresourcedefinitions")
 	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
 	crd := object(t, fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1
@@ -182,5 +169,26 @@ spec:
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// countingCRDReads is a client of cfg that counts its GET requests whose path contains
+// path (CRD reads: "/customresourcedefinitions" for lists too, ".../" for single CRDs).
+func countingCRDReads(t *testing.T, cfg *rest.Config, path string) (*kube.Client, *atomic.Int32) {
+	t.Helper()
+	var reads atomic.Int32
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, path) {
+				reads.Add(1)
+			}
+			return next.RoundTrip(r)
+		})
+	})
+	client, err := kube.NewClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, &reads
+}
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -3,10 +3,8 @@ package kube_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -124,20 +121,7 @@ spec:
 		}
 		// A client whose discovery knows the new CRDs, as an uninstall's knows the CRDs it
 		// found; it counts the reads of single CRDs, which a metadata-only copy needs none of.
-		var crdReads atomic.Int32
-		cfg := rest.CopyConfig(c.Config)
-		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/customresourcedefinitions/") {
-					crdReads.Add(1)
-				}
-				return next.RoundTrip(r)
-			})
-		})
-		fresh, err := kube.NewClientForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh, crdReads := countingCRDReads(t, c.Config, "/customresourcedefinitions/")
 		all, err := fresh.ListMetadata(ctx, kube.CRDGVK, "")
 		if err != nil {
 			t.Fatal(err)
