@@ -150,14 +150,8 @@ if [ "${1:-}" = lock ]; then
 fi
 
 RENDER_RUNS=${RENDER_RUNS:-10}
-UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
-UPSTREAM=$root/bin/upstream/istioctl
-if [ ! -x "$UPSTREAM" ] || [ "$(cat "$root/bin/upstream/VERSION" 2>/dev/null)" != "$UPSTREAM_VERSION" ]; then
-	echo "[bench] installing upstream istioctl $UPSTREAM_VERSION into bin/upstream (once; ~20 minutes cold)" >&2
-	mkdir -p bin/upstream
-	(cd "$(mktemp -d)" && GOBIN="$root/bin/upstream" GOFLAGS=-mod=mod go install "istio.io/istio/istioctl/cmd/istioctl@$UPSTREAM_VERSION")
-	echo "$UPSTREAM_VERSION" >bin/upstream/VERSION
-fi
+. "$root/hack/upstream.env"
+UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 make -s build cluster-bin >/dev/null
 if [ "${1:-}" = fleet ]; then
 	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-fleet.sh

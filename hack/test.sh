@@ -19,8 +19,8 @@ if [ "${1:-}" != "--inside" ]; then
 	# The helm CLI the migration tests drive, and upstream's charts they install with it
 	# (the istio.io/istio module at the version hack/bench.sh pins), both cached per machine.
 	"$root/hack/helm/build.sh"
-	upstream=$(sed -n 's/^UPSTREAM_VERSION=//p' "$root/hack/bench.sh")
-	go mod download "istio.io/istio@$upstream"
+	. "$root/hack/upstream.env"
+	go mod download "istio.io/istio@$UPSTREAM_VERSION"
 	log "compiling packages and test binaries"
 	go vet ./...
 	go test -count=1 -run '^$' ./... >/dev/null
