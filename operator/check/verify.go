@@ -142,13 +142,13 @@ func webhookCABundle(ctx context.Context, env *Env) []Result {
 	return out
 }
 
-// driftIgnored are fields istiod itself manages after install, and the selectors of an
-// injector a revision tag deactivated (upstream's never-match selectors: the default tag
-// serves its namespaces instead).
+// driftIgnored are the selectors of an injector a revision tag deactivated (upstream's
+// never-match selectors: the default tag serves its namespaces instead). Fields a
+// controller took over (ownership.ControllerFields) are left out of the comparison by
+// kube.Yield, as the install leaves them.
 var driftIgnored = map[string]bool{
-	"ValidatingWebhookConfiguration:webhooks[].failurePolicy": true,
-	deactivatedInjector + ":webhooks[].namespaceSelector":     true,
-	deactivatedInjector + ":webhooks[].objectSelector":        true,
+	deactivatedInjector + ":webhooks[].namespaceSelector": true,
+	deactivatedInjector + ":webhooks[].objectSelector":    true,
 }
 
 // deactivatedInjector is the kind drift compares a deactivated injector as.
@@ -185,7 +185,8 @@ func drift(ctx context.Context, env *Env) []Result {
 		if kind == "MutatingWebhookConfiguration" && deactivated(live) {
 			kind = deactivatedInjector
 		}
-		want, have := o.Object, live.Object
+		yielded, _ := kube.Yield(o, live.GetManagedFields())
+		want, have := yielded.Object, live.Object
 		if kind == "Secret" {
 			want, have = maskSecret(want, have)
 		}

@@ -88,14 +88,14 @@ func readCanonical(w *unstructured.Unstructured) (*canonical, bool) {
 // renderTag renders the tag's objects with the charts, as an install of the revision with
 // values.revisionTags=[tag] (and, for the default tag, values.defaultRevision) would, and
 // makes them call the revision's injector as it is installed.
-func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+func renderTag(opts Options, rev string, canon *canonical) ([]*unstructured.Unstructured, error) {
 	mwc, vwc, svc, err := renderCharts(opts, rev, canon)
 	if err != nil {
 		return nil, err
 	}
 	out := []*unstructured.Unstructured{injector(opts, mwc, canon)}
 	if vwc != nil {
-		out = append(out, validator(opts, vwc, canon, liveVWC))
+		out = append(out, validator(opts, vwc, canon))
 	}
 	svc = svc.DeepCopy()
 	svc.SetLabels(labelsFor(opts, svc.GetLabels(), nil))
@@ -205,25 +205,14 @@ func injector(opts Options, mwc *unstructured.Unstructured, canon *canonical) *u
 }
 
 // validator is the default tag's ValidatingWebhookConfiguration, with the injector's CA
-// bundle and the failure policies the live one has (istiod changes them once it runs).
-func validator(opts Options, vwc *unstructured.Unstructured, canon *canonical, live *unstructured.Unstructured) *unstructured.Unstructured {
+// bundle. The failure policy stays as rendered: once istiod has switched it to Fail it is
+// istiod's, and the apply leaves it alone (kube.Yield); copying the live value would make
+// each re-install write the object again.
+func validator(opts Options, vwc *unstructured.Unstructured, canon *canonical) *unstructured.Unstructured {
 	vwc = vwc.DeepCopy()
-	policies := map[string]any{}
-	if live != nil {
-		hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
-		for _, h := range hooks {
-			m, _ := h.(map[string]any)
-			if p, ok := m["failurePolicy"]; ok {
-				policies[fmt.Sprint(m["name"])] = p
-			}
-		}
-	}
 	eachHook(vwc, func(m map[string]any) {
 		if canon.caBundle != "" {
 			_ = unstructured.SetNestedField(m, canon.caBundle, "clientConfig", "caBundle")
-		}
-		if p, ok := policies[fmt.Sprint(m["name"])]; ok {
-			m["failurePolicy"] = p
 		}
 	})
 	l := vwc.GetLabels()
