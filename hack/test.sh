@@ -49,7 +49,8 @@ trap 'exit 130' INT TERM
 # Tests and the tools they run never touch the user's ~/.kube or ~/.istioctl.
 export HOME=$tmp/home
 mkdir -p "$HOME"
-"$root/hack/kube/up.sh" >/dev/null
+# ISTIOCTL_TEST_REAL_ISTIOD=0 runs the bed without a real istiod (the tests that need one fail).
+REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} "$root/hack/kube/up.sh" >/dev/null
 export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
 export ISTIOCTL_TEST_BED=$tmp/bed ISTIOCTL_TEST_BED_OWNER=$$
 unset KUBECONFIG

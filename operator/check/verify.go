@@ -66,6 +66,12 @@ func objectHealth(ctx context.Context, env *Env) []Result {
 			if v.Status == readiness.InProgress {
 				r.Message = "not ready: " + v.Message
 			}
+			if !r.Passed {
+				// Why its pods are not ready, which its status cannot say.
+				for _, why := range readiness.PodsWhy(live, env.lister(ctx)) {
+					r.Message += "; " + why
+				}
+			}
 		}
 		out = append(out, r)
 	}
