@@ -322,7 +322,10 @@ done
 	echo "## the cluster operations, $RUNS rounds each, against upstream and the kubectl floor"
 	echo
 	echo "Each round gives each tool a new local control plane (etcd, kube-apiserver, controller-manager,"
-	echo "scheduler, kwok; see docs/development.md) and runs, in order: install of the default profile, the"
+	echo "scheduler, kwok; see docs/development.md) with the bed's real istiod (pilot-discovery at the pinned"
+	echo "upstream version, run by hack/realistiod for each istiod pod: an install waits for a real istiod to"
+	echo "answer, which then writes its CA bundle, fail-close policy and root certificates, and a re-install"
+	echo "must leave those be), and runs, in order: install of the default profile, the"
 	echo "same install again, uninstall --purge, install again (once the CRDs are gone: upstream's uninstall"
 	echo "returns before), an in-place upgrade (\`--set tag=1.30.1\`), and a canary upgrade (\`--set"
 	echo "revision=canary\`, then \`tag set default --revision canary --overwrite\`). Both uninstalls delete"

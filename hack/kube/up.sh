@@ -192,7 +192,21 @@ start etcd --name=kube --data-dir="$STATE/etcd" \
 	--unsafe-no-fsync=true --auto-compaction-retention=1 --quota-backend-bytes=4294967296 --log-level=warn
 wait_for etcd "etcd to be healthy" curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
-start kube-apiserver --bind-address=127.0.0.1 --secure-port="$API_PORT" --advertise-address=127.0.0.1 \
+# Every write request, with who sent it, for the tests that prove what a command wrote
+# (writes by ServiceAccounts, istiod's, are told apart from the admin's).
+cat >"$STATE/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted, Panic]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: None
+  resources: [{group: coordination.k8s.io, resources: [leases]}, {group: "", resources: [events, pods/status, nodes/status]}]
+- level: Metadata
+POLICY
+start kube-apiserver --bind-address=127.0.0.1 \
+	--audit-policy-file="$STATE/audit-policy.yaml" --audit-log-path="$STATE/logs/audit.log" --audit-log-maxsize=0 --secure-port="$API_PORT" --advertise-address=127.0.0.1 \
 	--etcd-servers="http://127.0.0.1:$ETCD_PORT" \
 	--tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
 	--service-account-issuer=https://kubernetes.default.svc.cluster.local \

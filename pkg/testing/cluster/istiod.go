@@ -80,3 +80,33 @@ func (c *Cluster) KillIstiod(t testing.TB, namespace, workload string) string {
 	}
 	return pod
 }
+
+// AuditLog is the path of the apiserver's audit log: every write request (Metadata level:
+// who, verb, resource, object, response code), for tests that prove what a command wrote.
+func (c *Cluster) AuditLog() string { return filepath.Join(c.stateDir(), "logs", "audit.log") }
+
+// WaitRolledOut waits up to two minutes until Deployment namespace/name has rolled out its
+// template, as kubectl rollout status does: every replica updated, ready and available, no
+// old one left.
+func (c *Cluster) WaitRolledOut(t testing.TB, namespace, name string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		d, err := c.Kube.AppsV1().Deployments(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		s := d.Status
+		if s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.ReadyReplicas == want && s.AvailableReplicas == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Deployment %s/%s not rolled out after 2 minutes: %+v", namespace, name, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -213,7 +213,12 @@ func (c *Cluster) waitReady(timeout time.Duration, exited <-chan struct{}) error
 // old one's to expire (40 s) before it runs pods.
 func (c *Cluster) RestartAPIServerClients(t testing.TB) {
 	t.Helper()
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+	clients := []string{"kube-controller-manager", "kube-scheduler", "kwok"}
+	// The real istiod's kubelet too (its processes die with it and start again).
+	if _, err := os.Stat(filepath.Join(c.state, "pids", "realistiod.pid")); err == nil {
+		clients = append(clients, "realistiod")
+	}
+	for _, name := range clients {
 		c.KillComponent(t, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -221,7 +226,7 @@ func (c *Cluster) RestartAPIServerClients(t testing.TB) {
 	if err := c.Kube.CoordinationV1().Leases("kube-node-lease").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatalf("handing kwok's node leases over: %v", err)
 	}
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+	for _, name := range clients {
 		c.RestartComponent(t, name)
 	}
 }
