@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -38,14 +39,12 @@ const OptOutLabel = "istioctl.test/real-istiod"
 // pilot-discovery in a container named "discovery", whatever chart rendered them.
 const istiodContainer = "discovery"
 
-const (
-	groupIndex    = "group"
-	forwardersKey = "forwarders"
-)
+// forwardersKey is the queue's key for the Services' forwarders; the others are pods'.
+const forwardersKey = "forwarders"
 
-// controller runs an istiod process for each pod of an istiod workload, one per workload
-// (the newest pod: a rollout moves the process to the new template), and carries each
-// Service that selects such pods from its cluster IP to the process.
+// controller runs an istiod process for each pod of an istiod workload, as a kubelet runs
+// its container, and carries each Service that selects such pods from its cluster IP to
+// the processes behind it.
 type controller struct {
 	client  kubernetes.Interface
 	dynamic dynamic.Interface
@@ -55,7 +54,6 @@ type controller struct {
 	state   string
 
 	pods       corelisters.PodLister
-	podIndex   cache.Indexer
 	services   corelisters.ServiceLister
 	secrets    corelisters.SecretLister
 	configMaps corelisters.ConfigMapLister
@@ -63,10 +61,13 @@ type controller struct {
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	// sups and fwds are touched by the single worker only.
-	sups   map[string]*supervisor // group key -> the process
+	sups   map[string]*supervisor // namespace/pod -> its process
 	fwds   *forwarders
 	crs    map[string]bool // pods whose kwok Logs/PortForward objects exist
 	tokens map[string]time.Time
+
+	keysMu sync.Mutex
+	keys   []string // sups' keys, for the informers' handlers
 }
 
 func newController(client kubernetes.Interface, dyn dynamic.Interface, cfg *rest.Config, binary, state string) (*controller, informers.SharedInformerFactory, error) {
@@ -75,7 +76,6 @@ func newController(client kubernetes.Interface, dyn dynamic.Interface, cfg *rest
 	c := &controller{
 		client: client, dynamic: dyn, cfg: cfg, binary: binary, state: state,
 		pods:       pods.Lister(),
-		podIndex:   pods.Informer().GetIndexer(),
 		services:   f.Core().V1().Services().Lister(),
 		secrets:    f.Core().V1().Secrets().Lister(),
 		configMaps: f.Core().V1().ConfigMaps().Lister(),
@@ -85,23 +85,12 @@ func newController(client kubernetes.Interface, dyn dynamic.Interface, cfg *rest
 		crs:        map[string]bool{},
 		tokens:     map[string]time.Time{},
 	}
-	if err := pods.Informer().AddIndexers(cache.Indexers{groupIndex: func(obj any) ([]string, error) {
-		if k := groupKey(obj.(*corev1.Pod)); k != "" {
-			return []string{k}, nil
-		}
-		return nil, nil
-	}}); err != nil {
-		return nil, nil, err
-	}
 	onPod := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok {
-			if k := groupKey(p); k != "" {
-				c.queue.Add(k)
-			}
-		} else if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			if p, ok := t.Obj.(*corev1.Pod); ok && groupKey(p) != "" {
-				c.queue.Add(groupKey(p))
-			}
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if p, ok := obj.(*corev1.Pod); ok && (podKey(p) != "" || c.has(p)) {
+			c.queue.Add(p.Namespace + "/" + p.Name)
 		}
 	}
 	handlers := []struct {
@@ -133,11 +122,35 @@ func (c *controller) enqueueNamespace(obj any) {
 	if err != nil {
 		return
 	}
-	for _, k := range c.podIndex.ListIndexFuncValues(groupIndex) {
+	for _, k := range c.running() {
 		if strings.HasPrefix(k, m.GetNamespace()+"/") {
 			c.queue.Add(k)
 		}
 	}
+}
+
+// running lists the pods with a process; has says whether p is one. The queue's worker
+// owns sups: these read a copy of its keys.
+func (c *controller) running() []string {
+	c.keysMu.Lock()
+	defer c.keysMu.Unlock()
+	return slices.Clone(c.keys)
+}
+
+func (c *controller) has(p *corev1.Pod) bool {
+	return slices.Contains(c.running(), p.Namespace+"/"+p.Name)
+}
+
+// published makes the worker's sups visible to running.
+func (c *controller) published() {
+	keys := make([]string, 0, len(c.sups))
+	for k := range c.sups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	c.keysMu.Lock()
+	c.keys = keys
+	c.keysMu.Unlock()
 }
 
 func meta(obj any) (metav1.Object, error) {
@@ -151,20 +164,10 @@ func meta(obj any) (metav1.Object, error) {
 	return m, nil
 }
 
-// groupKey is namespace/workload for a pod the bed runs istiod for ("" for any other):
-// its Deployment's name, derived from the ReplicaSet's (name-hash), or the pod's own
-// name for a pod no ReplicaSet owns.
-func groupKey(p *corev1.Pod) string {
+// podKey is namespace/name for a pod the bed runs istiod for ("" for any other).
+func podKey(p *corev1.Pod) string {
 	if p.Labels[OptOutLabel] == "off" || istiod(p) == nil {
 		return ""
-	}
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "ReplicaSet" && ptr.Deref(o.Controller, false) {
-			if h := p.Labels["pod-template-hash"]; h != "" {
-				return p.Namespace + "/" + strings.TrimSuffix(o.Name, "-"+h)
-			}
-			return p.Namespace + "/" + o.Name
-		}
 	}
 	return p.Namespace + "/" + p.Name
 }
@@ -198,9 +201,10 @@ func (c *controller) run(ctx context.Context, ready func() error) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				for _, k := range c.podIndex.ListIndexFuncValues(groupIndex) {
+				for _, k := range c.running() {
 					c.queue.Add(k)
 				}
+				c.queue.Add(forwardersKey)
 			}
 		}
 	}()
@@ -228,7 +232,8 @@ func (c *controller) next(ctx context.Context) bool {
 	if key == forwardersKey {
 		err = c.syncForwarders()
 	} else {
-		err = c.syncGroup(ctx, key)
+		err = c.syncPod(ctx, key)
+		c.published()
 	}
 	if err != nil && ctx.Err() == nil {
 		log.Printf("%s: %v (retrying)", key, err)
@@ -239,53 +244,45 @@ func (c *controller) next(ctx context.Context) bool {
 	return true
 }
 
-// syncGroup brings one workload's process in line with its pods: the newest running pod
-// has a process, nothing else does, and every pod of its template shows the process's
-// state.
-func (c *controller) syncGroup(ctx context.Context, key string) error {
-	objs, err := c.podIndex.ByIndex(groupIndex, key)
-	if err != nil {
+// syncPod brings one pod's process in line with the pod, as a kubelet does its container:
+// a running pod (kwok started it: it has an IP) has a process, a deleted one has none (and
+// is released once it has stopped), and the pod shows the process's state.
+func (c *controller) syncPod(ctx context.Context, key string) error {
+	ns, name, _ := strings.Cut(key, "/")
+	p, err := c.pods.Pods(ns).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	var pods, terminating []*corev1.Pod
-	for _, o := range objs {
-		if p := o.(*corev1.Pod); p.DeletionTimestamp == nil {
-			pods = append(pods, p)
-		} else {
-			terminating = append(terminating, p)
-		}
-	}
-	want := newest(pods)
 	sup := c.sups[key]
-	if sup != nil && (want == nil || sup.uid != string(want.UID)) {
-		log.Printf("%s: stopping istiod of pod %s", key, sup.key)
+	gone := p == nil || p.DeletionTimestamp != nil || podKey(p) == ""
+	if sup != nil && (gone || sup.uid != string(p.UID)) {
+		log.Printf("%s: stopping istiod", key)
 		sup.stop()
 		delete(c.sups, key)
 		c.queue.Add(forwardersKey)
 		sup = nil
 	}
-	if want != nil {
+	if p == nil {
+		return nil
+	}
+	if p.DeletionTimestamp != nil {
+		// Its process has stopped: the pod may go (a kubelet confirms a pod's deletion once
+		// its containers have stopped).
+		return c.release(ctx, p)
+	}
+	if gone {
+		return nil // opted out since
+	}
+	if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
 		if sup == nil {
-			if sup, err = c.startFor(ctx, key, want); err != nil {
+			if sup, err = c.startFor(ctx, key, p); err != nil {
 				return err
 			}
-		} else if err := c.refresh(ctx, sup, want); err != nil {
+		} else if err := c.refresh(ctx, sup, p); err != nil {
 			return err
 		}
 	}
-	for _, p := range pods {
-		if err := c.syncStatus(ctx, p, sup, want); err != nil {
-			return err
-		}
-	}
-	// A deleted pod's process has stopped by now: the pod may go (as a kubelet confirms a
-	// pod's deletion once its containers have stopped).
-	for _, p := range terminating {
-		if err := c.release(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.syncStatus(ctx, p, sup)
 }
 
 // Finalizer holds a pod whose istiod runs until the process has stopped, so that a pod
@@ -307,25 +304,15 @@ func (c *controller) release(ctx context.Context, p *corev1.Pod) error {
 	}
 	patch := fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, Finalizer)
 	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "realistiod"})
+	if err == nil {
+		// And confirm the deletion, as a kubelet does once the containers have stopped
+		// (kwok's own confirmation may have come while the finalizer held the pod).
+		err = c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	}
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	return err
-}
-
-// newest is the pod that gets the process: the newest one kwok started (it has an IP).
-func newest(pods []*corev1.Pod) *corev1.Pod {
-	var best *corev1.Pod
-	for _, p := range pods {
-		if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
-			continue
-		}
-		if best == nil || p.CreationTimestamp.After(best.CreationTimestamp.Time) ||
-			(p.CreationTimestamp.Equal(&best.CreationTimestamp) && p.Name > best.Name) {
-			best = p
-		}
-	}
-	return best
 }
 
 func (c *controller) podDir(p *corev1.Pod) string {
@@ -337,7 +324,7 @@ func (c *controller) podDir(p *corev1.Pod) string {
 func (c *controller) startFor(ctx context.Context, key string, p *corev1.Pod) (*supervisor, error) {
 	dir := c.podDir(p)
 	s := &supervisor{
-		key: p.Namespace + "/" + p.Name, uid: string(p.UID), binary: c.binary, dir: dir,
+		key: p.Namespace + "/" + p.Name, uid: string(p.UID), created: p.CreationTimestamp.Time, binary: c.binary, dir: dir,
 		logPath: filepath.Join(dir, istiodContainer+".log"),
 		notify:  func() { c.queue.Add(key) },
 		grace:   5 * time.Second,
@@ -540,7 +527,7 @@ func (c *controller) syncForwarders() error {
 		if ip == nil || !ip.IsLoopback() {
 			continue // the bed's service range is loopback: anything else is never bound
 		}
-		for _, s := range c.sortedSups(svc.Name) {
+		for _, s := range c.newestFirst() {
 			p, err := c.pods.Pods(strings.SplitN(s.key, "/", 2)[0]).Get(strings.SplitN(s.key, "/", 2)[1])
 			if err != nil || !selects(svc, p) {
 				continue
@@ -559,23 +546,18 @@ func (c *controller) syncForwarders() error {
 	return c.fwds.sync(want)
 }
 
-// sortedSups lists the processes, the one whose workload is named like the Service first
-// (istiod-canary serves Service istiod-canary before any other revision does).
-func (c *controller) sortedSups(service string) []*supervisor {
-	var keys []string
-	for k := range c.sups {
-		keys = append(keys, k)
+// newestFirst lists the processes, the newest pod's first: during a rollout, connections
+// go to the new template's istiod once it is ready.
+func (c *controller) newestFirst() []*supervisor {
+	out := make([]*supervisor, 0, len(c.sups))
+	for _, s := range c.sups {
+		out = append(out, s)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		ni, nj := strings.HasSuffix(keys[i], "/"+service), strings.HasSuffix(keys[j], "/"+service)
-		if ni != nj {
-			return ni
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].created.Equal(out[j].created) {
+			return out[i].created.After(out[j].created)
 		}
-		return keys[i] < keys[j]
+		return out[i].key < out[j].key
 	})
-	out := make([]*supervisor, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, c.sups[k])
-	}
 	return out
 }

@@ -1,6 +1,6 @@
-// Command realistiod runs a real istiod in the local test bed: for every pod of an istiod
-// workload (a container named "discovery") that an install creates, it runs the bed's
-// pilot-discovery binary on this host as the pod's container, the way a kubelet would.
+// Command realistiod runs a real istiod in the local test bed: for every istiod pod (a
+// container named "discovery") that an install creates, it runs the bed's pilot-discovery
+// binary on this host as the pod's container, the way a kubelet would.
 //
 //   - The process gets the container's args and environment (valueFrom resolved), its
 //     volumes (Secrets, ConfigMaps, projected tokens) as files under a directory standing for
@@ -12,8 +12,9 @@
 //   - The pod is Ready only while the process answers its readiness probe; kwok starts such
 //     pods not ready (see `realistiod stages`). An exit shows as a restart with back-off.
 //   - kwok's Logs and PortForward objects make `kubectl logs` and port-forward reach it.
-//   - A new pod template (an upgrade) moves the process to the new pod; scaling to zero or
-//     deleting the workload stops it.
+//   - One process per pod, as a kubelet runs one container: a rollout runs the new pod's
+//     beside the old one's until the old pod goes. A deleted pod is held (a finalizer)
+//     until its process has stopped.
 //
 // Pods labelled istioctl.test/real-istiod=off are left to kwok. Everything binds loopback
 // addresses only, and the only server dialled is the bed's apiserver (and what istiod's own

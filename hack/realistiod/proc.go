@@ -38,6 +38,7 @@ type exitInfo struct {
 type supervisor struct {
 	key     string // namespace/pod
 	uid     string
+	created time.Time // the pod's
 	binary  string
 	dir     string // the pod's directory: root/ (the container's filesystem), log, kubeconfig
 	logPath string

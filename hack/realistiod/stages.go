@@ -11,7 +11,7 @@ import (
 )
 
 // realPod is a kwok selector key (a jq query) that reads "real" for a pod the bed runs
-// istiod for (see groupKey) and "kwok" for any other.
+// istiod for (see podKey) and "kwok" for any other.
 const realPod = `if ([.spec.containers[]? | select(.name == "` + istiodContainer + `")] | length) > 0 ` +
 	`and (.metadata.labels["` + OptOutLabel + `"] // "") != "off" then "real" else "kwok" end`
 

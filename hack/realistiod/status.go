@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 	"net"
 	"sort"
 	"strconv"
@@ -26,17 +27,10 @@ type shown struct {
 	last     corev1.ContainerState
 }
 
-// want computes what the pod should show: the process's state for a pod of the template
-// the process runs, not ready for any other (an old template's pod during a rollout, or one
-// whose volumes are not there yet).
-func want(p *corev1.Pod, s *supervisor, newest *corev1.Pod) shown {
-	mirrors := s != nil && newest != nil && (p.UID == newest.UID ||
-		(p.Labels["pod-template-hash"] != "" && p.Labels["pod-template-hash"] == newest.Labels["pod-template-hash"]))
-	if !mirrors {
-		cur := current(p)
-		if cur.state.Running != nil {
-			return shown{started: true, restarts: cur.restarts, state: cur.state, last: cur.last}
-		}
+// want computes what the pod should show: its process's state, or ContainerCreating while
+// it has none (its volumes are not there yet, or kwok has not started it).
+func want(p *corev1.Pod, s *supervisor) shown {
+	if s == nil || s.uid != string(p.UID) {
 		return shown{state: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
 	}
 	st := s.snapshot()
@@ -96,9 +90,9 @@ func same(a, b shown) bool {
 
 // syncStatus writes the pod's readiness and its istiod container's state when they differ
 // from what it shows, and makes `kubectl logs` and port-forward reach the process.
-func (c *controller) syncStatus(ctx context.Context, p *corev1.Pod, s *supervisor, newest *corev1.Pod) error {
-	w := want(p, s, newest)
-	if s != nil && newest != nil && p.UID == newest.UID {
+func (c *controller) syncStatus(ctx context.Context, p *corev1.Pod, s *supervisor) error {
+	w := want(p, s)
+	if s != nil && s.uid == string(p.UID) {
 		if err := c.ensureKwokObjects(ctx, p, s); err != nil {
 			return err
 		}
@@ -141,6 +135,9 @@ func (c *controller) syncStatus(ctx context.Context, p *corev1.Pod, s *superviso
 	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, b, metav1.PatchOptions{FieldManager: "realistiod"}, "status")
 	if apierrors.IsNotFound(err) {
 		return nil
+	}
+	if err == nil && podReady(p) != w.ready {
+		log.Printf("%s/%s: ready=%v (%s)", p.Namespace, p.Name, w.ready, stateKey(w.state))
 	}
 	return err
 }

@@ -37,6 +37,12 @@ func StartPrivate(t testing.TB) *Cluster {
 		t.Fatalf("private control plane: %v", err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			// A failed test's cluster keeps its logs (every component's, istiod's) to look at.
+			if err := c.keepLogs(t); err != nil {
+				t.Logf("keeping the private control plane's logs: %v", err)
+			}
+		}
 		if err := c.stop(); err != nil {
 			t.Errorf("stopping the private control plane: %v", err)
 		}
@@ -229,4 +235,23 @@ func (c *Cluster) RestartAPIServerClients(t testing.TB) {
 	for _, name := range clients {
 		c.RestartComponent(t, name)
 	}
+}
+
+// keepLogs copies the cluster's logs (and realistiod's processes' files) out of its state
+// directory, which stopping it removes, and says where.
+func (c *Cluster) keepLogs(t testing.TB) error {
+	dir, err := os.MkdirTemp("", "istioctl-failed-cluster-")
+	if err != nil {
+		return err
+	}
+	for _, sub := range []string{"logs", "realistiod"} {
+		if _, err := os.Stat(filepath.Join(c.state, sub)); err != nil {
+			continue
+		}
+		if out, err := exec.Command("cp", "-r", filepath.Join(c.state, sub), dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+	}
+	t.Logf("the failed test's cluster logs are kept in %s", dir)
+	return nil
 }
