@@ -25,18 +25,12 @@ GATEWAYS=${GATEWAYS:-"1 10 50"}
 SIZES=${SIZES:-"200:1000 1000:5000 2000:10000"}
 PROFILE=${PROFILE:-}
 OUT=${OUT:-$root/docs/benchmarks-scale.md}
-UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
-UPSTREAM=$root/bin/upstream/istioctl
+. "$root/hack/upstream.env"
 UPSTREAM_FLAGS=(--set hub=docker.io/istio --set tag=1.30.0)
 started=$SECONDS
 log() { printf '[bench-scale %3ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 
-if [ ! -x "$UPSTREAM" ] || [ "$(cat "$root/bin/upstream/VERSION" 2>/dev/null)" != "$UPSTREAM_VERSION" ]; then
-	log "installing upstream istioctl $UPSTREAM_VERSION into bin/upstream (once; ~20 minutes cold)"
-	mkdir -p bin/upstream
-	(cd "$(mktemp -d)" && GOBIN="$root/bin/upstream" GOFLAGS=-mod=mod go install "istio.io/istio/istioctl/cmd/istioctl@$UPSTREAM_VERSION")
-	echo "$UPSTREAM_VERSION" >bin/upstream/VERSION
-fi
+UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 if [ -n "${OURS:-}" ]; then
 	make -s cluster-bin >/dev/null
 else

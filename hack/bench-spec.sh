@@ -6,18 +6,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
-UPSTREAM=$root/bin/upstream/istioctl
+. "$root/hack/upstream.env"
 RUNS=${RUNS:-20}
 
-if [ ! -x "$UPSTREAM" ] || [ "$(cat "$root/bin/upstream/VERSION" 2>/dev/null)" != "$UPSTREAM_VERSION" ]; then
-	echo "[bench] installing upstream istioctl $UPSTREAM_VERSION into bin/upstream (once; about 20 minutes cold)" >&2
-	mkdir -p "$root/bin/upstream"
-	# Outside our module, so its requirements never touch our go.mod.
-	(cd "$(mktemp -d)" && GOBIN="$root/bin/upstream" GOFLAGS=-mod=mod \
-		go install "istio.io/istio/istioctl/cmd/istioctl@$UPSTREAM_VERSION")
-	echo "$UPSTREAM_VERSION" >"$root/bin/upstream/VERSION"
-fi
+UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 [ -x bin/istioctl ] || make build
 go build -o bin/benchcmp ./hack/benchcmp
 

@@ -150,14 +150,8 @@ if [ "${1:-}" = lock ]; then
 fi
 
 RENDER_RUNS=${RENDER_RUNS:-10}
-UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
-UPSTREAM=$root/bin/upstream/istioctl
-if [ ! -x "$UPSTREAM" ] || [ "$(cat "$root/bin/upstream/VERSION" 2>/dev/null)" != "$UPSTREAM_VERSION" ]; then
-	echo "[bench] installing upstream istioctl $UPSTREAM_VERSION into bin/upstream (once; ~20 minutes cold)" >&2
-	mkdir -p bin/upstream
-	(cd "$(mktemp -d)" && GOBIN="$root/bin/upstream" GOFLAGS=-mod=mod go install "istio.io/istio/istioctl/cmd/istioctl@$UPSTREAM_VERSION")
-	echo "$UPSTREAM_VERSION" >bin/upstream/VERSION
-fi
+. "$root/hack/upstream.env"
+UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 make -s build cluster-bin >/dev/null
 if [ "${1:-}" = fleet ]; then
 	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-fleet.sh
@@ -328,7 +322,10 @@ done
 	echo "## the cluster operations, $RUNS rounds each, against upstream and the kubectl floor"
 	echo
 	echo "Each round gives each tool a new local control plane (etcd, kube-apiserver, controller-manager,"
-	echo "scheduler, kwok; see docs/development.md) and runs, in order: install of the default profile, the"
+	echo "scheduler, kwok; see docs/development.md) with the bed's real istiod (pilot-discovery at the pinned"
+	echo "upstream version, run by hack/realistiod for each istiod pod: an install waits for a real istiod to"
+	echo "answer, which then writes its CA bundle, fail-close policy and root certificates, and a re-install"
+	echo "must leave those be), and runs, in order: install of the default profile, the"
 	echo "same install again, uninstall --purge, install again (once the CRDs are gone: upstream's uninstall"
 	echo "returns before), an in-place upgrade (\`--set tag=1.30.1\`), and a canary upgrade (\`--set"
 	echo "revision=canary\`, then \`tag set default --revision canary --overwrite\`). Both uninstalls delete"

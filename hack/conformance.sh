@@ -9,17 +9,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-UPSTREAM_VERSION=$(sed -n 's/^UPSTREAM_VERSION=//p' hack/bench.sh)
-[ -n "$UPSTREAM_VERSION" ] || { echo "[conformance] no UPSTREAM_VERSION in hack/bench.sh" >&2; exit 1; }
-UPSTREAM=$root/bin/upstream/istioctl
-if [ ! -x "$UPSTREAM" ] || [ "$(cat "$root/bin/upstream/VERSION" 2>/dev/null)" != "$UPSTREAM_VERSION" ]; then
-	echo "[conformance] installing upstream istioctl $UPSTREAM_VERSION into bin/upstream (once; ~20 minutes cold)" >&2
-	mkdir -p "$root/bin/upstream"
-	# Outside our module, so its requirements never touch our go.mod.
-	(cd "$(mktemp -d)" && GOBIN="$root/bin/upstream" GOFLAGS=-mod=mod \
-		go install "istio.io/istio/istioctl/cmd/istioctl@$UPSTREAM_VERSION")
-	echo "$UPSTREAM_VERSION" >"$root/bin/upstream/VERSION"
-fi
+. "$root/hack/upstream.env"
+UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 go build -o bin/conformance ./hack/conformance
 bin/conformance -upstream "$UPSTREAM" -upstream-version "$UPSTREAM_VERSION" \
 	${CONFORMANCE_CACHE:+-cache "$CONFORMANCE_CACHE"} ${CONFORMANCE_RUN:+-run "$CONFORMANCE_RUN"}

@@ -19,8 +19,8 @@ if [ "${1:-}" != "--inside" ]; then
 	# The helm CLI the migration tests drive, and upstream's charts they install with it
 	# (the istio.io/istio module at the version hack/bench.sh pins), both cached per machine.
 	"$root/hack/helm/build.sh"
-	upstream=$(sed -n 's/^UPSTREAM_VERSION=//p' "$root/hack/bench.sh")
-	go mod download "istio.io/istio@$upstream"
+	. "$root/hack/upstream.env"
+	go mod download "istio.io/istio@$UPSTREAM_VERSION"
 	log "compiling packages and test binaries"
 	go vet ./...
 	go test -count=1 -run '^$' ./... >/dev/null
@@ -49,7 +49,8 @@ trap 'exit 130' INT TERM
 # Tests and the tools they run never touch the user's ~/.kube or ~/.istioctl.
 export HOME=$tmp/home
 mkdir -p "$HOME"
-"$root/hack/kube/up.sh" >/dev/null
+# ISTIOCTL_TEST_REAL_ISTIOD=0 runs the bed without a real istiod (the tests that need one fail).
+REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} "$root/hack/kube/up.sh" >/dev/null
 export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
 export ISTIOCTL_TEST_BED=$tmp/bed ISTIOCTL_TEST_BED_OWNER=$$
 unset KUBECONFIG

@@ -13,12 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/istioctl-installer/istioctl/hack/internal/loopback"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -49,7 +48,7 @@ func run(ctx context.Context, kubeconfig, poolSpec, readyFile string) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig %q: %w", kubeconfig, err)
 	}
-	if err := loopbackOnly(cfg.Host); err != nil {
+	if err := loopback.APIServer(cfg.Host); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
@@ -68,17 +67,4 @@ func run(ctx context.Context, kubeconfig, poolSpec, readyFile string) error {
 		}
 		return os.WriteFile(readyFile, nil, 0o644)
 	})
-}
-
-// loopbackOnly refuses any API server but a local one: pointed at a real cluster, fakelb
-// would overwrite the status its real load balancers wrote.
-func loopbackOnly(host string) error {
-	u, err := url.Parse(host)
-	if err != nil {
-		return fmt.Errorf("API server %q: %w", host, err)
-	}
-	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("API server %s is not on a loopback address: fakelb only serves the local test bed", host)
-	}
-	return nil
 }

@@ -84,17 +84,3 @@ func TestPoolAssignAdoptRelease(t *testing.T) {
 		t.Error("contains disagrees with the range 192.0.2.1-192.0.2.3")
 	}
 }
-
-func TestLoopbackOnly(t *testing.T) {
-	for host, ok := range map[string]bool{
-		"https://127.0.0.1:26443": true,
-		"https://[::1]:6443":      true,
-		"https://10.0.0.1:6443":   false,
-		"https://example.com":     false,
-		"https://localhost:6443":  false, // a name could resolve anywhere
-	} {
-		if err := loopbackOnly(host); (err == nil) != ok {
-			t.Errorf("loopbackOnly(%s) = %v, want ok=%v", host, err, ok)
-		}
-	}
-}

@@ -45,7 +45,7 @@ stop() { # names... : SIGTERM together, wait up to GRACE, then SIGKILL
 	for p in "${pids[@]}"; do while running "$p"; do sleep 0.1; done; done
 }
 
-stop fakelb kwok kube-scheduler kube-controller-manager kube-apiserver
+stop realistiod fakelb kwok kube-scheduler kube-controller-manager kube-apiserver
 stop etcd
 rm -f "$STATE"/pids/*.pid
 if [ "${KEEP_STATE:-0}" = 1 ]; then

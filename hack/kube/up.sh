@@ -6,7 +6,8 @@
 # Knobs: STATE (default ./.cluster), PORT_BASE (default: first free block from 26000),
 # NODES (2), BIN (./bin), SERVICE_CIDR, POD_CIDR, NODE_IP_PREFIX, UP_TIMEOUT (seconds, 90),
 # BED_INDEX (cluster i of a bed, 1-8: names cluster-i, service range 127.(63+i).0.0/16 and
-# fakelb), FAKE_LB (1: run fakelb; default 1 in a bed, else 0).
+# fakelb), FAKE_LB (1: run fakelb; default 1 in a bed, else 0), REAL_ISTIOD (1, the default:
+# realistiod runs a real istiod for every istiod pod an install creates; 0: kwok fakes them).
 # Stop it with down.sh (same STATE).
 set -euo pipefail
 
@@ -42,9 +43,12 @@ LB_POOL=192.0.2.$lb_first-192.0.2.$((lb_first + 29))
 POD_CIDR=${POD_CIDR:-10.244.0.0/16}
 NODE_IP_PREFIX=${NODE_IP_PREFIX:-10.255.0.}
 UP_TIMEOUT=${UP_TIMEOUT:-90}
+REAL_ISTIOD=${REAL_ISTIOD:-1}
+[[ $REAL_ISTIOD =~ ^[01]$ ]] || die "REAL_ISTIOD=$REAL_ISTIOD: 1 (run a real istiod) or 0"
 
 bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages.yaml)
 [ "$FAKE_LB" != 1 ] || bins+=(fakelb)
+[ "$REAL_ISTIOD" != 1 ] || bins+=(realistiod pilot-discovery kwok-crds.yaml)
 for b in "${bins[@]}"; do
 	[ -e "$BIN/$b" ] || die "$BIN/$b is missing: run 'make cluster-bin' (hack/kube/build.sh) first"
 done
@@ -188,7 +192,21 @@ start etcd --name=kube --data-dir="$STATE/etcd" \
 	--unsafe-no-fsync=true --auto-compaction-retention=1 --quota-backend-bytes=4294967296 --log-level=warn
 wait_for etcd "etcd to be healthy" curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
-start kube-apiserver --bind-address=127.0.0.1 --secure-port="$API_PORT" --advertise-address=127.0.0.1 \
+# Every write request, with who sent it, for the tests that prove what a command wrote
+# (writes by ServiceAccounts, istiod's, are told apart from the admin's).
+cat >"$STATE/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted, Panic]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: None
+  resources: [{group: coordination.k8s.io, resources: [leases]}, {group: "", resources: [events, pods/status, nodes/status]}]
+- level: Metadata
+POLICY
+start kube-apiserver --bind-address=127.0.0.1 \
+	--audit-policy-file="$STATE/audit-policy.yaml" --audit-log-path="$STATE/logs/audit.log" --audit-log-maxsize=0 --secure-port="$API_PORT" --advertise-address=127.0.0.1 \
 	--etcd-servers="http://127.0.0.1:$ETCD_PORT" \
 	--tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
 	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -215,12 +233,28 @@ start kube-controller-manager --kubeconfig="$K" --authentication-kubeconfig="$K"
 start kube-scheduler --kubeconfig="$K" --authentication-kubeconfig="$K" --authorization-kubeconfig="$K" \
 	--bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --leader-elect=false \
 	--requestheader-client-ca-file="$PKI/ca.crt" --v=1
-start kwok --kubeconfig="$K" --config="$BIN/kwok-stages.yaml" --manage-all-nodes=true \
+stages=$BIN/kwok-stages.yaml kwok_crds=()
+if [ "$REAL_ISTIOD" = 1 ]; then
+	# istiod's pods start not ready (realistiod marks them ready while istiod answers), and
+	# kwok's Logs and PortForward objects let `kubectl logs` and port-forward reach it.
+	stages=$STATE/kwok-stages.yaml
+	"$BIN/realistiod" stages "$BIN/kwok-stages.yaml" >"$stages" || die "realistiod could not write the kwok stages"
+	kubectl apply -f "$BIN/kwok-crds.yaml" >/dev/null
+	wait_for kube-apiserver "kwok's CRDs" kubectl wait --for=condition=Established --timeout=1s \
+		crd/logs.kwok.x-k8s.io crd/portforwards.kwok.x-k8s.io
+	kwok_crds=(--enable-crds=Logs,PortForward)
+fi
+start kwok --kubeconfig="$K" --config="$stages" --manage-all-nodes=true "${kwok_crds[@]}" \
 	--cidr="$POD_CIDR" --node-name=localhost --node-port="$KWOK_PORT" --server-address="127.0.0.1:$KWOK_PORT" \
 	--tls-cert-file="$PKI/kwok.crt" --tls-private-key-file="$PKI/kwok.key" --node-lease-duration-seconds=40
 if [ "$FAKE_LB" = 1 ]; then
 	rm -f "$STATE/fakelb.ready"
 	start fakelb -kubeconfig="$K" -pool="$LB_POOL" -ready-file="$STATE/fakelb.ready"
+fi
+if [ "$REAL_ISTIOD" = 1 ]; then
+	rm -f "$STATE/realistiod.ready"
+	start realistiod -kubeconfig="$K" -binary="$(readlink -f "$BIN/pilot-discovery")" \
+		-state="$STATE/realistiod" -ready-file="$STATE/realistiod.ready"
 fi
 wait_for kube-controller-manager "kube-controller-manager /healthz" curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
 wait_for kube-scheduler "kube-scheduler /healthz" curl -sfk "https://127.0.0.1:$SCHED_PORT/healthz"
@@ -248,6 +282,7 @@ nodes_ready() { kubectl wait --for=condition=Ready node --all --timeout=1s; }
 wait_for kwok "$NODES kwok nodes to be Ready" nodes_ready
 wait_for kube-controller-manager "the default ServiceAccount" kubectl -n default get serviceaccount default
 [ "$FAKE_LB" != 1 ] || wait_for fakelb "fakelb to watch Services" test -f "$STATE/fakelb.ready"
+[ "$REAL_ISTIOD" != 1 ] || wait_for realistiod "realistiod to watch pods" test -f "$STATE/realistiod.ready"
 
 # A test binary that dies without stopping its cluster (a test timeout panics) would leave
 # it running: with CLUSTER_OWNER_PID set, a watchdog stops the cluster when that process ends.
@@ -262,5 +297,6 @@ export KUBECACHEDIR=$KUBECACHEDIR
 ENV
 lb_note=
 [ "$FAKE_LB" != 1 ] || lb_note=", LoadBalancer addresses $LB_POOL"
+[ "$REAL_ISTIOD" != 1 ] || lb_note="$lb_note, real istiod"
 log "cluster $CONTEXT up in $((SECONDS - started))s: apiserver https://127.0.0.1:$API_PORT, services $SERVICE_CIDR, $NODES kwok nodes$lb_note, state in $STATE"
 cat "$STATE/env"

@@ -193,16 +193,16 @@ func settledVersions(t *testing.T, client *kube.Client, objs []*unstructured.Uns
 }
 
 // upstreamCharts is the charts directory of upstream's istio.io/istio module at the version
-// hack/bench.sh pins, from the module cache (make test downloads it before the sandbox).
+// hack/upstream.env pins, from the module cache (make test downloads it before the sandbox).
 func upstreamCharts(t *testing.T) string {
 	t.Helper()
-	bench, err := os.ReadFile("../../hack/bench.sh")
+	bench, err := os.ReadFile("../../hack/upstream.env")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^UPSTREAM_VERSION=(\S+)$`).FindSubmatch(bench)
 	if m == nil {
-		t.Fatal("hack/bench.sh pins no UPSTREAM_VERSION")
+		t.Fatal("hack/upstream.env pins no UPSTREAM_VERSION")
 	}
 	out, err := exec.Command("go", "mod", "download", "-json", "istio.io/istio@"+string(m[1])).Output()
 	if err != nil {

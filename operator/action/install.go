@@ -443,7 +443,12 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	p.installer.Events = events
 	result, installErr := p.installer.Install(ctx, p.manifests, p.stale)
 	if installErr == nil && !a.DryRun && p.defaultTag.Needed {
-		installErr = p.defaultTag.Run(ctx, p.client, events)
+		var tagged []tag.Change
+		tagged, installErr = p.defaultTag.Run(ctx, p.client, events)
+		// The tag's objects are written by this run too: they count.
+		for _, ch := range tagged {
+			result.Changes = append(result.Changes, install.Change{Object: ch.Object, Component: tagComponent, Action: install.Action(ch.Action)})
+		}
 	}
 	err := installErr
 	if err == nil {
@@ -496,6 +501,10 @@ func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, 
 	out.Record = rec.Number
 	return out, err
 }
+
+// tagComponent groups the default revision tag's objects in an install's summary, as an
+// uninstall's summary groups them.
+const tagComponent = "revision-tags"
 
 // operation names the run for its done event: a rollback, an upgrade when the revision
 // already had a successful install, an install otherwise.

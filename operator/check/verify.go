@@ -66,6 +66,12 @@ func objectHealth(ctx context.Context, env *Env) []Result {
 			if v.Status == readiness.InProgress {
 				r.Message = "not ready: " + v.Message
 			}
+			if !r.Passed {
+				// Why its pods are not ready, which its status cannot say.
+				for _, why := range readiness.PodsWhy(live, env.lister(ctx)) {
+					r.Message += "; " + why
+				}
+			}
 		}
 		out = append(out, r)
 	}
@@ -142,13 +148,13 @@ func webhookCABundle(ctx context.Context, env *Env) []Result {
 	return out
 }
 
-// driftIgnored are fields istiod itself manages after install, and the selectors of an
-// injector a revision tag deactivated (upstream's never-match selectors: the default tag
-// serves its namespaces instead).
+// driftIgnored are the selectors of an injector a revision tag deactivated (upstream's
+// never-match selectors: the default tag serves its namespaces instead). Fields a
+// controller took over (ownership.ControllerFields) are left out of the comparison by
+// kube.Yield, as the install leaves them.
 var driftIgnored = map[string]bool{
-	"ValidatingWebhookConfiguration:webhooks[].failurePolicy": true,
-	deactivatedInjector + ":webhooks[].namespaceSelector":     true,
-	deactivatedInjector + ":webhooks[].objectSelector":        true,
+	deactivatedInjector + ":webhooks[].namespaceSelector": true,
+	deactivatedInjector + ":webhooks[].objectSelector":    true,
 }
 
 // deactivatedInjector is the kind drift compares a deactivated injector as.
@@ -185,7 +191,8 @@ func drift(ctx context.Context, env *Env) []Result {
 		if kind == "MutatingWebhookConfiguration" && deactivated(live) {
 			kind = deactivatedInjector
 		}
-		want, have := o.Object, live.Object
+		yielded, _ := kube.Yield(o, live.GetManagedFields())
+		want, have := yielded.Object, live.Object
 		if kind == "Secret" {
 			want, have = maskSecret(want, have)
 		}

@@ -26,9 +26,10 @@ func TestDiffInto(t *testing.T) {
 			map[string]any{"l": []any{map[string]any{"name": "a", "v": "1", "defaulted": true}}}, nil},
 		{"list length", "Deployment", map[string]any{"l": []any{"a"}}, map[string]any{"l": []any{"a", "b"}}, []string{"- l:"}},
 		{"multi-line values as a unified diff", "ConfigMap", map[string]any{"mesh": "a: 1\nb: 2"}, map[string]any{"mesh": "a: 1\nb: 3"}, []string{"--- mesh (spec)", "-b: 2", "+b: 3"}},
-		{"istiod's failure policy is not drift", "ValidatingWebhookConfiguration",
+		// Unless a controller took it: then kube.Yield leaves it out of the spec's side.
+		{"a failure policy istioctl still owns is", "ValidatingWebhookConfiguration",
 			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Ignore"}}},
-			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Fail"}}}, nil},
+			map[string]any{"webhooks": []any{map[string]any{"failurePolicy": "Fail"}}}, []string{"failurePolicy"}},
 		{"a deactivated injector's selectors are not drift", deactivatedInjector,
 			map[string]any{"webhooks": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"istio-injection": "enabled"}}}}},
 			map[string]any{"webhooks": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"istio.io/deactivated": "never-match"}}}}}, nil},

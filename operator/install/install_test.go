@@ -63,7 +63,9 @@ spec:
   replicas: 2
   selector: {matchLabels: {app: istiod}}
   template:
-    metadata: {labels: {app: istiod}}
+    # A stand-in with no args (pilot-discovery would print its help and exit): the bed's
+    # real istiod leaves it to kwok.
+    metadata: {labels: {app: istiod, istioctl.test/real-istiod: "off"}}
     spec:
       serviceAccountName: istiod
       containers: [{name: discovery, image: docker.io/istio/pilot:1.30.0}]

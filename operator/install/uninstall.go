@@ -47,7 +47,16 @@ func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*uns
 	if crdErr != nil {
 		return nil, crdErr
 	}
-	out = InRemovalOrder(append(out, crds...))
+	out = append(out, crds...)
+	if opts.Purge {
+		// And what istiod wrote: it goes last, once istiod has stopped.
+		ws, err := istiodWrites(ctx, in.Client, append(istiodNamespaces(out), in.Owner.Namespace))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
+	}
+	out = InRemovalOrder(out)
 	if opts.Purge && !opts.DryRun {
 		// The CRDs' watch caches start as soon as the CRDs are known, beside the rest of
 		// the plan and the first removals, so that they are ready by the time the CRDs are
@@ -73,6 +82,9 @@ func removalRank(o *unstructured.Unstructured) int {
 		return rank - 5
 	case "CustomResourceDefinition":
 		return 1000
+	}
+	if istiodWrite(o) {
+		return 2000
 	}
 	return rank
 }
@@ -219,9 +231,17 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	}
 	var deleted []*unstructured.Unstructured
 	var removed []Change
+	var err error
 	for _, batch := range removalBatches(targets) {
 		if caller.Err() != nil {
 			return removed, in.uninstallStopped(len(removed), len(targets))
+		}
+		if istiodWrite(batch[0]) && !opts.DryRun {
+			// What istiod wrote goes once it has stopped, with whatever it wrote since the
+			// plan listed it.
+			if batch, err = in.afterIstiod(ctx, deleted, batch, selector); err != nil {
+				return removed, err
+			}
 		}
 		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed, finish)
 		deleted = append(deleted, went...)

@@ -2,8 +2,10 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +39,12 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 			r, err := in.judge(ctx, o, applied[key], judged, key)
 			if err != nil {
 				if ctx.Err() != nil {
+					break
+				}
+				if deadlineNear(err) {
+					// The client refused a request it could not finish before the deadline:
+					// the wait timed out, whatever the request was.
+					<-ctx.Done()
 					break
 				}
 				return err
@@ -178,3 +186,11 @@ func sortedKeys(m map[string]*unstructured.Unstructured) []string {
 }
 
 func podProblem(p *corev1.Pod) string { return readiness.PodProblem(p) }
+
+// deadlineNear says an error is the context's deadline, come or about to: client-go's rate
+// limiter refuses a request it could not send before the deadline with its own error
+// ("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context
+// deadline"), which wraps no context error.
+func deadlineNear(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
+}

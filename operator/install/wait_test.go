@@ -1,6 +1,9 @@
 package install
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"testing"
 
@@ -106,5 +109,18 @@ func TestWaitSourceFollowsRegistry(t *testing.T) {
 	sort.Strings(watched)
 	if got, want := watched, readiness.Watched(); len(got) != len(want) {
 		t.Errorf("the wait watches %v, the registry lists %v", got, want)
+	}
+}
+
+func TestDeadlineNear(t *testing.T) {
+	for err, want := range map[error]bool{
+		fmt.Errorf("listing pods: %w", context.DeadlineExceeded):                                                true,
+		errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline"): true,
+		errors.New("connection refused"):                                                                        false,
+		context.Canceled:                                                                                        false,
+	} {
+		if got := deadlineNear(err); got != want {
+			t.Errorf("deadlineNear(%v) = %v, want %v", err, got, want)
+		}
 	}
 }

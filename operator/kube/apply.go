@@ -55,6 +55,8 @@ type Applied struct {
 	// TakenOver lists the fields another field manager owned that we took over, as
 	// "manager: .path" lines; empty when nobody else owned what we set.
 	TakenOver []string
+	// Yielded lists the rendered fields left to the controller that owns them now (Yield).
+	Yielded []string
 }
 
 // Resource maps an object's kind to the resource client for its namespace (or the cluster).
@@ -90,10 +92,6 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	if err != nil {
 		return nil, err
 	}
-	data, err := obj.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
 	popts := metav1.PatchOptions{FieldManager: ownership.FieldManager}
 	if opts.DryRun {
 		popts.DryRun = []string{metav1.DryRunAll}
@@ -105,6 +103,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		res.Created = true
 	case opts.Known && opts.Before.DeletionTimestamp == nil:
 		beforeRV = opts.Before.ResourceVersion
+		obj, res.Yielded = Yield(obj, opts.Before.ManagedFields)
 		if opts.Before.Annotations[HashAnnotation] == hash && owns(opts.Before.ManagedFields, obj) {
 			// Already as rendered and still ours: skip the write (an apply that changes
 			// nothing is still a request).
@@ -122,11 +121,16 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		}
 		beforeRV = before.GetResourceVersion()
 		res.Before = before
+		obj, res.Yielded = Yield(obj, before.GetManagedFields())
 		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj) {
 			res.Live = before
 			res.Skipped = true
 			return res, nil
 		}
+	}
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, err
 	}
 	live, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, popts)
 	if apierrors.IsConflict(err) {
@@ -200,6 +204,7 @@ func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetad
 	if err != nil {
 		return false, err
 	}
+	obj, _ = Yield(obj, before.ManagedFields)
 	return before.Annotations[HashAnnotation] == hash && owns(before.ManagedFields, obj), nil
 }
 

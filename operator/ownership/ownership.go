@@ -177,3 +177,71 @@ func SameOwner(labels map[string]string, ownerNamespace, revision string) bool {
 	return labels[LabelManaged] == Managed && labels[LabelOwnerNamespace] == ownerNamespace &&
 		Rev(labels[LabelRevision]) == Rev(revision) && (n == "" || n == "unknown")
 }
+
+// ControllerField is a field istioctl renders that a controller takes over once it runs,
+// and that is then the controller's: istiod fills in its webhooks' caBundle and switches its
+// validators' failurePolicy to Fail once it serves. Once another field manager owns such a
+// field, an install neither declares nor takes it (a second install writes nothing), and
+// verify-install does not call its value drift; until then the install keeps declaring it
+// (dropping failurePolicy while owning it would default it to Fail with nothing serving).
+type ControllerField struct {
+	Kind string
+	// List is the list of named items the field lives in; Path, the field inside each item.
+	List string
+	Path []string
+}
+
+// ControllerFields are the fields controllers take over, as istiod does.
+var ControllerFields = []ControllerField{
+	{Kind: "MutatingWebhookConfiguration", List: "webhooks", Path: []string{"clientConfig", "caBundle"}},
+	{Kind: "ValidatingWebhookConfiguration", List: "webhooks", Path: []string{"clientConfig", "caBundle"}},
+	{Kind: "ValidatingWebhookConfiguration", List: "webhooks", Path: []string{"failurePolicy"}},
+}
+
+// IstiodWrite names objects istiod writes while it runs, which carry no install's labels:
+// the root certificate and revocation list it gives every namespace, its self-signed CA and
+// its leader elections. A purge removes them once istiod has stopped (a running istiod
+// writes them again); upstream's purge leaves them behind.
+type IstiodWrite struct {
+	Kind string
+	// Names are exact names; Prefixes match NAME-<revision> (per-revision elections).
+	Names, Prefixes []string
+	// AllNamespaces: in every namespace, not just the control plane's.
+	AllNamespaces bool
+}
+
+// leaderElections are istiod's leader election IDs, as pilot/pkg/leaderelection of the
+// pinned upstream names them; ConfigMap or Lease locks, some per revision.
+var leaderElections = []string{
+	"istio-namespace-controller-election", "istio-clustertrustbundle-controller-election",
+	"istio-serviceexport-controller-election", "istio-leader", "istio-gateway-status-leader",
+	"istio-status-leader", "istio-analyze-leader", "istio-gateway-deployment",
+	"istio-gateway-inferencepool", "istio-node-untaint", "istio-ip-autoallocate",
+}
+
+// IstiodWrites are the objects a running istiod writes.
+var IstiodWrites = []IstiodWrite{
+	{Kind: "ConfigMap", Names: []string{"istio-ca-root-cert", "istio-ca-crl"}, AllNamespaces: true},
+	{Kind: "Secret", Names: []string{"istio-ca-secret"}},
+	{Kind: "ConfigMap", Names: leaderElections, Prefixes: leaderElections},
+	{Kind: "Lease", Names: leaderElections, Prefixes: leaderElections},
+}
+
+// WrittenByIstiod says whether an object of kind, named name, is one istiod writes in
+// namespace ns, istioNamespace being its control plane's.
+func WrittenByIstiod(kind, ns, name, istioNamespace string) bool {
+	for _, w := range IstiodWrites {
+		if w.Kind != kind || (!w.AllNamespaces && ns != istioNamespace) {
+			continue
+		}
+		if slices.Contains(w.Names, name) {
+			return true
+		}
+		for _, p := range w.Prefixes {
+			if strings.HasPrefix(name, p+"-") {
+				return true
+			}
+		}
+	}
+	return false
+}

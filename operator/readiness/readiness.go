@@ -13,12 +13,16 @@ package readiness
 
 import (
 	"fmt"
+	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
 )
 
 // Status is the verdict on one object.
@@ -253,4 +257,50 @@ func PodProblem(p *corev1.Pod) string {
 		return "evicted: " + p.Status.Message
 	}
 	return ""
+}
+
+// PodsWhy says why the pods of a workload (Deployment, DaemonSet, StatefulSet) are not
+// ready, one line per distinct problem ("pod NAME: PROBLEM"): what its status alone cannot
+// say (a crash loop, an image pull back-off, an unschedulable pod). list answers for pods.
+func PodsWhy(obj *unstructured.Unstructured, list Lister) []string {
+	switch obj.GetKind() {
+	case "Deployment", "DaemonSet", "StatefulSet":
+	default:
+		return nil
+	}
+	sel, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+	if len(sel) == 0 || list == nil {
+		return nil
+	}
+	pods, err := list(kube.PodGVK, obj.GetNamespace(), labels.Set(sel).String())
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range pods {
+		var p corev1.Pod
+		if convert(u, &p) != nil {
+			continue
+		}
+		why := PodProblem(&p)
+		if why == "" && p.Status.Phase == corev1.PodRunning && !podIsReady(&p) {
+			why = "running, not ready"
+		}
+		if why != "" && !seen[why] {
+			seen[why] = true
+			out = append(out, fmt.Sprintf("pod %s: %s", p.Name, why))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func podIsReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -122,3 +122,47 @@ func TestWebhookRule(t *testing.T) {
 		})
 	}
 }
+
+func TestPodsWhy(t *testing.T) {
+	dep := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "istiod", "namespace": "istio-system"},
+		"spec":     map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "istiod"}}},
+	}}
+	pod := func(name string, status map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": name, "namespace": "istio-system"}, "status": status}}
+	}
+	crashing := map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{
+		"name": "discovery", "restartCount": int64(1), "ready": false,
+		"state": map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff", "message": "back-off 10s"}}}}}
+	unready := map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}
+	ready := map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	var asked string
+	list := func(pods ...*unstructured.Unstructured) Lister {
+		return func(gvk schema.GroupVersionKind, ns, sel string) ([]*unstructured.Unstructured, error) {
+			asked = gvk.Kind + " " + ns + " " + sel
+			return pods, nil
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		pods []*unstructured.Unstructured
+		want string
+	}{
+		{"a crash loop", []*unstructured.Unstructured{pod("a", crashing), pod("b", ready)}, "pod a: container discovery: CrashLoopBackOff: back-off 10s"},
+		{"running, not ready", []*unstructured.Unstructured{pod("a", unready)}, "pod a: running, not ready"},
+		{"the same problem once", []*unstructured.Unstructured{pod("a", crashing), pod("b", crashing)}, "pod a: container discovery: CrashLoopBackOff: back-off 10s"},
+		{"all ready", []*unstructured.Unstructured{pod("a", ready)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(PodsWhy(dep, list(tc.pods...)), "|")
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if asked != "Pod istio-system app=istiod" {
+				t.Errorf("listed %q", asked)
+			}
+		})
+	}
+}

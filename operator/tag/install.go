@@ -115,18 +115,19 @@ func (d *InstallDefault) generate(ctx context.Context, c *kube.Client) (*Plan, e
 }
 
 // Run points the default tag at the installed revision, emitting an applied event per
-// object written and a revision-tag event that says where the tag points.
-func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.Sink) error {
+// object written and a revision-tag event that says where the tag points. It returns what
+// it did to each object, for the install's counts.
+func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.Sink) ([]Change, error) {
 	p, err := d.generate(ctx, c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	changes, err := p.Apply(ctx, c, false)
 	for _, ch := range changes {
 		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status, Action: strings.TrimPrefix(ch.Status, "would be ")})
 	}
 	if err != nil {
-		return fmt.Errorf("setting the default revision tag: %w", err)
+		return changes, fmt.Errorf("setting the default revision tag: %w", err)
 	}
 	e := event.Event{Type: event.RevisionTag, Object: kube.Describe(p.Objects[0]), Status: "unchanged",
 		Message: fmt.Sprintf("Default revision tag points at revision %q", d.Revision)}
@@ -147,5 +148,5 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 		}
 	}
 	events.Emit(e)
-	return nil
+	return changes, nil
 }

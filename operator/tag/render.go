@@ -21,6 +21,15 @@ type canonical struct {
 	name                                                  string
 	labels, annotations                                   map[string]string
 	url, caBundle, path, service, serviceNS, reinvocation string
+	// caBundleByController says istiod wrote the bundle: it writes the tag's webhooks too, so
+	// an apply leaves the bundle out (a copy would make each re-install write the tag again);
+	// printed objects (tag generate) carry it, as upstream's do.
+	caBundleByController bool
+}
+
+// copyCABundle says whether the tag's webhooks take the injector's CA bundle.
+func (c *canonical) copyCABundle(opts Options) bool {
+	return c.caBundle != "" && (opts.Generate || !c.caBundleByController)
 }
 
 // canonicalOf picks the revision's injector among hooks (the one serving from the istio
@@ -58,6 +67,9 @@ func canonicalOf(hooks []unstructured.Unstructured, ns, rev string) (*canonical,
 
 func readCanonical(w *unstructured.Unstructured) (*canonical, bool) {
 	hooks, _, _ := unstructured.NestedSlice(w.Object, "webhooks")
+	// Whether a controller (istiod) wrote the CA bundle, rather than the install.
+	own, _ := kube.Yield(w, w.GetManagedFields())
+	ownHooks, _, _ := unstructured.NestedSlice(own.Object, "webhooks")
 	for _, h := range hooks {
 		m, _ := h.(map[string]any)
 		if name, _ := m["name"].(string); !strings.HasSuffix(name, injectorSuffix) {
@@ -76,6 +88,13 @@ func readCanonical(w *unstructured.Unstructured) (*canonical, bool) {
 		}
 		c.url, _, _ = unstructured.NestedString(m, "clientConfig", "url")
 		c.caBundle, _, _ = unstructured.NestedString(m, "clientConfig", "caBundle")
+		for _, oh := range ownHooks {
+			if om, _ := oh.(map[string]any); om["name"] == m["name"] {
+				if _, ours, _ := unstructured.NestedString(om, "clientConfig", "caBundle"); !ours {
+					c.caBundleByController = c.caBundle != ""
+				}
+			}
+		}
 		c.path, _, _ = unstructured.NestedString(m, "clientConfig", "service", "path")
 		c.service, _, _ = unstructured.NestedString(m, "clientConfig", "service", "name")
 		c.serviceNS, _, _ = unstructured.NestedString(m, "clientConfig", "service", "namespace")
@@ -88,14 +107,14 @@ func readCanonical(w *unstructured.Unstructured) (*canonical, bool) {
 // renderTag renders the tag's objects with the charts, as an install of the revision with
 // values.revisionTags=[tag] (and, for the default tag, values.defaultRevision) would, and
 // makes them call the revision's injector as it is installed.
-func renderTag(opts Options, rev string, canon *canonical, liveVWC *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+func renderTag(opts Options, rev string, canon *canonical) ([]*unstructured.Unstructured, error) {
 	mwc, vwc, svc, err := renderCharts(opts, rev, canon)
 	if err != nil {
 		return nil, err
 	}
 	out := []*unstructured.Unstructured{injector(opts, mwc, canon)}
 	if vwc != nil {
-		out = append(out, validator(opts, vwc, canon, liveVWC))
+		out = append(out, validator(opts, vwc, canon))
 	}
 	svc = svc.DeepCopy()
 	svc.SetLabels(labelsFor(opts, svc.GetLabels(), nil))
@@ -182,7 +201,7 @@ func renderCharts(opts Options, rev string, canon *canonical) (mwc, vwc, svc *un
 func injector(opts Options, mwc *unstructured.Unstructured, canon *canonical) *unstructured.Unstructured {
 	mwc = mwc.DeepCopy()
 	eachHook(mwc, func(m map[string]any) {
-		if canon.caBundle != "" {
+		if canon.copyCABundle(opts) {
 			_ = unstructured.SetNestedField(m, canon.caBundle, "clientConfig", "caBundle")
 		}
 		if _, ok, _ := unstructured.NestedMap(m, "clientConfig", "service"); ok {
@@ -205,25 +224,14 @@ func injector(opts Options, mwc *unstructured.Unstructured, canon *canonical) *u
 }
 
 // validator is the default tag's ValidatingWebhookConfiguration, with the injector's CA
-// bundle and the failure policies the live one has (istiod changes them once it runs).
-func validator(opts Options, vwc *unstructured.Unstructured, canon *canonical, live *unstructured.Unstructured) *unstructured.Unstructured {
+// bundle. The failure policy stays as rendered: once istiod has switched it to Fail it is
+// istiod's, and the apply leaves it alone (kube.Yield); copying the live value would make
+// each re-install write the object again.
+func validator(opts Options, vwc *unstructured.Unstructured, canon *canonical) *unstructured.Unstructured {
 	vwc = vwc.DeepCopy()
-	policies := map[string]any{}
-	if live != nil {
-		hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
-		for _, h := range hooks {
-			m, _ := h.(map[string]any)
-			if p, ok := m["failurePolicy"]; ok {
-				policies[fmt.Sprint(m["name"])] = p
-			}
-		}
-	}
 	eachHook(vwc, func(m map[string]any) {
-		if canon.caBundle != "" {
+		if canon.copyCABundle(opts) {
 			_ = unstructured.SetNestedField(m, canon.caBundle, "clientConfig", "caBundle")
-		}
-		if p, ok := policies[fmt.Sprint(m["name"])]; ok {
-			m["failurePolicy"] = p
 		}
 	})
 	l := vwc.GetLabels()

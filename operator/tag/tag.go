@@ -151,16 +151,7 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 		}
 	}
 
-	var liveVWC *unstructured.Unstructured
-	if opts.Tag == Default {
-		v := &unstructured.Unstructured{}
-		v.SetGroupVersionKind(kube.ValidatingWebhookGVK)
-		v.SetName(DefaultValidator)
-		if liveVWC, err = c.Get(ctx, v); err != nil {
-			return nil, err
-		}
-	}
-	if p.Objects, err = renderTag(opts, rev, canon, liveVWC); err != nil {
+	if p.Objects, err = renderTag(opts, rev, canon); err != nil {
 		return nil, err
 	}
 

@@ -41,7 +41,7 @@ func webhooks(t *testing.T, o *unstructured.Unstructured) []map[string]any {
 }
 
 func TestRenderUserTag(t *testing.T) {
-	objs, err := renderTag(Options{Tag: "prod", IstioNamespace: "istio-system", UserManaged: true}, "canary", canaryInjector, nil)
+	objs, err := renderTag(Options{Tag: "prod", IstioNamespace: "istio-system", UserManaged: true}, "canary", canaryInjector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +85,8 @@ func TestRenderUserTag(t *testing.T) {
 }
 
 func TestRenderDefaultTagForInstall(t *testing.T) {
-	live := &unstructured.Unstructured{Object: map[string]any{"webhooks": []any{
-		map[string]any{"name": "validation.istio.io", "failurePolicy": "Fail"},
-	}}}
 	install := map[string]string{"operator.istio.io/managed": "Reconcile", "install.operator.istio.io/owning-resource-not-pruned": "true", "istio.io/rev": "canary"}
-	objs, err := renderTag(Options{Tag: Default, IstioNamespace: "istio-system", WebhookName: "my-default", Labels: install, AutoInjectNamespaces: true}, "canary", canaryInjector, live)
+	objs, err := renderTag(Options{Tag: Default, IstioNamespace: "istio-system", WebhookName: "my-default", Labels: install, AutoInjectNamespaces: true}, "canary", canaryInjector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +112,9 @@ func TestRenderDefaultTagForInstall(t *testing.T) {
 	}
 	for _, h := range webhooks(t, vwc) {
 		svcRef, _, _ := unstructured.NestedStringMap(h, "clientConfig", "service")
-		if h["failurePolicy"] != "Fail" || svcRef["name"] != "istiod-canary" || svcRef["path"] != "/validate" {
-			t.Errorf("validation webhook %v: want the live failure policy Fail and the canary istiod", h)
+		// The rendered policy: once istiod switched the live one, the apply leaves it be.
+		if h["failurePolicy"] != "Ignore" || svcRef["name"] != "istiod-canary" || svcRef["path"] != "/validate" {
+			t.Errorf("validation webhook %v: want the rendered failure policy Ignore and the canary istiod", h)
 		}
 	}
 }
@@ -124,7 +122,7 @@ func TestRenderDefaultTagForInstall(t *testing.T) {
 func TestRenderRemoteInjector(t *testing.T) {
 	remote := &canonical{name: "istio-sidecar-injector", labels: map[string]string{}, annotations: map[string]string{},
 		url: "https://istiod.example.com:15017/inject/cluster/c1/net/n1"}
-	objs, err := renderTag(Options{Tag: Default, IstioNamespace: "istio-system", UserManaged: true}, Default, remote, nil)
+	objs, err := renderTag(Options{Tag: Default, IstioNamespace: "istio-system", UserManaged: true}, Default, remote)
 	if err != nil {
 		t.Fatal(err)
 	}

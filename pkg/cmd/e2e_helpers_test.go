@@ -1,11 +1,12 @@
 package cmd_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,44 +31,54 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 
 func fmtSscanf(s, format string, a ...any) (int, error) { return fmt.Sscanf(s, format, a...) }
 
-// objectWrites reads the apiserver's request counters and returns the write requests
-// (create, update, patch, apply, delete) to objects, by "VERB resource" and response code.
-// Left out is what the cluster's controllers and kwok write on their own and an install
-// never writes: leases, events, pods, ReplicaSets, Endpoints, EndpointSlices and every
-// subresource (status, heartbeats). A server-side dry run (dry_run="All") writes nothing and
-// is left out too.
+// objectWrites reads the apiserver's audit log and returns the write requests (create,
+// update, patch, apply, delete) to objects, by "VERB resource" and response code, that the
+// admin and the bed's own components sent: istiod's (a ServiceAccount's: it renews its
+// leader elections and patches its webhooks on its own) are left out, as is what the
+// cluster's controllers and the bed write on their own and an install never writes: leases,
+// events, pods, ReplicaSets, Endpoints, EndpointSlices, kwok's Logs and PortForwards, and
+// every subresource (status, heartbeats). A server-side dry run writes nothing and is left
+// out too.
 func objectWrites(t *testing.T, c *cluster.Cluster) map[string]float64 {
 	t.Helper()
-	raw, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	f, err := os.Open(c.AuditLog())
 	if err != nil {
-		t.Fatalf("reading the apiserver's metrics: %v", err)
+		t.Fatalf("reading the apiserver's audit log: %v", err)
 	}
-	label := func(line, name string) string {
-		_, rest, ok := strings.Cut(line, name+`="`)
-		if !ok {
-			return ""
-		}
-		v, _, _ := strings.Cut(rest, `"`)
-		return v
-	}
+	defer f.Close()
+	verbs := map[string]string{"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE", "deletecollection": "DELETECOLLECTION"}
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e struct {
+			Verb       string `json:"verb"`
+			RequestURI string `json:"requestURI"`
+			User       struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef struct {
+				Resource    string `json:"resource"`
+				Subresource string `json:"subresource"`
+			} `json:"objectRef"`
+			ResponseStatus struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
 		}
-		verb, resource := label(line, "verb"), label(line, "resource")
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit log line %q: %v", sc.Text(), err)
+		}
+		verb, ok := verbs[e.Verb]
 		switch {
-		case !strings.Contains(" POST PUT PATCH APPLY DELETE DELETECOLLECTION CREATE UPDATE ", " "+verb+" "),
-			strings.Contains(" leases events pods replicasets endpoints endpointslices ", " "+resource+" "),
-			label(line, "subresource") != "", label(line, "dry_run") != "":
+		case !ok, strings.HasPrefix(e.User.Username, "system:serviceaccount:"),
+			strings.Contains(" leases events pods replicasets endpoints endpointslices logs portforwards ", " "+e.ObjectRef.Resource+" "),
+			e.ObjectRef.Subresource != "", strings.Contains(e.RequestURI, "dryRun=All"):
 			continue
 		}
-		fields := strings.Fields(line)
-		n, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			t.Fatalf("apiserver metrics line %q: %v", line, err)
-		}
-		out[verb+" "+resource+" "+label(line, "code")] += n
+		out[fmt.Sprintf("%s %s %d", verb, e.ObjectRef.Resource, e.ResponseStatus.Code)]++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -272,6 +272,8 @@ func setClusterID(t *testing.T, c *cluster.Cluster, id string) {
 			if _, err := c.Kube.AppsV1().Deployments("istio-system").Patch(context.Background(), "istiod", types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			// The new pod runs a real istiod: a few seconds until it serves.
+			c.WaitRolledOut(t, "istio-system", "istiod")
 			return
 		}
 	}

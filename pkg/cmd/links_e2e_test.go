@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -241,13 +242,19 @@ func TestLinksE2E(t *testing.T) {
 		for _, c := range []string{"cluster-1", "cluster-2"} {
 			out := l.must(c, "remote-clusters")
 			other := map[string]string{"cluster-1": "cluster-2", "cluster-2": "cluster-1"}[c]
-			for _, want := range []string{"NAME", "SECRET", "STATUS", "ISTIOD", "REVISION", "istio-system/istio-remote-secret-" + other, "unknown (could not ask istiod)", "may do all"} {
+			// The cluster's real istiod answers: both clusters synced.
+			for _, want := range []string{"NAME", "SECRET", "STATUS", "ISTIOD", "REVISION", "may do all", "reports synced"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("remote-clusters on %s:\n%s\nwant %q", c, out, want)
 				}
 			}
-			if strings.Contains(out, "synced") {
-				t.Errorf("remote-clusters claims synced without istiod:\n%s", out)
+			for _, row := range []*regexp.Regexp{
+				regexp.MustCompile(`(?m)^` + c + `\s+synced\s+istiod-\S+\s+default$`),
+				regexp.MustCompile(`(?m)^` + other + `\s+istio-system/istio-remote-secret-` + other + `\s+synced\s+istiod-\S+\s+default$`),
+			} {
+				if !row.MatchString(out) {
+					t.Errorf("remote-clusters on %s lacks a row like %s:\n%s", c, row, out)
+				}
 			}
 			out = l.must(c, append([]string{"verify-install"}, spec(c)...)...)
 			if !strings.Contains(out, "Link to "+other) {
@@ -263,13 +270,13 @@ func TestLinksE2E(t *testing.T) {
 		if err := json.Unmarshal([]byte(l.must("cluster-1", "remote-clusters", "-o", "json")), &doc); err != nil {
 			t.Fatal(err)
 		}
-		if len(doc.Clusters) != 1 || doc.Clusters[0]["name"] != "cluster-2" || doc.Clusters[0]["status"] != "unknown" || len(doc.Links.Results) < 10 {
+		if len(doc.Clusters) != 2 || doc.Clusters[1]["name"] != "cluster-2" || doc.Clusters[1]["status"] != "synced" || len(doc.Links.Results) < 10 {
 			t.Errorf("remote-clusters -o json: %+v", doc)
 		}
-		if got := l.must("cluster-1", "remote-clusters", "-o", "name"); got != "remotecluster/cluster-2\n" {
+		if got := l.must("cluster-1", "remote-clusters", "-o", "name"); got != "remotecluster/cluster-1\nremotecluster/cluster-2\n" {
 			t.Errorf("-o name = %q", got)
 		}
-		if got := l.must("cluster-1", "remote-clusters", "-o", "custom-columns=NAME:.name,STATUS:.status"); !strings.Contains(got, "cluster-2   unknown") {
+		if got := l.must("cluster-1", "remote-clusters", "-o", "custom-columns=NAME:.name,STATUS:.status"); !strings.Contains(got, "cluster-2   synced") {
 			t.Errorf("-o custom-columns = %q", got)
 		}
 	})

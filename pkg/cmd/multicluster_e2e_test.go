@@ -93,10 +93,8 @@ func TestMulticlusterE2E(t *testing.T) {
 		}
 	})
 
-	// Step 2: the east-west gateways (injected: the bed has no istiod, so the test serves
-	// the injector), cluster-1's exposing istiod too, for the remote.
-	serveInjector(t, c1, "istio-system", "istiod")
-	serveInjector(t, c2, "istio-system", "istiod")
+	// Step 2: the east-west gateways (injected by each primary's real istiod), cluster-1's
+	// exposing istiod too, for the remote.
 	l.must("cluster-1", append([]string{"install", "-y"}, eastwest1...)...)
 	l.must("cluster-2", append([]string{"install", "-y"}, eastwest2...)...)
 	t.Logf("east-west gateways installed at %v", time.Since(start))

@@ -52,7 +52,9 @@ func TestInstallProfilesE2E(t *testing.T) {
 				continue
 			}
 			for _, it := range list.Items {
-				out[gvk+"/"+it.GetName()] = it.GetResourceVersion()
+				if !istiodsOwn(&it) {
+					out[gvk+"/"+it.GetName()] = it.GetResourceVersion()
+				}
 			}
 		}
 		return out

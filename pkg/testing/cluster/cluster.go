@@ -127,6 +127,9 @@ func (c *Cluster) connect() error {
 func (c *Cluster) start(env ...string) error {
 	cmd := exec.Command(filepath.Join(c.root, "hack/kube/up.sh"))
 	cmd.Env = append(os.Environ(), "STATE="+c.state, fmt.Sprintf("CLUSTER_OWNER_PID=%d", os.Getpid()))
+	if os.Getenv(EnvRealIstiod) == "0" {
+		cmd.Env = append(cmd.Env, "REAL_ISTIOD=0")
+	}
 	cmd.Env = append(cmd.Env, env...) // exec uses the last value of a repeated key
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -37,6 +37,12 @@ func StartPrivate(t testing.TB) *Cluster {
 		t.Fatalf("private control plane: %v", err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			// A failed test's cluster keeps its logs (every component's, istiod's) to look at.
+			if err := c.keepLogs(t); err != nil {
+				t.Logf("keeping the private control plane's logs: %v", err)
+			}
+		}
 		if err := c.stop(); err != nil {
 			t.Errorf("stopping the private control plane: %v", err)
 		}
@@ -213,7 +219,12 @@ func (c *Cluster) waitReady(timeout time.Duration, exited <-chan struct{}) error
 // old one's to expire (40 s) before it runs pods.
 func (c *Cluster) RestartAPIServerClients(t testing.TB) {
 	t.Helper()
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+	clients := []string{"kube-controller-manager", "kube-scheduler", "kwok"}
+	// The real istiod's kubelet too (its processes die with it and start again).
+	if _, err := os.Stat(filepath.Join(c.state, "pids", "realistiod.pid")); err == nil {
+		clients = append(clients, "realistiod")
+	}
+	for _, name := range clients {
 		c.KillComponent(t, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -221,7 +232,26 @@ func (c *Cluster) RestartAPIServerClients(t testing.TB) {
 	if err := c.Kube.CoordinationV1().Leases("kube-node-lease").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatalf("handing kwok's node leases over: %v", err)
 	}
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+	for _, name := range clients {
 		c.RestartComponent(t, name)
 	}
+}
+
+// keepLogs copies the cluster's logs (and realistiod's processes' files) out of its state
+// directory, which stopping it removes, and says where.
+func (c *Cluster) keepLogs(t testing.TB) error {
+	dir, err := os.MkdirTemp("", "istioctl-failed-cluster-")
+	if err != nil {
+		return err
+	}
+	for _, sub := range []string{"logs", "realistiod"} {
+		if _, err := os.Stat(filepath.Join(c.state, sub)); err != nil {
+			continue
+		}
+		if out, err := exec.Command("cp", "-r", filepath.Join(c.state, sub), dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+	}
+	t.Logf("the failed test's cluster logs are kept in %s", dir)
+	return nil
 }
