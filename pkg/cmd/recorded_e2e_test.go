@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -52,6 +57,8 @@ func TestRecordedStreamsE2E(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	ist := istioctlOn(t, c)
 	ist("uninstall", "--purge", "-y")
+	// As recorded: from an empty cluster, the first install creating the istio namespace.
+	namespaceGone(t, c, "istio-system")
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
 	for _, r := range recordedRuns {
 		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, append(r.args, "-o", "json")...)...)
@@ -62,9 +69,30 @@ func TestRecordedStreamsE2E(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := withoutAdditions(streamForm(t, out))
+		got, added := withoutAdditions(streamForm(t, out))
+		if uninstalls := strings.Count(string(want), `"operation":"uninstall"`); added != uninstalls {
+			t.Errorf("%s: %d uninstall plans, want one per uninstall (%d)", r.name, added, uninstalls)
+		}
 		if w := streamForm(t, string(want)); strings.Join(got, "\n") != strings.Join(w, "\n") {
 			t.Errorf("%s: the stream differs from its recording:\n%s", r.name, firstDifference(w, got))
+		}
+	}
+}
+
+// namespaceGone deletes namespace name and waits until it is gone.
+func namespaceGone(t *testing.T, c *cluster.Cluster, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespace %s is still there after 2 minutes: %v", name, err)
 		}
 	}
 }
