@@ -127,7 +127,8 @@ var (
 // waiting and ready events dropped (they depend on how fast kwok reports pods), and the
 // events of components that run at the same time (and of a fleet's clusters) grouped: per
 // cluster, what comes before its first component event, then each component's events in
-// component order, then the rest, each keeping its own order.
+// component order, then the rest, each keeping its own order, then its links (made at once)
+// in text order.
 func streamForm(t *testing.T, stream string) []string {
 	t.Helper()
 	type line struct {
@@ -155,6 +156,8 @@ func streamForm(t *testing.T, stream string) []string {
 		l = nodeCounts.ReplaceAllString(l, "N/N${1}N$2")
 		part := 0
 		switch {
+		case e.Type == "link":
+			part = 3 // links are made at once: in text order
 		case e.Component != "":
 			part, started[e.Cluster] = 1, true
 		case started[e.Cluster]:
@@ -173,7 +176,13 @@ func streamForm(t *testing.T, stream string) []string {
 		if a.part != b.part {
 			return a.part < b.part
 		}
-		return a.part == 1 && a.component < b.component
+		switch a.part {
+		case 1:
+			return a.component < b.component
+		case 3:
+			return a.text < b.text
+		}
+		return false
 	})
 	out := make([]string, len(lines))
 	for i, l := range lines {
