@@ -71,11 +71,14 @@ type FleetMember struct {
 // Reached says the cluster answered.
 func (m *FleetMember) Reached() bool { return m.client != nil }
 
-// The link plan's actions.
+// LinkStep is what a fleet run does to a link Secret.
+type LinkStep string
+
+// The link plan's steps.
 const (
-	LinkCreate = "create"
-	LinkCheck  = "check"
-	LinkRemove = "remove"
+	LinkCreate LinkStep = "create"
+	LinkCheck  LinkStep = "check"
+	LinkRemove LinkStep = "remove"
 )
 
 // FleetLinkPlan is one link Secret a fleet run makes, checks or removes.
@@ -83,7 +86,7 @@ type FleetLinkPlan struct {
 	// Into is the cluster holding the Secret, From the one whose credentials it holds;
 	// Secret is namespace/name.
 	Into, From, Secret string
-	Action             string
+	Action             LinkStep
 
 	link *fleet.Link
 	// fromContext is where the credentials come from (a removed link's annotation).

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
 )
@@ -287,7 +288,8 @@ type FleetPlanCluster struct {
 
 // FleetPlanLink is one link step of a fleet plan: create, check or remove.
 type FleetPlanLink struct {
-	Into, From, Secret, Action string
+	Into, From, Secret string
+	Action             action.LinkStep
 }
 
 // FleetPlan prints what a fleet run will do, before it asks: each cluster's change summary
@@ -314,14 +316,13 @@ func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) 
 	}
 	fmt.Fprintln(w, "Links:")
 	for _, l := range links {
-		mark := green("+")
+		mark, what := green("+"), "to create"
 		switch l.Action {
-		case "check":
-			mark = " "
-		case "remove":
-			mark = red("-")
+		case action.LinkCheck:
+			mark, what = " ", "there: kept while its token authenticates, else its token is replaced"
+		case action.LinkRemove:
+			mark, what = red("-"), "to remove"
 		}
-		what := map[string]string{"create": "to create", "check": "there: kept while its token authenticates, else its token is replaced", "remove": "to remove"}[l.Action]
 		from := ""
 		if l.From != "" {
 			from = ", " + l.From + "'s credentials"
