@@ -10,23 +10,23 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // installedWithoutRecords says the revision, which has no install record, is installed (an
 // istioctl without install history installed it): --atomic then has nothing to restore,
 // and must not remove it.
-func installedWithoutRecords(ctx context.Context, client *kube.Client, res *spec.Resolved) (bool, error) {
-	in := &install.Installer{Client: client, Owner: ownerOf(res)}
-	installed, err := in.Targets(ctx, install.UninstallOptions{})
+func installedWithoutRecords(ctx context.Context, client *kube.Client, owner ownership.Owner) (bool, error) {
+	installed, err := (&install.Installer{Client: client, Owner: owner}).Start().Targets(ctx, install.UninstallOptions{})
 	return len(installed) > 0, err
 }
 
 // restore is --atomic after a failed install: it re-installs the revision's previous
 // successful record (a Rollback), or without one removes the revision's components again,
-// and returns an error saying both what failed and what was restored.
-func (a *Install) restore(ctx context.Context, p *InstallPlan, failed *history.Record, cause error) error {
-	events := a.events()
+// and returns an error saying both what failed and what was restored. Both are runs inside
+// r: under its lock, their done events keeping its failure's exit code.
+func (a *Install) restore(ctx context.Context, r *run, p *InstallPlan, failed *history.Record, cause error) error {
+	events := r.events
 	rev := history.Rev(p.res.IOP.Spec.Revision)
 	store := &history.Store{Client: p.client, Namespace: recordNamespace(p.res)}
 	records, err := store.List(ctx, rev)
@@ -40,7 +40,7 @@ func (a *Install) restore(ctx context.Context, p *InstallPlan, failed *history.R
 		return fmt.Errorf("install failed, and --atomic had no install record of revision %s to restore: %w", rev, cause)
 	}
 	markFailed := func(outcome history.Outcome, note string) {
-		if failed.Number == 0 {
+		if failed == nil || failed.Number == 0 {
 			return // not recorded
 		}
 		failed.Outcome = outcome
@@ -53,12 +53,9 @@ func (a *Install) restore(ctx context.Context, p *InstallPlan, failed *history.R
 	if prev == nil {
 		events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
 			"install failed; --atomic: revision %s has no earlier successful install to restore, so its components are removed again (Base and its CRDs stay, as with uninstall)", rev)})
-		owner := ownerOf(p.res)
-		u := &Uninstall{Config: a.Config, Timeout: a.ReadinessTimeout, Events: a.Events, owner: &owner, componentsOnly: true}
-		up, err := u.Plan(ctx)
-		if err == nil {
-			err = u.Run(ctx, up)
-		}
+		owner := a.ownerOf(p.res)
+		u := &Uninstall{Config: a.Config, Timeout: a.ReadinessTimeout, owner: &owner, componentsOnly: true}
+		up, err := u.steps(uninstallTarget{owner: owner, recordNS: owner.Namespace}).execute(ctx, r, nil, false)
 		if err != nil {
 			return fmt.Errorf("install failed: %w\n--atomic could not remove revision %s either: %v", cause, rev, err)
 		}
@@ -70,11 +67,19 @@ func (a *Install) restore(ctx context.Context, p *InstallPlan, failed *history.R
 		"install failed; --atomic: restoring revision %s to record %d (profile %s, installed by istioctl %s at %s)",
 		rev, prev.Number, prev.Profile, prev.ToolVersion, prev.Time.Format(time.RFC3339))})
 	rb := &Rollback{Config: a.Config, ReadinessTimeout: a.ReadinessTimeout, HistoryMax: a.HistoryMax, TakeOwnership: a.TakeOwnership,
-		Events: a.Events, target: prev, note: fmt.Sprintf(" (--atomic, after %d failed)", failed.Number)}
-	if _, err := rb.run(ctx, nil); err != nil {
+		target: prev, note: fmt.Sprintf(" (--atomic, after %d failed)", recordNumber(failed))}
+	if _, err := rb.steps().execute(ctx, r, nil, false); err != nil {
 		return fmt.Errorf("install failed: %w\n--atomic could not restore record %d either: %v", cause, prev.Number, err)
 	}
 	markFailed(history.RolledBack, fmt.Sprintf("rolled back to %d", prev.Number))
 	return fmt.Errorf("install failed, and --atomic restored revision %s to record %d (profile %s), which is installed and ready; what failed: %w",
 		rev, prev.Number, prev.Profile, cause)
+}
+
+// recordNumber is a record's number, 0 for none.
+func recordNumber(r *history.Record) int {
+	if r == nil {
+		return 0
+	}
+	return r.Number
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // The severities a check run can fail at.
@@ -120,7 +119,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		return nil, err
 	}
 	a.warnIfWriting(ctx, client)
-	env := &check.Env{Client: client, IstioNamespace: a.istioNamespace(), Revision: a.Revision, Version: version.Version, FromVersion: a.FromVersion}
+	env := &check.Env{Client: client, IstioNamespace: a.istioNamespace(), Revision: a.Revision, Version: a.Version, FromVersion: a.FromVersion}
 	var rep *check.Report
 	if a.Spec != nil {
 		opts := *a.Spec

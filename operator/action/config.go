@@ -2,11 +2,9 @@ package action
 
 import (
 	"context"
-	"sync"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
-	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -14,7 +12,9 @@ import (
 const DefaultIstioNamespace = ownership.DefaultNamespace
 
 // Config is what the actions of one command share: how to reach the cluster, the istio
-// namespace the command was given, and where warnings go.
+// namespace the command was given, where warnings go, and this istioctl's version. It is
+// configuration only: what a call learns or holds (its client, the cluster lock) lives in
+// the call's run.
 type Config struct {
 	// Kube are the connection flags.
 	Kube *kubeflags.Flags
@@ -26,52 +26,54 @@ type Config struct {
 	Warn func(string)
 	// Lock says how writers take the cluster lock; nil: wait up to DefaultLockTimeout.
 	Lock *LockOptions
-
-	once      sync.Once
-	client    *kube.Client
-	err       error
-	mu        sync.Mutex
-	connected bool
-	// NewClient, when set, replaces building the client from Kube (tests).
+	// Version is this istioctl's version, as the command layer was built with it: the
+	// version label of what an install applies, its install records, the cluster lock's
+	// holder, the reader objects of a link.
+	Version string
+	// NewClient, when set, replaces building the client from Kube (tests; a fleet's
+	// cluster, reached once).
 	NewClient func() (*kube.Client, error)
-
-	// held is the cluster lock while a run holds it; lockSkipped while one runs without.
-	held        *lock.Held
-	lockSkipped bool
 }
 
-// Client builds the cluster client once. It does not contact the cluster.
-func (c *Config) Client() (*kube.Client, error) {
-	c.once.Do(func() {
-		if c.NewClient != nil {
-			c.client, c.err = c.NewClient()
-			return
-		}
+// newClient builds a client of the cluster; it does not contact it. The client refuses
+// any write made outside a run of the plan-then-write protocol (kube.Client.GuardWrites).
+func (c *Config) newClient() (*kube.Client, error) {
+	var client *kube.Client
+	var err error
+	if c.NewClient != nil {
+		client, err = c.NewClient()
+	} else {
 		f := c.Kube
 		if f == nil {
 			f = &kubeflags.Flags{Timeout: kubeflags.DefaultTimeout}
 		}
-		c.client, c.err = kube.NewClient(f)
-	})
-	return c.client, c.err
-}
-
-// connect builds the client and checks (once) that the cluster answers, so that an
-// unreachable cluster is one clear error before anything else is asked of it.
-func (c *Config) connect(ctx context.Context) (*kube.Client, error) {
-	client, err := c.Client()
+		client, err = kube.NewClient(f)
+	}
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.connected {
-		if _, err := client.ServerVersion(ctx); err != nil {
-			return nil, err
-		}
-		c.connected = true
+	client.GuardWrites()
+	return client, nil
+}
+
+// connect builds a client and checks that the cluster answers, so that an unreachable
+// cluster is one clear error before anything else is asked of it.
+func (c *Config) connect(ctx context.Context) (*kube.Client, error) {
+	client, err := c.newClient()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := client.ServerVersion(ctx); err != nil {
+		return nil, err
 	}
 	return client, nil
+}
+
+// reached is a copy of c whose client is client, already reached (a fleet's cluster).
+func (c *Config) reached(client *kube.Client) *Config {
+	out := *c
+	out.NewClient = func() (*kube.Client, error) { return client, nil }
+	return &out
 }
 
 func (c *Config) warn(msg string) {

@@ -8,4 +8,9 @@
 // into these structs, asks for confirmation and hands results and events to pkg/printer.
 // The actions never print: writing actions emit typed events (operator/event) to their
 // sink, including their own plan and done; Verify and Precheck return their report.
+//
+// Every operation that writes goes through one protocol (protocol.go): plan, lock,
+// re-plan, carry out, record, done with its exit code. A call is a value (run), never
+// state in a configuration struct; the cluster client refuses any write made outside a
+// run. The version this istioctl was built with comes in as Config.Version.
 package action

@@ -80,7 +80,7 @@ func (a *Fleet) member(c *fleet.Cluster, warn func(string)) *Config {
 			Timeout: a.Kube.Timeout, RequestTimeout: a.Kube.RequestTimeout}
 	}
 	k.Context = c.Context
-	return &Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock}
+	return &Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version}
 }
 
 // memberRun is one cluster's part of a fleet check run.

@@ -32,6 +32,7 @@ type FleetInstall struct {
 
 // FleetPlan is what a fleet install will do, from reads only.
 type FleetPlan struct {
+	planned
 	Fleet, MeshID string
 	Members       []*FleetMember
 	// Links are the link Secrets to create, check (kept while their token authenticates)
@@ -70,11 +71,14 @@ type FleetMember struct {
 // Reached says the cluster answered.
 func (m *FleetMember) Reached() bool { return m.client != nil }
 
-// The link plan's actions.
+// LinkStep is what a fleet run does to a link Secret.
+type LinkStep string
+
+// The link plan's steps.
 const (
-	LinkCreate = "create"
-	LinkCheck  = "check"
-	LinkRemove = "remove"
+	LinkCreate LinkStep = "create"
+	LinkCheck  LinkStep = "check"
+	LinkRemove LinkStep = "remove"
 )
 
 // FleetLinkPlan is one link Secret a fleet run makes, checks or removes.
@@ -82,7 +86,7 @@ type FleetLinkPlan struct {
 	// Into is the cluster holding the Secret, From the one whose credentials it holds;
 	// Secret is namespace/name.
 	Into, From, Secret string
-	Action             string
+	Action             LinkStep
 
 	link *fleet.Link
 	// fromContext is where the credentials come from (a removed link's annotation).
@@ -127,10 +131,10 @@ func (a *Fleet) planMembers(ctx context.Context, f *fleet.Fleet, plan func(*Flee
 
 func (a *FleetInstall) planMember(ctx context.Context, f *fleet.Fleet, m *FleetMember) {
 	c := m.cluster
-	m.action = &Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
 	if !a.reach(ctx, m) {
 		return
 	}
+	m.action = &Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
 	if m.Install, m.Err = m.action.Plan(ctx); m.Install != nil {
 		m.Namespace = m.Install.Namespace
 	}
@@ -145,13 +149,14 @@ func (a *Fleet) newMember(c *fleet.Cluster) *FleetMember {
 }
 
 // reach connects to the member's cluster; false (with its Err) when it does not answer.
+// Every action of the member then goes through that one client.
 func (a *Fleet) reach(ctx context.Context, m *FleetMember) bool {
 	client, err := m.cfg.connect(ctx)
 	if err != nil {
 		m.Err = fmt.Errorf("cannot reach it through context %s: %w", m.Context, err)
 		return false
 	}
-	m.client = client
+	m.client, m.cfg = client, m.cfg.reached(client)
 	return true
 }
 
@@ -238,15 +243,29 @@ func (s *fleetSteps) wait(ctx context.Context, names ...string) error {
 	return nil
 }
 
-// Run carries out the plan (nil: it plans first): every cluster and link as soon as what
-// it needs stands. The result says what happened to each; its Err names what failed.
+// Run carries out the plan (nil: it plans first) by the plan-then-write protocol: each
+// cluster's install is a run of its own, under its cluster's lock, as soon as what it needs
+// stands, and each link the same; the fleet's done says what happened to each. Its error
+// (a *FleetError) names what failed.
 func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
-	if p == nil {
-		var err error
-		if p, err = a.Plan(ctx); err != nil {
-			return nil, err
-		}
+	return a.execute(ctx, a.Events, p, event.OperationInstall, a.Plan, a.converge)
+}
+
+// execute is a fleet run by the plan-then-write protocol: its plan (when given none), its
+// clusters and links carried out by carry, each in runs of its own, then the fleet's done.
+func (a *Fleet) execute(ctx context.Context, events event.Sink, p *FleetPlan, op event.Operation,
+	plan func(context.Context) (*FleetPlan, error), carry func(context.Context, *run, *FleetPlan) (*FleetResult, error)) (*FleetResult, error) {
+	steps := protocol[*FleetPlan, *FleetResult]{
+		plan:     func(ctx context.Context, _ *run) (*FleetPlan, error) { return plan(ctx) },
+		carryOut: carry,
+		done:     func(_ *FleetPlan, res *FleetResult, err error) event.Event { return fleetDone(res, op, err) },
 	}
+	return steps.execute(ctx, a.begin(nil, events, false), p, false)
+}
+
+// converge installs every cluster and makes every link, each as soon as what it needs
+// stands.
+func (a *FleetInstall) converge(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
 	res := p.newResult()
 	steps := &fleetSteps{}
 	var wg sync.WaitGroup
@@ -272,12 +291,16 @@ func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, err
 		}()
 	}
 	wg.Wait()
-	res.Failed = failures(res.FleetOutcome)
-	fleetDone(a.Events, res, event.OperationInstall, ctx.Err())
-	if ctx.Err() != nil {
-		return res, ctx.Err()
+	return res, res.end(ctx)
+}
+
+// end is the error a fleet run ends with: interrupted, or what failed.
+func (r *FleetResult) end(ctx context.Context) error {
+	r.Failed = failures(r.FleetOutcome)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return res, nil
+	return r.Err()
 }
 
 // newResult is a result with a row for each cluster and link of the plan, to fill in.
@@ -311,7 +334,7 @@ func (t istiodTap) Emit(e event.Event) {
 }
 
 // installMember writes the cluster's cacerts, then installs it once its primary stands.
-func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps) (string, error) {
+func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -332,13 +355,14 @@ func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *Fleet
 			return event.OutcomeSkipped, err
 		}
 	}
-	if m.action != nil {
-		m.action.Events = istiodTap{m.action.Events, func() { steps.finish(istiodStep(m.Name), nil) }}
-	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
+	// A copy, its events tapped: the member's action stays as planned.
+	tapped := *in
+	tapped.Events = istiodTap{in.Events, func() { steps.finish(istiodStep(m.Name), nil) }}
+	in = &tapped
 	r, err := in.Run(ctx, plan)
 	if err != nil {
 		return event.OutcomeFailed, err
@@ -365,12 +389,12 @@ func (a *FleetInstall) writeCACerts(ctx context.Context, f *fleet.Fleet, m *Flee
 		return err
 	}
 	run := lockRun{action: "fleet-cacerts", namespace: m.Namespace}
-	return m.cfg.locked(ctx, event.Discard{}, run, func(ctx context.Context) error {
+	return m.cfg.write(ctx, m.client, event.Discard{}, run, func(ctx context.Context) error {
 		return writeSecret(ctx, m.client, secret)
 	})
 }
 
-func clusterRow(m *FleetMember, outcome string, err error, start time.Time) event.FleetCluster {
+func clusterRow(m *FleetMember, outcome event.Outcome, err error, start time.Time) event.FleetCluster {
 	row := event.FleetCluster{Cluster: m.Name, Role: m.Role, Outcome: outcome, Seconds: time.Since(start).Round(10 * time.Millisecond).Seconds()}
 	if err != nil {
 		row.Error = firstLineOf(err.Error())
@@ -378,7 +402,7 @@ func clusterRow(m *FleetMember, outcome string, err error, start time.Time) even
 	return row
 }
 
-func linkRow(l *FleetLinkPlan, outcome string, err error) event.FleetLink {
+func linkRow(l *FleetLinkPlan, outcome event.Outcome, err error) event.FleetLink {
 	row := event.FleetLink{Into: l.Into, From: l.From, Secret: l.Secret, Outcome: outcome}
 	if err != nil {
 		row.Error = firstLineOf(err.Error())
@@ -410,20 +434,19 @@ func failures(o event.FleetOutcome) []string {
 	return out
 }
 
-// fleetDone emits the fleet's last done: no cluster, the outcome of each.
-func fleetDone(events event.Sink, res *FleetResult, operation string, ctxErr error) {
-	e := event.Event{Type: event.Done, Operation: operation, Fleet: &res.FleetOutcome}
-	switch {
-	case ctxErr != nil && errors.Is(ctxErr, context.Canceled):
-		e.Status, e.Error = "interrupted", "interrupted"
-	case len(res.Failed) > 0:
-		e.Error = (&FleetError{Failed: res.Failed}).Error()
-		e.ExitCode = event.Code(event.ExitFailed)
-	default:
-		e.Message = fmt.Sprintf("%d clusters, %d links", len(res.Clusters), len(res.Links))
-		e.ExitCode = event.Code(event.ExitOK)
+// fleetDone is the fleet's last done: no cluster, the outcome of each.
+func fleetDone(res *FleetResult, operation event.Operation, err error) event.Event {
+	e := event.Event{Operation: operation}
+	if res != nil {
+		e.Fleet = &res.FleetOutcome
 	}
-	event.Stamped(orDiscard(events)).Emit(e)
+	switch {
+	case errors.Is(err, context.Canceled):
+		e.Outcome, e.Error = event.OutcomeInterrupted, "interrupted"
+	case err == nil && res != nil:
+		e.Message = fmt.Sprintf("%d clusters, %d links", len(res.Clusters), len(res.Links))
+	}
+	return e
 }
 
 // resolvedNamespace is a cluster's istio namespace from its spec, when its plan has none.

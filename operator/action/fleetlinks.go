@@ -121,7 +121,7 @@ func (a *Fleet) planDropped(ctx context.Context, p *FleetPlan, dropped map[strin
 // runLink carries out one link step once the clusters it needs stand: a create or check
 // through create-remote-secret's action (Keep: a link whose token still authenticates is
 // left as it is), a removal with the tokens issued for it.
-func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, members map[string]*FleetMember, steps *fleetSteps) (string, error) {
+func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, members map[string]*FleetMember, steps *fleetSteps) (event.Outcome, error) {
 	into := members[l.Into]
 	if into == nil {
 		into = p.droppedMember(l.Into)
@@ -140,7 +140,7 @@ func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPl
 	into.mu.Lock()
 	defer into.mu.Unlock()
 	rs := &CreateRemoteSecret{
-		Config: &Config{Kube: from.cfg.Kube, IstioNamespace: l.link.Secret.Namespace, Lock: a.Lock, Warn: a.clusterWarn(l.Into),
+		Config: &Config{Kube: from.cfg.Kube, IstioNamespace: l.link.Secret.Namespace, Lock: a.Lock, Warn: a.clusterWarn(l.Into), Version: a.Version,
 			NewClient: func() (*kube.Client, error) { return from.client, nil }},
 		Name: l.From, Type: string(l.link.Type), ApplyTo: into.Context, CreateServiceAccount: true,
 		Labels: ownership.FleetLabels(p.MeshID, p.Fleet), Annotations: map[string]string{ownership.AnnotationFleetFrom: from.Context}, Keep: true,
@@ -169,21 +169,27 @@ func (p *FleetPlan) droppedMember(name string) *FleetMember {
 // removeLink deletes a link Secret under its cluster's lock, then the tokens the cluster
 // whose credentials it held issued for it (when that cluster answers: else they stay, and
 // the result says so).
-func (a *Fleet) removeLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, into *FleetMember) (string, error) {
+func (a *Fleet) removeLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, into *FleetMember) (event.Outcome, error) {
 	if into == nil || !into.Reached() {
 		return event.OutcomeLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
 	}
 	ns, name, _ := strings.Cut(l.Secret, "/")
+	var revokeErr error
 	into.mu.Lock()
-	err := into.cfg.locked(ctx, event.Discard{}, lockRun{action: "fleet-links", namespace: ns}, func(ctx context.Context) error {
-		return link.DeleteLink(ctx, into.client, ns, name, nil, true, false)
+	err := into.cfg.write(ctx, into.client, event.Discard{}, lockRun{action: "fleet-links", namespace: ns}, func(ctx context.Context) error {
+		if err := link.DeleteLink(ctx, into.client, ns, name, nil, true, false); err != nil {
+			return err
+		}
+		// In the same run: the tokens go with the link they were issued for.
+		revokeErr = a.revokeTokens(ctx, p, l, into, ns)
+		return nil
 	})
 	into.mu.Unlock()
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
-	if err := a.revokeTokens(ctx, p, l, into, ns); err != nil {
-		return event.OutcomeRemoved, fmt.Errorf("removed, but the tokens issued for it stay: %w", err)
+	if revokeErr != nil {
+		return event.OutcomeRemoved, fmt.Errorf("removed, but the tokens issued for it stay: %w", revokeErr)
 	}
 	return event.OutcomeRemoved, nil
 }
@@ -222,8 +228,8 @@ func (a *Fleet) revokeTokens(ctx context.Context, p *FleetPlan, l *FleetLinkPlan
 }
 
 // linkEvent says what happened to a link, in the cluster holding it.
-func linkEvent(events event.Sink, l *FleetLinkPlan, outcome string, err error) {
-	e := event.Event{Type: event.Link, Cluster: l.Into, Object: "Secret/" + l.Secret, Action: outcome, Status: outcome,
+func linkEvent(events event.Sink, l *FleetLinkPlan, outcome event.Outcome, err error) {
+	e := event.Event{Type: event.Link, Cluster: l.Into, Object: "Secret/" + l.Secret, Outcome: outcome,
 		Message: fmt.Sprintf("%s reads %s with it", l.Into, l.From)}
 	if l.Action == LinkRemove {
 		e.Message = fmt.Sprintf("held %s's credentials; this fleet no longer links them", l.From)

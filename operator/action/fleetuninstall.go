@@ -37,12 +37,13 @@ func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
 		return nil, err
 	}
 	p, err := a.planMembers(ctx, f, func(m *FleetMember) {
+		if !a.reach(ctx, m) {
+			return
+		}
 		m.uninstall = &Uninstall{Config: m.cfg, Spec: f.Spec(m.cluster), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
 			Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), m.Name)}
-		if a.reach(ctx, m) {
-			if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
-				m.Namespace = m.Uninstall.Namespace
-			}
+		if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
+			m.Namespace = m.Uninstall.Namespace
 		}
 	})
 	if err != nil {
@@ -52,14 +53,14 @@ func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
 	return p, err
 }
 
-// Run removes the links, then the clusters (nil plan: it plans first).
+// Run removes the links, then the clusters (nil plan: it plans first), by the
+// plan-then-write protocol as FleetInstall.Run.
 func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
-	if p == nil {
-		var err error
-		if p, err = a.Plan(ctx); err != nil {
-			return nil, err
-		}
-	}
+	return a.execute(ctx, a.Events, p, event.OperationUninstall, a.Plan, a.remove)
+}
+
+// remove removes the links, then the clusters, each as soon as what it serves is gone.
+func (a *FleetUninstall) remove(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
 	res := p.newResult()
 	var wg sync.WaitGroup
 	for i, l := range p.Links {
@@ -88,12 +89,7 @@ func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, e
 		}()
 	}
 	wg.Wait()
-	res.Failed = failures(res.FleetOutcome)
-	fleetDone(a.Events, res, event.OperationUninstall, ctx.Err())
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	return res, nil
+	return res, res.end(ctx)
 }
 
 // errLinksStay skips a cluster some of whose links stay: removing its control plane (or
@@ -102,7 +98,7 @@ var errLinksStay = errors.New("some of the links to or from it could not be remo
 
 // removeMember uninstalls a cluster once the clusters it serves are removed and its links
 // are gone.
-func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps, res *FleetResult) (string, error) {
+func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps, res *FleetResult) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -121,11 +117,11 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 	if ew, ok := p.f.EastWest(m.cluster, m.Uninstall.Revision); ok && !a.Purge {
 		// The east-west gateway's own install first (a purge takes it with the rest).
 		u := &Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
-		if err := u.Run(ctx, nil); err != nil {
+		if _, err := u.Run(ctx, nil); err != nil {
 			return event.OutcomeFailed, fmt.Errorf("its east-west gateway: %w", err)
 		}
 	}
-	if err := m.uninstall.Run(ctx, m.Uninstall); err != nil {
+	if _, err := m.uninstall.Run(ctx, m.Uninstall); err != nil {
 		return event.OutcomeFailed, err
 	}
 	if a.Purge {
@@ -148,7 +144,7 @@ func (a *FleetUninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *F
 	s.SetGroupVersionKind(kube.SecretGVK)
 	s.SetNamespace(m.Namespace)
 	s.SetName("cacerts")
-	return m.cfg.locked(ctx, event.Discard{}, lockRun{action: "fleet-cacerts", namespace: m.Namespace}, func(ctx context.Context) error {
+	return m.cfg.write(ctx, m.client, event.Discard{}, lockRun{action: "fleet-cacerts", namespace: m.Namespace}, func(ctx context.Context) error {
 		return m.client.Delete(ctx, s, false)
 	})
 }

@@ -53,7 +53,7 @@ func identityOf(o *unstructured.Unstructured) string {
 // exist and are not already istioctl's. Without, a release whose records cannot be read
 // (no permission to list Secrets) is still named, from the annotations alone.
 func (a *Install) planHelm(ctx context.Context, p *InstallPlan) error {
-	releases, err := p.installer.HelmReleases(ctx, p.manifests)
+	releases, err := p.apply.HelmReleases(ctx, p.manifests)
 	if err != nil || len(releases) == 0 {
 		return err
 	}
@@ -175,10 +175,10 @@ func (a *Install) retireHelm(ctx context.Context, p *InstallPlan, events event.S
 		if err := a.retire(ctx, p.client, h, events); err != nil {
 			return &retireError{err}
 		}
-		e := event.Event{Type: event.HelmReleaseRetired, Object: h.Release, Status: "retired", Details: h.Records,
+		e := event.Event{Type: event.HelmReleaseRetired, Object: h.Release, Details: h.Records, DryRun: a.DryRun,
 			Message: fmt.Sprintf("deleted its %d release record(s); its objects are this install's", len(h.Records))}
 		if a.DryRun {
-			e.Status, e.Message = "would be retired", fmt.Sprintf("its %d release record(s) would be deleted", len(h.Records))
+			e.Message = fmt.Sprintf("its %d release record(s) would be deleted", len(h.Records))
 		}
 		events.Emit(e)
 	}

@@ -240,7 +240,7 @@ func releaseObjects(t *testing.T, h *helmRun, client *kube.Client, name, namespa
 func messages(rec *event.Recorder, typ event.Type) string {
 	var b strings.Builder
 	for _, e := range rec.Of(typ) {
-		b.WriteString(e.Object + " " + e.Status + ": " + e.Message + "\n")
+		b.WriteString(e.Object + " " + e.Wording() + ": " + e.Message + "\n")
 		for _, d := range e.Details {
 			b.WriteString("  " + d + "\n")
 		}

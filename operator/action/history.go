@@ -16,7 +16,7 @@ type History struct {
 // Run reads the records, oldest first per revision. It takes no lock: a warning
 // (Config.Warn) says when another run is writing.
 func (a *History) Run(ctx context.Context) ([]*history.Record, error) {
-	client, err := a.Client()
+	client, err := a.newClient()
 	if err != nil {
 		return nil, err
 	}

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
-	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -21,7 +17,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // DefaultHistoryMax is how many install records of a revision are kept unless told otherwise.
@@ -54,9 +49,9 @@ type Install struct {
 	// Events receives the run's events; nil drops them.
 	Events event.Sink
 
-	// record is how the run is recorded, and what names it (a rollback sets them; a
-	// rollback also does not check the pieces the spec relies on, as it never did).
-	record     *history.Record
+	// rollbackOf, what and skipRelied say how a rollback's install is recorded and named
+	// (a rollback also does not check the pieces the spec relies on, as it never did).
+	rollbackOf int
 	what       string
 	skipRelied bool
 }
@@ -80,10 +75,11 @@ type InstallPlan struct {
 	// HelmReleases are the Helm releases listing objects the install applies.
 	HelmReleases []HelmRelease
 
-	res        *spec.Resolved
-	manifests  []render.Manifest
-	client     *kube.Client
-	installer  *install.Installer
+	planned
+	res       *spec.Resolved
+	manifests []render.Manifest
+	// apply is the install's run: the metadata lists the plan read, which the apply reuses.
+	apply      *install.Run
 	stale      []*unstructured.Unstructured
 	defaultTag *tag.InstallDefault
 	// records are the revision's install records before the run; unrecorded says the
@@ -92,14 +88,13 @@ type InstallPlan struct {
 	recordsErr error
 	unrecorded bool
 	changes    []install.Change
-	lock       planLock
 }
 
 // Changes foresees what the run does to each object: created, configured, unchanged (no
 // write) or pruned, from the reads the plan already made.
 func (p *InstallPlan) Changes(ctx context.Context) ([]install.Change, error) {
 	if p.changes == nil {
-		c, err := p.installer.Changes(ctx, p.manifests, p.stale)
+		c, err := p.apply.Changes(ctx, p.manifests, p.stale)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +115,7 @@ func (p *InstallPlan) Summary(ctx context.Context, fields bool) (*install.Summar
 	if fields {
 		// A copy: the plan's changes are what a replan compares with.
 		changes = append([]install.Change(nil), changes...)
-		if err := p.installer.UpdatedFields(ctx, p.manifests, changes); err != nil {
+		if err := p.apply.UpdatedFields(ctx, p.manifests, changes); err != nil {
 			return nil, err
 		}
 	}
@@ -138,13 +133,11 @@ type InstallResult struct {
 	Changes []install.Change
 	// Record is the number of the install record the run wrote (0: none, e.g. a dry run).
 	Record int
-}
 
-func (a *Install) events() event.Sink {
-	if a.Events == nil {
-		return event.Discard{}
-	}
-	return event.Stamped(a.Events)
+	// record is the run's install record; installErr what stopped the install itself (not
+	// the Helm releases' retirement after it).
+	record     *history.Record
+	installErr error
 }
 
 // Plan resolves and renders the spec and reads what the run depends on: the pieces it
@@ -158,10 +151,17 @@ func (a *Install) events() event.Sink {
 // the plan keeps the Lease's version, so that Run, once it holds the lock, knows whether
 // another writer ran since (it then plans again).
 func (a *Install) Plan(ctx context.Context) (*InstallPlan, error) {
-	events := a.events()
-	p, err := a.plan(ctx, events)
+	res, manifests, err := a.render(a.Spec, false)
+	if err != nil {
+		return nil, stoppedEarly(ctx, err)
+	}
+	r, err := a.planning(ctx, a.Events, a.DryRun)
+	if err != nil {
+		return nil, stoppedEarly(ctx, err)
+	}
+	p, err := a.planFor(ctx, r, res, manifests)
 	if err == nil {
-		p.lock = a.planLockState(ctx, p.client, events, a.DryRun)
+		p.lock = r.planLockState(ctx)
 	}
 	return p, stoppedEarly(ctx, err)
 }
@@ -177,28 +177,18 @@ func stoppedEarly(ctx context.Context, err error) error {
 	return err
 }
 
-func (a *Install) plan(ctx context.Context, events event.Sink) (*InstallPlan, error) {
-	res, manifests, err := a.render(a.Spec, false)
-	if err != nil {
-		return nil, err
-	}
-	return a.planFor(ctx, res, manifests, events)
-}
-
-// planFor plans the install of an already rendered spec.
-func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []render.Manifest, events event.Sink) (*InstallPlan, error) {
-	client, err := a.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
+// planFor plans the install of an already rendered spec, reading through r's client.
+func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manifests []render.Manifest) (*InstallPlan, error) {
+	client := r.client
 	if !a.skipRelied {
-		if err := a.checkRelied(ctx, client, res, manifests, events); err != nil {
+		if err := a.checkRelied(ctx, client, res, manifests, r.events); err != nil {
 			return nil, err
 		}
 	}
-	owner := ownerOf(res)
+	owner := a.ownerOf(res)
+	var err error
 	p := &InstallPlan{Profile: res.Profile, Revision: owner.Rev(), Namespace: owner.Namespace, Components: len(manifests),
-		res: res, manifests: manifests, client: client}
+		planned: planned{client: client}, res: res, manifests: manifests}
 	for _, m := range manifests {
 		p.Objects += len(m.Objects)
 	}
@@ -206,7 +196,7 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 	// records only name the operation and spare a repeated record.
 	p.records, p.recordsErr = (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, owner.Rev())
 	if a.Atomic && !a.DryRun && len(p.records) == 0 && p.recordsErr == nil {
-		if p.unrecorded, err = installedWithoutRecords(ctx, client, res); err != nil {
+		if p.unrecorded, err = installedWithoutRecords(ctx, client, a.ownerOf(res)); err != nil {
 			return nil, err
 		}
 	}
@@ -217,19 +207,19 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 		return nil, err
 	}
 	p.SetsDefaultTag = p.defaultTag.Needed && !a.DryRun
-	p.installer = &install.Installer{
+	p.apply = (&install.Installer{
 		Client:        client,
 		Owner:         owner,
 		Opts:          install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout},
 		NamespaceMeta: namespaceMeta(res),
-	}
-	if p.Foreign, err = a.checkOwnership(ctx, p.installer, manifests); err != nil {
+	}).Start()
+	if p.Foreign, err = a.checkOwnership(ctx, p.apply, manifests); err != nil {
 		return nil, err // nothing written, nothing to record
 	}
 	if err := a.planHelm(ctx, p); err != nil {
 		return nil, err
 	}
-	if p.stale, err = p.installer.Stale(ctx, manifests); err != nil {
+	if p.stale, err = p.apply.Stale(ctx, manifests); err != nil {
 		return nil, err
 	}
 	for _, o := range p.stale {
@@ -238,405 +228,70 @@ func (a *Install) planFor(ctx context.Context, res *spec.Resolved, manifests []r
 	return p, nil
 }
 
+// Run carries out plan (nil: it plans first) by the plan-then-write protocol (protocol.go),
+// holding the cluster lock (LockOptions) from before its first write to its end; a dry run
+// takes no lock. Without a plan it resolves and renders first (a bad spec fails before any
+// request), takes the lock, and plans under it: one set of reads. With a plan it plans
+// again first, quietly, when Replan says the plan was shown to someone or when another
+// writer held the lock since the plan was made, and returns a *PlanChangedError, writing
+// nothing, when the new plan would write differently from plan: Run never writes from
+// reads older than another writer's run. A failed run with Atomic restores the revision's
+// previous successful install record, under the same lock.
+func (a *Install) Run(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
+	res, err := a.execute(ctx, plan)
+	return res, stoppedEarly(ctx, err)
+}
+
+// execute is Run without the interrupt message (a rollback says its own).
+func (a *Install) execute(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
+	steps := a.steps()
+	if plan == nil {
+		// The spec is resolved and rendered before any request: a bad one fails first.
+		res, manifests, err := a.render(a.Spec, false)
+		if err != nil {
+			return nil, err
+		}
+		steps.lock = func(*InstallPlan) lockRun { return a.lockRun(res) }
+		steps.plan = func(ctx context.Context, r *run) (*InstallPlan, error) { return a.planFor(ctx, r, res, manifests) }
+	}
+	r, err := a.start(stateOf(plan), a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	return steps.execute(ctx, r, plan, a.Replan)
+}
+
+// steps are an install's steps of the protocol; a rollback's are the same around the
+// record it re-installs.
+func (a *Install) steps() protocol[*InstallPlan, *InstallResult] {
+	return protocol[*InstallPlan, *InstallResult]{
+		lock:     func(p *InstallPlan) lockRun { return a.lockRun(p.res) },
+		replan:   a.replan,
+		announce: a.announce,
+		carryOut: a.carryOut,
+		record:   a.recordRun,
+		done:     a.doneEvent,
+		after:    a.after,
+	}
+}
+
+// action is what the install history calls the run.
+func (a *Install) action() string {
+	if a.rollbackOf > 0 {
+		return history.ActionRollback
+	}
+	return history.ActionInstall
+}
+
+// lockRun is what an install (or a rollback's install) takes the lock for.
+func (a *Install) lockRun(res *spec.Resolved) lockRun {
+	return lockRun{action: a.action(), revision: history.Rev(res.IOP.Spec.Revision), namespace: recordNamespace(res), profile: res.Profile}
+}
+
 // tagLabels are the labels of the default tag's objects an install sets: its own (so an
 // uninstall of the revision, or a purge, removes them) and the opt-out of its prune.
 func tagLabels(owner ownership.Owner) map[string]string {
 	l := owner.Labels(component.Pilot)
 	l[ownership.LabelNotPruned] = "true"
 	return l
-}
-
-// Run carries out plan (nil: it plans first), holding the cluster lock (LockOptions) from
-// before its first write to its end; a dry run takes no lock. Without a plan it resolves
-// and renders first (a bad spec fails before any request), takes the lock, and plans
-// under it: one set of reads. With a plan it plans again first, quietly, when Replan says
-// the plan was shown to someone or when another writer held the lock since the plan was
-// made, and returns a *PlanChangedError, writing nothing, when the new plan would write
-// differently from plan: Run never writes from reads older than another writer's run. A
-// failed run with Atomic restores the revision's previous successful install record,
-// under the same lock.
-func (a *Install) Run(ctx context.Context, plan *InstallPlan) (res *InstallResult, err error) {
-	res, err = a.execute(ctx, plan)
-	return res, stoppedEarly(ctx, err)
-}
-
-// execute is Run without the interrupt message (a rollback says its own).
-func (a *Install) execute(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
-	var err error
-	if a.DryRun {
-		if plan == nil {
-			plan, err = a.Plan(ctx)
-		} else if a.Replan {
-			plan, err = a.replan(ctx, plan)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return a.carryOut(ctx, plan)
-	}
-	var res *spec.Resolved
-	var manifests []render.Manifest
-	if plan == nil {
-		if res, manifests, err = a.render(a.Spec, false); err != nil {
-			return nil, err
-		}
-	} else {
-		res = plan.res
-	}
-	var out *InstallResult
-	err = a.locked(ctx, a.events(), a.lockRun(res), func(ctx context.Context) error {
-		var err error
-		switch {
-		case plan == nil:
-			plan, err = a.planFor(ctx, res, manifests, a.events())
-		case a.Replan || a.moved(plan.lock):
-			plan, err = a.replan(ctx, plan)
-		}
-		if err != nil {
-			return err
-		}
-		out, err = a.carryOut(ctx, plan)
-		return err
-	})
-	return out, err
-}
-
-// lockRun is what an install (or a rollback's install) takes the lock for.
-func (a *Install) lockRun(res *spec.Resolved) lockRun {
-	action := history.ActionInstall
-	if a.record != nil {
-		action = a.record.Action
-	}
-	return lockRun{action: action, revision: history.Rev(res.IOP.Spec.Revision), namespace: recordNamespace(res), profile: res.Profile}
-}
-
-// carryOut runs a plan, records it and, when it failed with Atomic, restores.
-func (a *Install) carryOut(ctx context.Context, plan *InstallPlan) (*InstallResult, error) {
-	rec := a.record
-	if rec == nil {
-		rec = &history.Record{Action: history.ActionInstall}
-	}
-	what := a.what
-	if what == "" {
-		what = "install"
-	}
-	res, err := a.run(ctx, plan, rec, what)
-	var notReady *install.NotReadyError
-	var retireErr *retireError
-	atomic := a.Atomic && !a.DryRun
-	if errors.As(err, &notReady) && !atomic && ctx.Err() == nil && a.record == nil {
-		err = fmt.Errorf("%w\nFix what the lines above name (or allow more time with --readiness-timeout), then run the same install again: it continues from what is applied", err)
-	}
-	if err == nil || !atomic || errors.As(err, &retireErr) {
-		return res, err
-	}
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("%w (--atomic did not roll back: the run was interrupted)", err)
-	}
-	return res, a.restore(ctx, plan, rec, err)
-}
-
-// replan plans again, quietly, and compares with what was shown.
-func (a *Install) replan(ctx context.Context, shown *InstallPlan) (*InstallPlan, error) {
-	before, err := shown.Changes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// Planning may change the rendered objects (the default tag deactivates an injector), so
-	// the new plan starts from a fresh render.
-	r, err := render.NewRenderer(shown.res.IOP.Spec.InstallPackagePath)
-	if err != nil {
-		return nil, err
-	}
-	manifests, _, err := r.Render(shown.res)
-	if err != nil {
-		return nil, err
-	}
-	fresh, err := a.planFor(ctx, shown.res, manifests, event.Discard{})
-	if err != nil {
-		return nil, err
-	}
-	now, err := fresh.Changes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	diff := changesDiff(before, now)
-	if len(shown.Foreign) != len(fresh.Foreign) {
-		diff = append(diff, fmt.Sprintf("objects not installed by istioctl: %d planned, %d now", len(shown.Foreign), len(fresh.Foreign)))
-	}
-	diff = append(diff, helmDiff(shown.HelmReleases, fresh.HelmReleases)...)
-	if shown.SetsDefaultTag != fresh.SetsDefaultTag {
-		diff = append(diff, fmt.Sprintf("sets the default revision tag: planned %v, now %v", shown.SetsDefaultTag, fresh.SetsDefaultTag))
-	}
-	if len(diff) > 0 {
-		return nil, &PlanChangedError{Changes: diff}
-	}
-	return fresh, nil
-}
-
-// PlanChangedError says the cluster changed between the plan that was shown and the run:
-// nothing was written.
-type PlanChangedError struct {
-	// Changes say what the new plan does differently, one line each.
-	Changes []string
-}
-
-func (e *PlanChangedError) Error() string {
-	const max = 10
-	lines := e.Changes
-	if len(lines) > max {
-		lines = append(lines[:max:max], fmt.Sprintf("and %d more", len(e.Changes)-max))
-	}
-	return "the cluster changed since the plan was made:\n  " + strings.Join(lines, "\n  ") +
-		"\nNothing was written. Run the same command again to see the new plan"
-}
-
-// changesDiff says, object by object, how two foreseen change lists differ.
-func changesDiff(before, now []install.Change) []string {
-	was := map[string]install.Action{}
-	for _, c := range before {
-		was[c.Object] = c.Action
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range now {
-		seen[c.Object] = true
-		switch prev, ok := was[c.Object]; {
-		case !ok:
-			out = append(out, fmt.Sprintf("%s: not planned, now %s", c.Object, c.Action))
-		case prev != c.Action:
-			out = append(out, fmt.Sprintf("%s: planned %s, now %s", c.Object, prev, c.Action))
-		}
-	}
-	for _, c := range before {
-		if !seen[c.Object] {
-			out = append(out, fmt.Sprintf("%s: planned %s, now nothing to do", c.Object, c.Action))
-		}
-	}
-	return out
-}
-
-// run applies the plan and, unless it is a dry run, records the run in rec (Action and
-// RollbackOf set by the caller; what names the run in the record's description). A record
-// that cannot be written is a warning: the install itself stands.
-func (a *Install) run(ctx context.Context, p *InstallPlan, rec *history.Record, what string) (*InstallResult, error) {
-	events := a.events()
-	for _, f := range p.Foreign {
-		msg := "adopted from " + f.Manager + ": this install now owns it (re-applies, prunes and uninstalls it)"
-		events.Emit(event.Event{Type: event.Warning, Object: f.Object, Message: msg})
-	}
-	a.helmWarnings(p, events)
-	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components),
-		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests)}
-	if a.DryRun {
-		start.Status = "dry-run"
-	}
-	// The counts come from the metadata lists the plan read and the apply reuses: no
-	// request. Should they fail, the apply fails on the same reads and says why.
-	if s, err := p.Summary(ctx, false); err == nil {
-		start.Changes = &s.Changes
-	}
-	events.Emit(start)
-	if p.recordsErr != nil {
-		events.Emit(event.Event{Type: event.Warning, Message: "the install history cannot be read, so this run is named an install and recorded anew: " + p.recordsErr.Error()})
-	}
-	p.installer.Events = events
-	result, installErr := p.installer.Install(ctx, p.manifests, p.stale)
-	if installErr == nil && !a.DryRun && p.defaultTag.Needed {
-		var tagged []tag.Change
-		tagged, installErr = p.defaultTag.Run(ctx, p.client, events)
-		// The tag's objects are written by this run too: they count.
-		for _, ch := range tagged {
-			result.Changes = append(result.Changes, install.Change{Object: ch.Object, Component: tagComponent, Action: install.Action(ch.Action)})
-		}
-	}
-	err := installErr
-	if err == nil {
-		// Only once the install stands: the releases' objects are now this install's.
-		err = a.retireHelm(ctx, p, events)
-	}
-	if lost := lockLost(ctx); lost != nil {
-		err = lost // it stopped the run: say so, not "interrupted"
-	}
-	events.Emit(a.doneEvent(result, err, rec, p.operation(rec)))
-	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes}
-	if a.DryRun {
-		return out, err
-	}
-	res := p.res
-	rec.Revision = res.IOP.Spec.Revision
-	rec.Time = time.Now().UTC()
-	rec.ToolVersion = version.Version
-	rec.Profile = res.Profile
-	if y, derr := spec.Dump(res.Tree, "", spec.FormatYAML); derr == nil {
-		rec.Spec = string(y)
-	}
-	rec.Objects, rec.ObjectsOmitted = identities(p.manifests)
-	if a.held != nil {
-		rec.Run = a.held.Identity()
-	}
-	if installErr != nil {
-		rec.Outcome = history.Failed
-		rec.SetDescription(what + " failed: " + installErr.Error())
-	} else {
-		rec.Outcome = history.Succeeded
-		rec.SetDescription(fmt.Sprintf("%s complete (%d applied, %d unchanged, %d pruned)", what, out.Applied, out.Unchanged, out.Pruned))
-	}
-	// Recorded even when the run was interrupted: a fresh deadline for the write.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	store := &history.Store{Client: p.client, Namespace: recordNamespace(res)}
-	if installErr == nil && out.Applied == 0 && out.Pruned == 0 {
-		// A re-install that changed nothing repeats the last record: no new one.
-		if records := p.records; history.Repeats(records, rec) {
-			rec.Number = records[len(records)-1].Number
-			out.Record = rec.Number
-			return out, err
-		}
-	}
-	if werr := store.Create(wctx, rec, a.HistoryMax); werr != nil {
-		rec.Number = 0
-		events.Emit(event.Event{Type: event.Warning, Message: "this run is not in the install history: " + werr.Error()})
-	}
-	out.Record = rec.Number
-	return out, err
-}
-
-// tagComponent groups the default revision tag's objects in an install's summary, as an
-// uninstall's summary groups them.
-const tagComponent = "revision-tags"
-
-// operation names the run for its done event: a rollback, an upgrade when the revision
-// already had a successful install, an install otherwise.
-func (p *InstallPlan) operation(rec *history.Record) string {
-	if rec.Action == history.ActionRollback {
-		return event.OperationRollback
-	}
-	if history.LastSucceeded(p.records) != nil {
-		return event.OperationUpgrade
-	}
-	return event.OperationInstall
-}
-
-// doneEvent is the run's last event: what it did, or why it stopped.
-func (a *Install) doneEvent(res *install.Result, err error, rec *history.Record, operation string) event.Event {
-	// The code from the error itself: a default-tag step stopped by Ctrl-C is 130 though
-	// its done is not an interrupted install's.
-	e := event.Event{Type: event.Done, Operation: operation, ExitCode: event.Code(event.ExitCode(err))}
-	var interrupted *install.InterruptedError
-	switch {
-	case errors.As(err, &interrupted):
-		e.Status, e.Error = "interrupted", err.Error()
-		return e
-	case err != nil:
-		e.Error = err.Error()
-	case a.DryRun:
-		e.Status = "dry-run"
-		e.Message = fmt.Sprintf("%d would be applied, %d unchanged, %d would be pruned", res.Applied(), res.Unchanged(), res.Pruned())
-		return e
-	default:
-		e.Message = fmt.Sprintf("%d applied, %d unchanged, %d pruned", res.Applied(), res.Unchanged(), res.Pruned())
-	}
-	if rec.Action == history.ActionRollback {
-		// A rollback's end says so, so the printers do not say "Installation complete"
-		// after an install that failed.
-		e.Status = "rollback"
-		if e.Error == "" {
-			e.Message = fmt.Sprintf("record %d: %s", rec.RollbackOf, e.Message)
-		} else {
-			e.Message = fmt.Sprintf("record %d", rec.RollbackOf)
-		}
-	}
-	return e
-}
-
-// checkRelied runs, before anything is written, the checks of what the spec relies on (an
-// existing control plane, the CA, Prometheus): an error refuses the install unless Force,
-// which turns it into a warning.
-func (a *Install) checkRelied(ctx context.Context, client *kube.Client, res *spec.Resolved, manifests []render.Manifest, events event.Sink) error {
-	env := &check.Env{Client: client, IstioNamespace: ownerOf(res).Namespace, Revision: res.IOP.Spec.Revision, Manifests: manifests}
-	if err := withExternal(env, res); err != nil {
-		return err
-	}
-	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
-	rep := check.Run(ctx, "install", check.External(), env)
-	var blocking []string
-	for _, r := range rep.Results {
-		switch {
-		case r.Passed:
-			if r.Severity != check.Info {
-				events.Emit(event.Event{Type: event.Check, Object: r.Object, Message: r.Message})
-			}
-		case r.Severity == check.Error && !a.Spec.Force:
-			blocking = append(blocking, fmt.Sprintf("✘ %s: %s\n    hint: %s", r.Object, r.Message, r.Hint))
-		default:
-			msg := r.Message
-			if r.Severity == check.Error {
-				msg += " (ignored because of --force)"
-			}
-			events.Emit(event.Event{Type: event.Warning, Object: r.Object, Message: msg})
-		}
-	}
-	if len(blocking) > 0 {
-		return fmt.Errorf("this install relies on pieces that are not as it needs them:\n  %s\nNothing was written. Fix them, or install anyway with --force",
-			strings.Join(blocking, "\n  "))
-	}
-	return nil
-}
-
-// withExternal fills in what the checks need to know of what the spec relies on.
-func withExternal(env *check.Env, res *spec.Resolved) error {
-	d := external.FromSpec(res.IOP)
-	if d.Empty() {
-		return nil
-	}
-	env.External = d
-	if d.Relies(component.Base) {
-		r, err := render.NewRenderer(res.IOP.Spec.InstallPackagePath)
-		if err != nil {
-			return err
-		}
-		if env.BaseCRDs, err = r.BaseCRDNames(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkOwnership is the ownership plan of a run: rendered objects that exist and that
-// istioctl did not install (a Helm release's, ones made by hand) stop it, named with their
-// managers, unless TakeOwnership adopts them (returned, for the run to warn about). It reads
-// with the installer's metadata lists, which the apply then reuses.
-func (a *Install) checkOwnership(ctx context.Context, in *install.Installer, manifests []render.Manifest) ([]install.Foreign, error) {
-	foreign, err := in.ForeignObjects(ctx, manifests)
-	if err != nil || len(foreign) == 0 {
-		return nil, err
-	}
-	if !a.TakeOwnership {
-		lines := make([]string, len(foreign))
-		for i, f := range foreign {
-			lines[i] = fmt.Sprintf("%s (managed by %s)", f.Object, f.Manager)
-		}
-		return nil, fmt.Errorf("%d object(s) this install would apply exist and were not installed by istioctl:\n  %s\n"+
-			"Nothing was written. Leave them to their manager (an existing control plane: declare it in spec.external.controlPlane and disable those components), "+
-			"delete them, or adopt them with --take-ownership", len(foreign), strings.Join(lines, "\n  "))
-	}
-	return foreign, nil
-}
-
-// namespaceMeta is what the install sets on the istio namespace, created or not: the
-// network label istiod and the injector fall back to (values.global.network), and a
-// remote's topology.istio.io/controlPlaneClusters (spec.external.remote.controlPlaneClusters).
-func namespaceMeta(res *spec.Resolved) map[string]install.NamespaceMeta {
-	var m install.NamespaceMeta
-	if n, _ := spec.Lookup(res.IOP.Spec.Values, "global", "network"); n != nil && n != "" {
-		m.Labels = map[string]string{spec.LabelNetwork: fmt.Sprint(n)}
-	}
-	if ext := res.IOP.Spec.External; ext != nil && ext.Remote != nil && ext.Remote.ControlPlaneClusters != "" {
-		m.Annotations = map[string]string{v1alpha1.AnnotationControlPlaneClusters: ext.Remote.ControlPlaneClusters}
-	}
-	if m.Labels == nil && m.Annotations == nil {
-		return nil
-	}
-	return map[string]install.NamespaceMeta{res.IOP.IstioNamespace(): m}
 }

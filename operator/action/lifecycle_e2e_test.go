@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { cluster.Main(m) }
 
 // config is what a command would give the actions, for the test cluster.
 func config(c *cluster.Cluster) *action.Config {
-	return &action.Config{Kube: &kubeflags.Flags{Kubeconfig: c.Kubeconfig, Timeout: kubeflags.DefaultTimeout}}
+	return &action.Config{Kube: &kubeflags.Flags{Kubeconfig: c.Kubeconfig, Timeout: kubeflags.DefaultTimeout}, Version: "1.30.0"}
 }
 
 type summary struct {
@@ -75,11 +75,11 @@ func TestLifecycleE2E(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
 	purge := &action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}
-	if err := purge.Run(ctx, nil); err != nil {
+	if _, err := purge.Run(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil)
+		_, _ = (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil)
 	})
 	deployment := func(name string) (nodeSelector map[string]string, ready bool, found bool) {
 		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, name, metav1.GetOptions{})
@@ -139,7 +139,7 @@ func TestLifecycleE2E(t *testing.T) {
 		t.Errorf("istiod not restored: found %v, ready %v, nodeSelector %v", found, ready, ns)
 	}
 	dones := rec.Of(event.Done)
-	if len(dones) != 2 || dones[0].Error == "" || dones[1].Status != "rollback" || !strings.HasPrefix(dones[1].Message, "record 2: ") {
+	if len(dones) != 2 || dones[0].Error == "" || dones[1].Operation != event.OperationRollback || !strings.HasPrefix(dones[1].Message, "record 2: ") {
 		t.Errorf("done events of the failed upgrade and its restore: %+v", dones)
 	}
 	sameRecords(t, "atomic", records(t, c), []summary{
@@ -182,7 +182,7 @@ func TestLifecycleE2E(t *testing.T) {
 	if !contains(up.Targets, "Deployment/istio-system/istiod") || up.Revision != "default" {
 		t.Errorf("uninstall plan: %+v", up)
 	}
-	if err := u.Run(ctx, up); err != nil {
+	if _, err := u.Run(ctx, up); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, found := deployment("istiod"); found {
@@ -202,11 +202,11 @@ func TestLifecycleE2E(t *testing.T) {
 func TestPlanThenRunE2E(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(ctx, nil); err != nil {
+	if _, err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil)
+		_, _ = (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil)
 	})
 	in := &action.Install{Config: config(c), Spec: spec.Options{Sets: []string{"profile=minimal"}}, ReadinessTimeout: 2 * time.Minute,
 		HistoryMax: action.DefaultHistoryMax}

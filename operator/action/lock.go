@@ -15,7 +15,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/lock"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // DefaultLockTimeout is how long a writer waits for another's cluster lock unless told otherwise.
@@ -68,60 +67,53 @@ func (c *Config) leases(client *kube.Client) (coordinationv1client.LeasesGetter,
 	return coordinationv1client.NewForConfig(cfg)
 }
 
-// locked runs fn holding the cluster lock: taken before (fn does every read the run's
-// writes depend on, and every write), released after, whatever fn returns, Ctrl-C
-// included. Another holder is waited for up to LockOptions.Timeout (lock events say who);
-// an expired one is taken over, and its run written into the install history as
-// interrupted when it recorded nothing. fn's context ends when the lock is lost (a
-// renewal could not be made in time, or another writer has the Lease), and every write of
-// the client fails from then on (kube.Client.SetWriteGuard): the run then returns the
-// *LockLostError. A run inside a run (install --atomic restoring, a rollback installing)
-// is under the outer run's lock.
-func (c *Config) locked(ctx context.Context, events event.Sink, run lockRun, fn func(context.Context) error) error {
-	if c.held != nil || c.lockSkipped {
+// locked runs fn holding the cluster lock (the protocol's lock step): taken before (fn
+// does every read the run's writes depend on, and every write), released after, whatever
+// fn returns, Ctrl-C included. Another holder is waited for up to LockOptions.Timeout
+// (lock events say who); an expired one is taken over, and its run written into the
+// install history as interrupted when it recorded nothing. fn's context carries the run's
+// write permit (kube.WithWritePermit), whose check fails once the lock is lost (a renewal
+// could not be made in time, or another writer has the Lease): every write of the run
+// fails from then on, fn's context ends, and the run returns the *LockLostError. A run
+// inside a run is under the outer run's lock.
+func (r *run) locked(ctx context.Context, what lockRun, fn func(context.Context) error) error {
+	if r.held != nil || r.unlocked {
 		return fn(ctx)
 	}
-	opts := c.lockOptions()
+	opts := r.cfg.lockOptions()
 	if opts.Skip {
-		events.Emit(event.Event{Type: event.Warning, Message: "--skip-lock: writing WITHOUT the cluster lock. Another istioctl writing to this cluster at the same time " +
+		r.events.Emit(event.Event{Type: event.Warning, Message: "--skip-lock: writing WITHOUT the cluster lock. Another istioctl writing to this cluster at the same time " +
 			"can undo what this run applies and leave the cluster matching neither spec; make sure none does"})
-		c.lockSkipped = true
-		defer func() { c.lockSkipped = false }()
-		return fn(ctx)
+		return r.withoutLock(ctx, fn)
 	}
-	client, err := c.Client()
-	if err != nil {
-		return err
-	}
-	leases, err := c.leases(client)
+	leases, err := r.cfg.leases(r.client)
 	if err != nil {
 		return err
 	}
 	command := opts.Command
 	if command == "" {
-		command = "istioctl " + run.action
+		command = "istioctl " + what.action
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var waited atomic.Bool
 	locker := &lock.Locker{
 		Leases:  leases,
-		Self:    lock.Self(command, run.action, run.revision, run.namespace, run.profile, version.Version),
+		Self:    lock.Self(command, what.action, what.revision, what.namespace, what.profile, r.cfg.Version),
 		Periods: opts.periods(),
 		Wait:    opts.Timeout,
-		Explain: client.ExplainError,
+		Explain: r.client.ExplainError,
 		Waiting: func(h lock.Holder, _ time.Duration) {
 			waited.Store(true)
-			e := event.Event{Type: event.Lock, Status: "waiting", Object: lockObject, Holder: h.String(), Since: h.Acquired,
-				Message: fmt.Sprintf("waiting for the cluster lock: %s has held it%s; waiting up to %s (--lock-timeout)", h, heldFor(h), opts.Timeout)}
-			events.Emit(e)
+			r.events.Emit(event.Event{Type: event.Lock, Lock: event.LockWaiting, Object: lockObject, Holder: h.String(), Since: h.Acquired,
+				Message: fmt.Sprintf("waiting for the cluster lock: %s has held it%s; waiting up to %s (--lock-timeout)", h, heldFor(h), opts.Timeout)})
 		},
 		Lost: func(err *lock.LostError) {
-			e := event.Event{Type: event.Lock, Status: "lost", Object: lockObject, Error: err.Error()}
+			e := event.Event{Type: event.Lock, Lock: event.LockLost, Object: lockObject, Error: err.Error()}
 			if err.To != nil {
 				e.Holder = err.To.String()
 			}
-			events.Emit(e)
+			r.events.Emit(e)
 			cancel(err)
 		},
 	}
@@ -130,27 +122,23 @@ func (c *Config) locked(ctx context.Context, events event.Sink, run lockRun, fn 
 		return err
 	}
 	// The lock's first read was the run's first request: the cluster answers.
-	c.mu.Lock()
-	c.connected = true
-	c.mu.Unlock()
-	c.held = held
-	client.SetWriteGuard(held.Check)
+	r.reached, r.held = true, held
 	defer func() {
-		client.SetWriteGuard(nil)
-		c.held = nil
+		r.held = nil
 		if err := held.Release(); err != nil {
-			events.Emit(event.Event{Type: event.Warning, Object: lockObject, Message: fmt.Sprintf(
+			r.events.Emit(event.Event{Type: event.Warning, Object: lockObject, Message: fmt.Sprintf(
 				"%v; it expires on its own once unrenewed for its lease duration, and the next writer takes it over", err)})
 		}
 	}()
+	lctx = kube.WithWritePermit(lctx, kube.WritePermit{Check: held.Check})
 	switch {
 	case held.Previous.Identity != "":
-		note := c.recordInterrupted(lctx, client, held.Previous)
-		events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Status: "taken-over", Object: lockObject, Holder: held.Previous.String(),
+		note := r.recordInterrupted(lctx, held.Previous)
+		r.events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Lock: event.LockTakenOver, Object: lockObject, Holder: held.Previous.String(),
 			Message: fmt.Sprintf("took over the expired cluster lock of %s%s: it stopped renewing it without releasing it (killed, or cut off from the cluster)%s",
 				held.Previous, startedAt(held.Previous), note)})
 	case waited.Load():
-		events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Status: "acquired", Object: lockObject,
+		r.events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Lock: event.LockAcquired, Object: lockObject,
 			Message: fmt.Sprintf("took the cluster lock after waiting %s", held.Waited.Round(100*time.Millisecond))})
 	}
 	err = fn(lctx)
@@ -158,6 +146,18 @@ func (c *Config) locked(ctx context.Context, events event.Sink, run lockRun, fn 
 		return lost
 	}
 	return err
+}
+
+// withoutLock runs fn writing without the cluster lock: --skip-lock, or the writes of
+// create-remote-secret in the cluster whose credentials it hands out (a ServiceAccount and
+// a token of its own, created only when missing), which never took it.
+func (r *run) withoutLock(ctx context.Context, fn func(context.Context) error) error {
+	if r.held != nil || r.unlocked {
+		return fn(ctx)
+	}
+	r.unlocked = true
+	defer func() { r.unlocked = false }()
+	return fn(kube.WithWritePermit(ctx, kube.WritePermit{}))
 }
 
 // lockObject names the Lease in events.
@@ -182,11 +182,11 @@ func startedAt(h lock.Holder) string {
 // revision's install history as interrupted, unless it recorded its run itself before it
 // died (a record carries its run's lock identity). Only runs that keep a history (install,
 // upgrade, rollback) get one. It returns what it did, for the takeover's line.
-func (c *Config) recordInterrupted(ctx context.Context, client *kube.Client, prev lock.Holder) string {
+func (r *run) recordInterrupted(ctx context.Context, prev lock.Holder) string {
 	if (prev.Action != history.ActionInstall && prev.Action != history.ActionRollback) || prev.Namespace == "" {
 		return ""
 	}
-	store := &history.Store{Client: client, Namespace: prev.Namespace}
+	store := &history.Store{Client: r.client, Namespace: prev.Namespace}
 	rev := history.Rev(prev.Revision)
 	records, err := store.List(ctx, rev)
 	if err != nil {
@@ -212,11 +212,8 @@ func (c *Config) recordInterrupted(ctx context.Context, client *kube.Client, pre
 // peekLock reads the cluster lock for a plan or a read-only command: its resourceVersion
 // (a plan keeps it, so that Run knows whether another writer ran since) and its holder,
 // when another holds it. ok is false when it could not be read (no permission, say): a
-// plan then counts as possibly out of date. Under the run's own lock it reads nothing.
+// plan then counts as possibly out of date.
 func (c *Config) peekLock(ctx context.Context, client *kube.Client) (rv string, holder lock.Holder, ok bool) {
-	if c.held != nil || c.lockSkipped {
-		return "", lock.Holder{}, false
-	}
 	leases, err := c.leases(client)
 	if err != nil {
 		return "", lock.Holder{}, false
@@ -256,18 +253,20 @@ type planLock struct {
 	known, underLock bool
 }
 
-// planLockState reads the lock for a plan (and warns, as an event, when another holds it).
-func (c *Config) planLockState(ctx context.Context, client *kube.Client, events event.Sink, dryRun bool) planLock {
-	if c.held != nil {
-		return planLock{underLock: true}
+// planLockState reads the lock for a plan (and warns, as an event, when another holds
+// it). Under the run's own lock, or writing without it, it reads nothing; nor does a run
+// over several clusters (a fleet), whose runs in each read their own.
+func (r *run) planLockState(ctx context.Context) planLock {
+	if r.held != nil || r.unlocked || r.client == nil {
+		return planLock{underLock: r.held != nil}
 	}
-	rv, h, ok := c.peekLock(ctx, client)
+	rv, h, ok := r.cfg.peekLock(ctx, r.client)
 	what := "this run waits for it before writing (up to --lock-timeout), then checks its plan again"
-	if dryRun {
+	if r.dryRun {
 		what = "what this dry run shows may change when it finishes"
 	}
 	if msg := writeInProgress(h, what); msg != "" {
-		events.Emit(event.Event{Type: event.Warning, Message: msg})
+		r.events.Emit(event.Event{Type: event.Warning, Message: msg})
 	}
 	return planLock{rv: rv, known: ok}
 }
@@ -275,11 +274,11 @@ func (c *Config) planLockState(ctx context.Context, client *kube.Client, events 
 // moved says another writer may have written since a plan was made: the Lease changed
 // since (a holder took, renewed or released it), or the plan could not tell. A plan made
 // under the lock, or a run without it (--skip-lock), has nothing to compare.
-func (c *Config) moved(p planLock) bool {
-	if p.underLock || c.held == nil {
+func (r *run) moved(p planLock) bool {
+	if p.underLock || r.held == nil {
 		return false
 	}
-	return !p.known || p.rv != c.held.Observed
+	return !p.known || p.rv != r.held.Observed
 }
 
 // lockLost is the *LockLostError that ended ctx, if the lock's loss did.

@@ -38,7 +38,7 @@ func purged(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	c := cluster.Get(t)
 	purge := func() {
-		if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
+		if _, err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -232,7 +232,7 @@ func TestTakeoverRecordsE2E(t *testing.T) {
 			rec := install()
 			var taken *event.Event
 			for _, e := range rec.Of(event.Lock) {
-				if e.Status == "taken-over" {
+				if e.Lock == event.LockTakenOver {
 					taken = &e
 				}
 			}

@@ -158,7 +158,7 @@ func TestTranslateHelmTemplate(t *testing.T) {
 
 func purge(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
-	if err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
+	if _, err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/link"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // RemoteClusters is remote-clusters: the clusters each istiod reads, as upstream lists them
@@ -46,7 +45,7 @@ func (a *RemoteClusters) Run(ctx context.Context) (*RemoteClustersResult, error)
 	}
 	deadline := time.Now().Add(a.Timeout)
 	for attempt := 1; ; attempt++ {
-		env := &check.Env{Client: client, IstioNamespace: a.istioNamespace(), Revision: a.Revision, Version: version.Version, ManifestsDir: a.ManifestsDir}
+		env := &check.Env{Client: client, IstioNamespace: a.istioNamespace(), Revision: a.Revision, Version: a.Version, ManifestsDir: a.ManifestsDir}
 		rep := check.Run(ctx, "remote-clusters", check.Links(), env)
 		s, err := env.Survey(ctx)
 		if err != nil {

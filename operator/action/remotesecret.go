@@ -16,7 +16,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // The values of --type and --auth-type.
@@ -207,7 +206,7 @@ func (a *CreateRemoteSecret) planReader(ctx context.Context, p *RemoteSecretPlan
 	if !a.CreateServiceAccount {
 		return nil
 	}
-	reader, err := link.RenderReader(a.ManifestsDir, p.namespace, version.Version)
+	reader, err := link.RenderReader(a.ManifestsDir, p.namespace, a.Version)
 	if err != nil {
 		return err
 	}
@@ -315,6 +314,7 @@ func (c *Config) contextClient(ctx context.Context, name string) (*kube.Client, 
 	if err != nil {
 		return nil, err
 	}
+	client.GuardWrites()
 	if _, err := client.ServerVersion(ctx); err != nil {
 		return nil, err
 	}
@@ -325,8 +325,7 @@ func (c *Config) contextClient(ctx context.Context, name string) (*kube.Client, 
 // writer there does: the lock is the target's (its Lease, its --lock-timeout wait), not
 // this cluster's, which the reads and the reader's token do not need.
 func (a *CreateRemoteSecret) writeTo(ctx context.Context, p *RemoteSecretPlan, secret *corev1.Secret) error {
-	target := &Config{Kube: a.Kube, Lock: a.Lock, NewClient: func() (*kube.Client, error) { return p.target, nil }}
-	return target.locked(ctx, event.Discard{}, lockRun{action: "create-remote-secret", namespace: p.namespace}, func(ctx context.Context) error {
+	return a.write(ctx, p.target, event.Discard{}, lockRun{action: "create-remote-secret", namespace: p.namespace}, func(ctx context.Context) error {
 		return link.Write(ctx, p.target, secret)
 	})
 }
@@ -346,6 +345,24 @@ func (a *CreateRemoteSecret) Run(ctx context.Context, p *RemoteSecretPlan) (*Rem
 	if a.keeps(ctx, p) {
 		return &RemoteSecretResult{Secret: p.Secret, Context: a.ApplyTo, Unchanged: true}, nil
 	}
+	// A run of the protocol that takes no lock in this cluster (it never did): it creates
+	// only what the reader lacks and a token of its own; ApplyTo's write takes that
+	// cluster's lock.
+	r := a.begin(p.source, nil, false)
+	r.reached = true
+	var res *RemoteSecretResult
+	err = r.withoutLock(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = a.carryOut(ctx, p)
+		return err
+	})
+	return res, err
+}
+
+// carryOut writes what the plan says: the reader's objects and a token here, the Secret
+// into ApplyTo's cluster, then the previous tokens go.
+func (a *CreateRemoteSecret) carryOut(ctx context.Context, p *RemoteSecretPlan) (*RemoteSecretResult, error) {
+	var err error
 	if err := link.Create(ctx, p.source, p.namespace, p.create); err != nil {
 		return nil, err
 	}

@@ -40,18 +40,29 @@ type RollbackPlan struct {
 	Install *InstallPlan
 }
 
-// Plan finds the record and plans its install. Outside a run it also reads the cluster
-// lock, as Install.Plan does.
+func (p *RollbackPlan) planState() *planned { return p.Install.planState() }
+
+// Plan finds the record and plans its install. It also reads the cluster lock, as
+// Install.Plan does.
 func (a *Rollback) Plan(ctx context.Context) (*RollbackPlan, error) {
-	events := event.Stamped(orDiscard(a.Events))
+	r, err := a.planning(ctx, a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.plan(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	p.Install.lock = r.planLockState(ctx)
+	return p, nil
+}
+
+// plan finds the record (unless another action gave it) and plans its install.
+func (a *Rollback) plan(ctx context.Context, r *run) (*RollbackPlan, error) {
 	target := a.target
 	if target == nil {
-		client, err := a.connect(ctx)
-		if err != nil {
-			return nil, err
-		}
 		ns := a.istioNamespace()
-		records, err := (&history.Store{Client: client, Namespace: ns}).List(ctx, history.Rev(a.Revision))
+		records, err := (&history.Store{Client: r.client, Namespace: ns}).List(ctx, history.Rev(a.Revision))
 		if err != nil {
 			return nil, err
 		}
@@ -66,11 +77,10 @@ func (a *Rollback) Plan(ctx context.Context) (*RollbackPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip, err := a.install(target).planFor(ctx, res, manifests, events)
+	ip, err := a.install(target).planFor(ctx, r, res, manifests)
 	if err != nil {
 		return nil, err
 	}
-	ip.lock = a.planLockState(ctx, ip.client, events, a.DryRun)
 	return &RollbackPlan{Target: target, Install: ip}, nil
 }
 
@@ -78,51 +88,46 @@ func (a *Rollback) Plan(ctx context.Context) (*RollbackPlan, error) {
 func (a *Rollback) install(t *history.Record) *Install {
 	return &Install{Config: a.Config, DryRun: a.DryRun, ReadinessTimeout: a.ReadinessTimeout, HistoryMax: a.HistoryMax,
 		TakeOwnership: a.TakeOwnership, Replan: a.Replan, Events: a.Events,
-		record: &history.Record{Action: history.ActionRollback, RollbackOf: t.Number},
-		what:   fmt.Sprintf("rollback to %d%s", t.Number, a.note), skipRelied: true}
+		rollbackOf: t.Number, what: fmt.Sprintf("rollback to %d%s", t.Number, a.note), skipRelied: true}
+}
+
+// steps are the install's steps around the record the plan re-installs.
+func (a *Rollback) steps() protocol[*RollbackPlan, *InstallResult] {
+	return protocol[*RollbackPlan, *InstallResult]{
+		lock: func(p *RollbackPlan) lockRun {
+			if p == nil {
+				// Which record, and what it installs, are read under the lock.
+				return lockRun{action: history.ActionRollback, revision: history.Rev(a.Revision), namespace: a.istioNamespace()}
+			}
+			return a.install(p.Target).lockRun(p.Install.res)
+		},
+		plan: a.plan,
+		replan: func(ctx context.Context, r *run, shown *RollbackPlan) (*RollbackPlan, []string, error) {
+			ip, diff, err := a.install(shown.Target).replan(ctx, r, shown.Install)
+			return &RollbackPlan{Target: shown.Target, Install: ip}, diff, err
+		},
+		announce: func(ctx context.Context, r *run, p *RollbackPlan) { a.install(p.Target).announce(ctx, r, p.Install) },
+		carryOut: func(ctx context.Context, r *run, p *RollbackPlan) (*InstallResult, error) {
+			return a.install(p.Target).carryOut(ctx, r, p.Install)
+		},
+		record: func(ctx context.Context, r *run, p *RollbackPlan, res *InstallResult, err error) {
+			a.install(p.Target).recordRun(ctx, r, p.Install, res, err)
+		},
+		done: func(p *RollbackPlan, res *InstallResult, err error) event.Event {
+			return a.install(p.Target).doneEvent(p.Install, res, err)
+		},
+	}
 }
 
 // Run carries out plan (nil: it plans first) under the cluster lock, as Install.Run does.
 func (a *Rollback) Run(ctx context.Context, plan *RollbackPlan) (*InstallResult, error) {
-	res, err := a.run(ctx, plan)
+	r, err := a.start(stateOf(plan), a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.steps().execute(ctx, r, plan, a.Replan)
 	if errors.Is(err, context.Canceled) {
 		return res, fmt.Errorf("interrupted: %w; run the same rollback again to finish it", err)
 	}
 	return res, err
-}
-
-func (a *Rollback) run(ctx context.Context, plan *RollbackPlan) (*InstallResult, error) {
-	if a.DryRun {
-		var err error
-		if plan == nil {
-			if plan, err = a.Plan(ctx); err != nil {
-				return nil, err
-			}
-		}
-		return a.install(plan.Target).execute(ctx, plan.Install)
-	}
-	// Which record, and what it installs, are read under the lock when there is no plan.
-	run := lockRun{action: history.ActionRollback, revision: history.Rev(a.Revision), namespace: a.istioNamespace()}
-	if plan != nil {
-		run = a.install(plan.Target).lockRun(plan.Install.res)
-	}
-	var out *InstallResult
-	err := a.locked(ctx, event.Stamped(orDiscard(a.Events)), run, func(ctx context.Context) error {
-		var err error
-		if plan == nil {
-			if plan, err = a.Plan(ctx); err != nil {
-				return err
-			}
-		}
-		out, err = a.install(plan.Target).execute(ctx, plan.Install)
-		return err
-	})
-	return out, err
-}
-
-func orDiscard(s event.Sink) event.Sink {
-	if s == nil {
-		return event.Discard{}
-	}
-	return s
 }

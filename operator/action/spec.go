@@ -12,7 +12,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // resolve resolves a spec, saying its warnings (also when it does not resolve).
@@ -49,8 +48,8 @@ func (c *Config) render(opts spec.Options, lazy bool, only ...component.Name) (*
 }
 
 // ownerOf is the ownership identity of a resolved spec's install.
-func ownerOf(res *spec.Resolved) ownership.Owner {
-	return ownership.OwnerOf(res.IOP, version.Version, external.FromSpec(res.IOP).Relied)
+func (c *Config) ownerOf(res *spec.Resolved) ownership.Owner {
+	return ownership.OwnerOf(res.IOP, c.Version, external.FromSpec(res.IOP).Relied)
 }
 
 // recordNamespace is where a spec's install records live.
@@ -73,7 +72,7 @@ func (c *Config) renderRecord(r *history.Record) (*spec.Resolved, []render.Manif
 	}
 	res, manifests, err := c.render(spec.Options{Files: []string{"-"}, Stdin: strings.NewReader(r.Spec)}, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the spec of install record %d of revision %s does not resolve with istioctl %s: %w", r.Number, r.Revision, version.Version, err)
+		return nil, nil, fmt.Errorf("the spec of install record %d of revision %s does not resolve with istioctl %s: %w", r.Number, r.Revision, c.Version, err)
 	}
 	if history.Rev(res.IOP.Spec.Revision) != history.Rev(r.Revision) {
 		return nil, nil, fmt.Errorf("the spec of install record %d names revision %s, not %s: the record was edited", r.Number, history.Rev(res.IOP.Spec.Revision), history.Rev(r.Revision))

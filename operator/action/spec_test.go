@@ -1,10 +1,12 @@
 package action
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -54,33 +56,44 @@ func TestRenderRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// TestDoneEvent: the run's last event says what kind of run ended and how, so that the
-// printers never say "Installation complete" after a rollback or a failure.
+// TestDoneEvent: the run's last event, as the protocol finishes it, says what kind of run
+// ended and how (its stream's status and exit code), so that the printers never say
+// "Installation complete" after a rollback or a failure.
 func TestDoneEvent(t *testing.T) {
 	res := &install.Result{Changes: []install.Change{{Action: install.Created}, {Action: install.Unchanged}, {Action: install.Unchanged},
 		{Action: install.Pruned}, {Action: install.Pruned}, {Action: install.Pruned}}}
-	inst := &history.Record{Action: history.ActionInstall}
-	rb := &history.Record{Action: history.ActionRollback, RollbackOf: 3}
+	out := &InstallResult{Applied: res.Applied(), Unchanged: res.Unchanged(), Pruned: res.Pruned()}
+	plan := &InstallPlan{}
 	for _, tc := range []struct {
 		name            string
 		a               *Install
-		rec             *history.Record
 		err             error
 		status, message string
 		errText         string
+		code            int
 	}{
-		{"install", &Install{}, inst, nil, "", "1 applied, 2 unchanged, 3 pruned", ""},
-		{"dry run", &Install{DryRun: true}, inst, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", ""},
-		{"failed install", &Install{}, inst, errString("boom"), "", "", "boom"},
-		{"interrupted", &Install{}, inst, &install.InterruptedError{Applied: 1}, "interrupted", "", "interrupted: 1 objects applied"},
-		{"rollback", &Install{}, rb, nil, "rollback", "record 3: 1 applied, 2 unchanged, 3 pruned", ""},
-		{"failed rollback", &Install{}, rb, errString("boom"), "rollback", "record 3", "boom"},
-		{"dry-run rollback", &Install{DryRun: true}, rb, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", ""},
-		{"interrupted rollback", &Install{}, rb, &install.InterruptedError{}, "interrupted", "", "interrupted: 0 objects applied"},
+		{"install", &Install{}, nil, "", "1 applied, 2 unchanged, 3 pruned", "", 0},
+		{"dry run", &Install{DryRun: true}, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", "", 0},
+		{"failed install", &Install{}, errString("boom"), "", "", "boom", 1},
+		{"interrupted", &Install{}, &install.InterruptedError{Applied: 1}, "interrupted", "", "interrupted: 1 objects applied", 130},
+		{"rollback", &Install{rollbackOf: 3}, nil, "rollback", "record 3: 1 applied, 2 unchanged, 3 pruned", "", 0},
+		{"failed rollback", &Install{rollbackOf: 3}, errString("boom"), "rollback", "record 3", "boom", 1},
+		{"dry-run rollback", &Install{DryRun: true, rollbackOf: 3}, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", "", 0},
+		{"interrupted rollback", &Install{rollbackOf: 3}, &install.InterruptedError{}, "interrupted", "", "interrupted: 0 objects applied", 130},
 	} {
-		e := tc.a.doneEvent(res, tc.err, tc.rec, "install")
-		if e.Status != tc.status || e.Message != tc.message || !strings.HasPrefix(e.Error, tc.errText) || (tc.errText == "") != (e.Error == "") {
-			t.Errorf("%s: %+v", tc.name, e)
+		rec := &event.Recorder{}
+		r := &run{events: rec, dryRun: tc.a.DryRun}
+		r.finish(tc.a.doneEvent(plan, out, tc.err), tc.err)
+		e := rec.Events[0]
+		var w struct{ Status string }
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal(b, &w)
+		if w.Status != tc.status || e.Message != tc.message || !strings.HasPrefix(e.Error, tc.errText) || (tc.errText == "") != (e.Error == "") ||
+			e.ExitCode == nil || *e.ExitCode != tc.code {
+			t.Errorf("%s: %s", tc.name, b)
 		}
 	}
 }

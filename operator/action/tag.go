@@ -33,27 +33,26 @@ type TagSetPlan struct {
 	// Overlaps are the pods the new webhook and another injector would both inject
 	// (upstream's IST0139): applying asks for confirmation.
 	Overlaps []check.Result
-	plan     *tag.Plan
-	client   *kube.Client
-	lock     planLock
+	planned
+	plan *tag.Plan
 }
 
 // Plan renders the tag and checks it against the cluster (and reads the cluster lock, as
 // Install.Plan does, unless it only generates).
 func (a *TagSet) Plan(ctx context.Context) (*TagSetPlan, error) {
-	p, err := a.plan(ctx)
+	r, err := a.planning(ctx, a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.plan(ctx, r)
 	if err == nil && !a.Generate {
-		p.lock = a.planLockState(ctx, p.client, event.Stamped(orDiscard(a.Events)), a.DryRun)
+		p.lock = r.planLockState(ctx)
 	}
 	return p, err
 }
 
-func (a *TagSet) plan(ctx context.Context) (*TagSetPlan, error) {
-	client, err := a.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := tag.Generate(ctx, client, tag.Options{
+func (a *TagSet) plan(ctx context.Context, r *run) (*TagSetPlan, error) {
+	p, err := tag.Generate(ctx, r.client, tag.Options{
 		Tag: a.Tag, Revision: a.Revision, IstioNamespace: a.istioNamespace(), WebhookName: a.WebhookName,
 		ManifestsDir: a.ManifestsDir, AutoInjectNamespaces: a.AutoInject, Overwrite: a.Overwrite, Generate: a.Generate,
 		UserManaged: true,
@@ -61,7 +60,7 @@ func (a *TagSet) plan(ctx context.Context) (*TagSetPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TagSetPlan{Overlaps: p.Overlaps, plan: p, client: client}, nil
+	return &TagSetPlan{Overlaps: p.Overlaps, plan: p, planned: planned{client: r.client}}, nil
 }
 
 // YAML is the tag's objects as a manifest (tag generate).
@@ -76,7 +75,7 @@ func (a *TagSet) Preview(ctx context.Context, p *TagSetPlan) (*install.Summary, 
 	}
 	out := make([]install.Change, len(changes))
 	for i, c := range changes {
-		out[i] = install.Change{Object: c.Object, Component: tagGroup, Action: install.Action(c.Action), DryRun: true, Fields: c.Fields}
+		out[i] = install.Change{Object: c.Object, Component: tagGroup, Action: c.Action, DryRun: true, Fields: c.Fields}
 	}
 	return tagSummary(install.Summarize(nil, out)), nil
 }
@@ -94,53 +93,38 @@ func tagSummary(s *install.Summary) *install.Summary {
 	return s
 }
 
-// Run applies the plan (nil: it plans first; a server-side dry run with DryRun) and says
-// what changed, also when it fails part-way. It holds the cluster lock as Install.Run
-// does, and stops with a *PlanChangedError, writing nothing, when the tag's plan changed.
+// Run applies the plan (nil: it plans first; a server-side dry run with DryRun) by the
+// plan-then-write protocol, and says what changed, also when it fails part-way. It holds
+// the cluster lock as Install.Run does, and stops with a *PlanChangedError, writing
+// nothing, when the tag's plan changed.
 func (a *TagSet) Run(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
-	if a.DryRun {
-		if p == nil {
-			var err error
-			if p, err = a.plan(ctx); err != nil {
-				return nil, err
-			}
-		}
-		return a.apply(ctx, p)
+	r, err := a.start(stateOf(p), a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
 	}
-	var changes []tag.Change
-	err := a.locked(ctx, event.Stamped(orDiscard(a.Events)), lockRun{action: "tag", revision: history.Rev(a.Revision), namespace: a.istioNamespace()}, func(ctx context.Context) error {
-		switch {
-		case p == nil:
-			var err error
-			if p, err = a.plan(ctx); err != nil {
-				return err
-			}
-		case a.Replan || a.moved(p.lock):
-			fresh, err := a.plan(ctx)
+	steps := protocol[*TagSetPlan, []tag.Change]{
+		lock: func(*TagSetPlan) lockRun {
+			return lockRun{action: "tag", revision: history.Rev(a.Revision), namespace: a.istioNamespace()}
+		},
+		plan: a.plan,
+		replan: func(ctx context.Context, r *run, shown *TagSetPlan) (*TagSetPlan, []string, error) {
+			fresh, err := a.plan(ctx, r)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			if diff := tagPlanDiff(a.Tag, p.plan, fresh.plan); len(diff) > 0 {
-				return &PlanChangedError{Changes: diff}
-			}
-			p = fresh
-		}
-		var err error
-		changes, err = a.apply(ctx, p)
-		return err
-	})
-	return changes, err
+			return fresh, tagPlanDiff(a.Tag, shown.plan, fresh.plan), nil
+		},
+		carryOut: a.apply,
+	}
+	return steps.execute(ctx, r, p, a.Replan)
 }
 
-func (a *TagSet) apply(ctx context.Context, p *TagSetPlan) ([]tag.Change, error) {
+func (a *TagSet) apply(ctx context.Context, _ *run, p *TagSetPlan) ([]tag.Change, error) {
 	changes, err := p.plan.Apply(ctx, p.client, a.DryRun)
-	if lost := lockLost(ctx); lost != nil {
-		return changes, lost
-	}
-	if err != nil {
+	if err != nil && lockLost(ctx) == nil {
 		return changes, fmt.Errorf("failed to apply revision tag %q: %w", a.Tag, err)
 	}
-	return changes, nil
+	return changes, err
 }
 
 // tagPlanDiff says how two plans of a tag differ: where it pointed, what it overlaps,
@@ -164,7 +148,7 @@ type TagList struct{ *Config }
 
 // Run finds the tags.
 func (a *TagList) Run(ctx context.Context) ([]tag.Description, error) {
-	client, err := a.Client()
+	client, err := a.newClient()
 	if err != nil {
 		return nil, err
 	}
@@ -191,9 +175,8 @@ type TagRemovePlan struct {
 	Objects []string
 	// Namespaces are labelled with the tag: they are no longer injected (confirm first).
 	Namespaces []string
-	objs       []*unstructured.Unstructured
-	client     *kube.Client
-	lock       planLock
+	planned
+	objs []*unstructured.Unstructured
 }
 
 // Summary is what removing the tag removes (from the plan's reads): for a person about to
@@ -205,18 +188,20 @@ func (p *TagRemovePlan) Summary() *install.Summary {
 // Plan finds the tag's objects and who uses it (and reads the cluster lock, as
 // Install.Plan does).
 func (a *TagRemove) Plan(ctx context.Context) (*TagRemovePlan, error) {
-	p, err := a.plan(ctx)
+	client, err := a.newClient()
+	if err != nil {
+		return nil, err
+	}
+	r := a.begin(client, a.Events, false)
+	p, err := a.plan(ctx, r)
 	if err == nil {
-		p.lock = a.planLockState(ctx, p.client, event.Stamped(orDiscard(a.Events)), false)
+		p.lock = r.planLockState(ctx)
 	}
 	return p, err
 }
 
-func (a *TagRemove) plan(ctx context.Context) (*TagRemovePlan, error) {
-	client, err := a.Client()
-	if err != nil {
-		return nil, err
-	}
+func (a *TagRemove) plan(ctx context.Context, r *run) (*TagRemovePlan, error) {
+	client := r.client
 	objs, err := tag.Objects(ctx, client, a.istioNamespace(), a.Tag)
 	if err != nil {
 		return nil, err
@@ -228,42 +213,39 @@ func (a *TagRemove) plan(ctx context.Context) (*TagRemovePlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to retrieve namespaces dependent on tag %q: %w", a.Tag, err)
 	}
-	p := &TagRemovePlan{Namespaces: nss, objs: objs, client: client}
+	p := &TagRemovePlan{Namespaces: nss, objs: objs, planned: planned{client: client}}
 	for _, o := range objs {
 		p.Objects = append(p.Objects, kube.Describe(o))
 	}
 	return p, nil
 }
 
-// Run removes the tag's objects (nil: it plans first), holding the cluster lock as
-// Install.Run does; a *PlanChangedError, removing nothing, when the tag's objects or the
-// namespaces using it changed since the plan.
+// Run removes the tag's objects (nil: it plans first) by the plan-then-write protocol,
+// holding the cluster lock as Install.Run does; a *PlanChangedError, removing nothing, when
+// the tag's objects or the namespaces using it changed since the plan.
 func (a *TagRemove) Run(ctx context.Context, p *TagRemovePlan) error {
-	return a.locked(ctx, event.Stamped(orDiscard(a.Events)), lockRun{action: "tag", namespace: a.istioNamespace()}, func(ctx context.Context) error {
-		switch {
-		case p == nil:
-			var err error
-			if p, err = a.plan(ctx); err != nil {
-				return err
-			}
-		case a.Replan || a.moved(p.lock):
-			fresh, err := a.plan(ctx)
-			if err != nil {
-				return err
-			}
-			diff := targetsDiff(p.Objects, fresh.Objects)
-			if !slices.Equal(p.Namespaces, fresh.Namespaces) {
-				diff = append(diff, fmt.Sprintf("namespaces using the tag: %s planned, %s now", strings.Join(p.Namespaces, " "), strings.Join(fresh.Namespaces, " ")))
-			}
-			if len(diff) > 0 {
-				return &PlanChangedError{Changes: diff}
-			}
-			p = fresh
-		}
-		err := tag.Remove(ctx, p.client, p.objs, false)
-		if lost := lockLost(ctx); lost != nil {
-			return lost
-		}
+	r, err := a.start(stateOf(p), a.Events, false)
+	if err != nil {
 		return err
-	})
+	}
+	steps := protocol[*TagRemovePlan, struct{}]{
+		lock: func(*TagRemovePlan) lockRun { return lockRun{action: "tag", namespace: a.istioNamespace()} },
+		plan: a.plan,
+		replan: func(ctx context.Context, r *run, shown *TagRemovePlan) (*TagRemovePlan, []string, error) {
+			fresh, err := a.plan(ctx, r)
+			if err != nil {
+				return nil, nil, err
+			}
+			diff := targetsDiff(shown.Objects, fresh.Objects)
+			if !slices.Equal(shown.Namespaces, fresh.Namespaces) {
+				diff = append(diff, fmt.Sprintf("namespaces using the tag: %s planned, %s now", strings.Join(shown.Namespaces, " "), strings.Join(fresh.Namespaces, " ")))
+			}
+			return fresh, diff, nil
+		},
+		carryOut: func(ctx context.Context, _ *run, p *TagRemovePlan) (struct{}, error) {
+			return struct{}{}, tag.Remove(ctx, p.client, p.objs, false)
+		},
+	}
+	_, err = steps.execute(ctx, r, p, a.Replan)
+	return err
 }

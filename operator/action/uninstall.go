@@ -36,10 +36,8 @@ type Uninstall struct {
 	RemoteContexts []string
 	// Replan: see Install.Replan.
 	Replan bool
+	// Events receives the run's events, its plan first; nil drops them.
 	Events event.Sink
-	// Planned, when set, is given the plan Run makes itself (Run without a plan), before
-	// anything is removed, also when planning failed part-way: what a command shows.
-	Planned func(*UninstallPlan)
 
 	// owner, when set, is the install to remove instead of the one Spec resolves to;
 	// componentsOnly removes just its components (no tags, records or warnings): what
@@ -66,14 +64,20 @@ type UninstallPlan struct {
 	// Targets, with their context), removed after the uninstall.
 	Remote []RemoteLink
 
-	links uninstallLinks
+	planned
+	links  uninstallLinks
+	target uninstallTarget
+	// apply is the removal's run: the watch caches a purge's plan starts.
+	apply   *install.Run
+	targets []*unstructured.Unstructured
+	tags    []*unstructured.Unstructured
+}
 
-	installer *install.Installer
-	targets   []*unstructured.Unstructured
-	tags      []*unstructured.Unstructured
-	lock      planLock
-	recordNS  string
-	specName  string
+// uninstallTarget is the install an uninstall removes, where its records are, and the
+// cluster name its spec gives: known offline, before any request.
+type uninstallTarget struct {
+	owner              ownership.Owner
+	recordNS, specName string
 }
 
 // Summary groups what the uninstall removes: per component, the revision tags, the install
@@ -90,8 +94,6 @@ func (p *UninstallPlan) Summary() *install.Summary {
 	})
 }
 
-func (a *Uninstall) events() event.Sink { return event.Stamped(orDiscard(a.Events)) }
-
 func (a *Uninstall) opts() install.UninstallOptions {
 	return install.UninstallOptions{Purge: a.Purge, DryRun: a.DryRun, Timeout: a.Timeout}
 }
@@ -100,38 +102,39 @@ func (a *Uninstall) opts() install.UninstallOptions {
 // takes from workloads. A revision nothing carries the labels of is an error, unless Purge
 // or IgnoreNotFound. It also reads the cluster lock, as Install.Plan does.
 func (a *Uninstall) Plan(ctx context.Context) (*UninstallPlan, error) {
-	events := a.events()
-	owner, recordNS, specName, err := a.target()
+	t, err := a.target()
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.plan(ctx, events, owner, recordNS, specName)
+	r, err := a.planning(ctx, a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.plan(ctx, r, t)
 	if err == nil {
-		p.lock = a.planLockState(ctx, p.installer.Client, events, a.DryRun)
+		p.lock = r.planLockState(ctx)
 	}
 	return p, err
 }
 
 // target is the install to remove, where its records are, and the cluster name its spec
 // gives (resolved offline).
-func (a *Uninstall) target() (ownership.Owner, string, string, error) {
+func (a *Uninstall) target() (uninstallTarget, error) {
 	if a.owner != nil {
-		return *a.owner, a.owner.Namespace, "", nil
+		return uninstallTarget{owner: *a.owner, recordNS: a.owner.Namespace}, nil
 	}
 	res, err := a.resolve(a.Spec)
 	if err != nil {
-		return ownership.Owner{}, "", "", err
+		return uninstallTarget{}, err
 	}
-	return ownerOf(res), recordNamespace(res), clusterName(res.IOP.Spec.Values), nil
+	return uninstallTarget{owner: a.ownerOf(res), recordNS: recordNamespace(res), specName: clusterName(res.IOP.Spec.Values)}, nil
 }
 
-func (a *Uninstall) plan(ctx context.Context, events event.Sink, owner ownership.Owner, recordNS, specName string) (*UninstallPlan, error) {
-	client, err := a.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	in := &install.Installer{Client: client, Owner: owner}
-	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, installer: in, recordNS: recordNS, specName: specName}
+func (a *Uninstall) plan(ctx context.Context, r *run, t uninstallTarget) (*UninstallPlan, error) {
+	client, events, owner, recordNS, specName := r.client, r.events, t.owner, t.recordNS, t.specName
+	var err error
+	in := (&install.Installer{Client: client, Owner: owner}).Start()
+	p := &UninstallPlan{Revision: owner.Rev(), Namespace: owner.Namespace, Purge: a.Purge, planned: planned{client: client}, target: t, apply: in}
 	// The tags and records are looked up beside the targets: their lists need only the owner.
 	var extra tagsAndRecords
 	var extraErr error
@@ -237,99 +240,89 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 	return fmt.Errorf("nothing to remove: no object carries the labels of %s (control plane revisions there: %s); check -r, -f and -i, or pass --ignore-not-found", what, installed)
 }
 
-// Run removes what plan lists (nil: it plans first) and waits until it is gone, holding the
-// cluster lock as Install.Run does (a dry run takes none). With Replan, or when another
-// writer held the lock since the plan was made, it plans again first, quietly, and returns
-// a *PlanChangedError, removing nothing, when the new plan removes other objects.
-func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) error {
-	events := a.events()
-	var owner ownership.Owner
-	var recordNS, specName string
+// Run removes what plan lists (nil: it plans first) and waits until it is gone, by the
+// plan-then-write protocol as Install.Run (a dry run takes no lock), its plan event first.
+// With Replan, or when another writer held the lock since the plan was made, it plans
+// again first, quietly, and returns a *PlanChangedError, removing nothing, when the new
+// plan removes other objects. It returns the plan it carried out: one whose Nothing is set
+// removed nothing and emitted no event.
+func (a *Uninstall) Run(ctx context.Context, plan *UninstallPlan) (*UninstallPlan, error) {
+	var t uninstallTarget
 	var err error
 	if plan != nil {
-		owner, recordNS, specName = plan.installer.Owner, plan.recordNS, plan.specName
-	} else if owner, recordNS, specName, err = a.target(); err != nil {
-		return err
+		t = plan.target
+	} else if t, err = a.target(); err != nil {
+		return nil, err
 	}
-	if a.DryRun {
-		if plan == nil {
-			plan, err = a.plan(ctx, events, owner, recordNS, specName)
-			if err == nil {
-				plan.lock = a.planLockState(ctx, plan.installer.Client, events, true) // its warning
-			}
-			a.planned(plan)
-			if err != nil {
-				return err
-			}
-		}
-		return a.remove(ctx, plan)
+	r, err := a.start(stateOf(plan), a.Events, a.DryRun)
+	if err != nil {
+		return nil, err
 	}
-	run := lockRun{action: "uninstall", revision: owner.Rev(), namespace: owner.Namespace}
-	if a.Purge {
-		run.revision = ""
-	}
-	return a.locked(ctx, events, run, func(ctx context.Context) error {
-		switch {
-		case plan == nil:
-			var err error
-			plan, err = a.plan(ctx, events, owner, recordNS, specName)
-			a.planned(plan)
-			if err != nil {
-				return err
-			}
-		case a.Replan || a.moved(plan.lock):
-			fresh, err := a.plan(ctx, event.Discard{}, owner, recordNS, specName)
-			if err != nil {
-				return err
-			}
-			if diff := targetsDiff(plan.Targets, fresh.Targets); len(diff) > 0 {
-				return &PlanChangedError{Changes: diff}
-			}
-			plan = fresh
-		}
-		return a.remove(ctx, plan)
-	})
+	return a.steps(t).execute(ctx, r, plan, a.Replan)
 }
 
-func (a *Uninstall) planned(p *UninstallPlan) {
-	if p != nil && a.Planned != nil {
-		a.Planned(p)
+// steps are an uninstall's steps of the protocol, removing t.
+func (a *Uninstall) steps(t uninstallTarget) protocol[*UninstallPlan, *UninstallPlan] {
+	return protocol[*UninstallPlan, *UninstallPlan]{
+		lock: func(*UninstallPlan) lockRun {
+			what := lockRun{action: "uninstall", revision: t.owner.Rev(), namespace: t.owner.Namespace}
+			if a.Purge {
+				what.revision = ""
+			}
+			return what
+		},
+		plan: func(ctx context.Context, r *run) (*UninstallPlan, error) { return a.plan(ctx, r, t) },
+		replan: func(ctx context.Context, r *run, shown *UninstallPlan) (*UninstallPlan, []string, error) {
+			fresh, err := a.plan(ctx, r, t)
+			if err != nil {
+				return nil, nil, err
+			}
+			return fresh, targetsDiff(shown.Targets, fresh.Targets), nil
+		},
+		idle:     func(p *UninstallPlan) bool { return len(p.targets) == 0 && !a.componentsOnly },
+		announce: a.announce,
+		carryOut: a.remove,
+		done:     a.doneEvent,
 	}
+}
+
+// announce is the uninstall's plan event: what it removes, per component, and what it
+// leaves alone because the spec relies on it.
+func (a *Uninstall) announce(_ context.Context, r *run, p *UninstallPlan) {
+	s := p.Summary()
+	r.events.Emit(event.Event{Type: event.Plan, Message: fmt.Sprintf("%d objects to remove", len(p.Targets)), SchemaVersion: event.SchemaVersion,
+		Changes: &s.Changes, Leave: p.Leave, DryRun: a.DryRun})
 }
 
 // remove carries out a plan.
-func (a *Uninstall) remove(ctx context.Context, plan *UninstallPlan) error {
-	if len(plan.targets) == 0 && !a.componentsOnly {
-		return nil
-	}
-	events := a.events()
+func (a *Uninstall) remove(ctx context.Context, r *run, plan *UninstallPlan) (*UninstallPlan, error) {
 	for _, t := range plan.tags {
 		if !a.Purge && t.GetKind() == "MutatingWebhookConfiguration" && t.GetLabels()[tag.LabelTag] == tag.Default {
-			events.Emit(event.Event{Type: event.Warning, Object: kube.Describe(t),
+			r.events.Emit(event.Event{Type: event.Warning, Object: kube.Describe(t),
 				Message: fmt.Sprintf("the default revision tag points at revision %q and goes with it: namespaces labelled istio-injection=enabled are not injected until 'istioctl tag set default --revision <revision>'", plan.Revision)})
 		}
 	}
-	plan.installer.Events = events
-	_, err := plan.installer.Uninstall(ctx, plan.targets, a.opts())
+	_, err := plan.apply.Uninstall(ctx, r.events, plan.targets, a.opts())
 	if err == nil {
-		err = a.removeLinks(ctx, plan.links, events)
+		err = a.removeLinks(ctx, plan.links, r.events)
 	}
-	if lost := lockLost(ctx); lost != nil {
-		err = lost
-	}
-	done := event.Event{Type: event.Done, Status: "uninstall", Message: fmt.Sprintf("%d removed", len(plan.Targets))}
+	return plan, err
+}
+
+// doneEvent is the uninstall's last event.
+func (a *Uninstall) doneEvent(plan *UninstallPlan, _ *UninstallPlan, err error) event.Event {
+	e := event.Event{Operation: event.OperationUninstall}
 	var stopped *install.StoppedError
 	switch {
 	case errors.As(err, &stopped):
-		done = event.Event{Type: event.Done, Status: "interrupted", Error: err.Error()}
+		e.Outcome = event.OutcomeInterrupted
 	case err != nil:
-		done = event.Event{Type: event.Done, Error: err.Error()}
 	case a.DryRun:
-		done.Status, done.Message = "dry-run", fmt.Sprintf("%d would be removed", len(plan.Targets))
+		e.Message = fmt.Sprintf("%d would be removed", len(plan.Targets))
+	default:
+		e.Message = fmt.Sprintf("%d removed", len(plan.Targets))
 	}
-	done.Operation = event.OperationUninstall
-	events.Emit(done)
-	return err
+	return e
 }
 
 // targetsDiff says how two target lists differ.

@@ -40,7 +40,7 @@ func TestUninstallThenInstallE2E(t *testing.T) {
 	purge := func() (*event.Recorder, time.Duration, error) {
 		rec := &event.Recorder{}
 		start := time.Now()
-		err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: uninstallStall, Events: rec}).Run(ctx, nil)
+		_, err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: uninstallStall, Events: rec}).Run(ctx, nil)
 		return rec, time.Since(start), err
 	}
 	if _, _, err := purge(); err != nil {

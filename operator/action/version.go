@@ -4,30 +4,24 @@ import (
 	"context"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
-// VersionReport is what `istioctl version` prints, in every output format.
-type VersionReport struct {
-	Client        version.Info        `json:"clientVersion"`
+// ClusterVersions is the cluster's half of `istioctl version`: its Kubernetes version and
+// its control planes. The client's half is the command layer's (the build's stamp).
+type ClusterVersions struct {
 	Kubernetes    string              `json:"kubernetesVersion,omitempty"`
 	ControlPlanes []kube.ControlPlane `json:"controlPlanes,omitempty"`
 }
 
-// Version gathers the client's version and, when Remote, the cluster's.
+// Version asks the cluster for its versions.
 type Version struct {
 	*Config
-	Remote bool
 }
 
-// Run returns the report; with Remote, an error says why the cluster's part is missing (the
-// report still holds the client's version, as kubectl version prints it).
-func (a *Version) Run(ctx context.Context) (*VersionReport, error) {
-	rep := &VersionReport{Client: version.Get()}
-	if !a.Remote {
-		return rep, nil
-	}
-	c, err := a.Client()
+// Run returns what the cluster answered; an error says why (part of) it is missing.
+func (a *Version) Run(ctx context.Context) (*ClusterVersions, error) {
+	rep := &ClusterVersions{}
+	c, err := a.newClient()
 	if err != nil {
 		return rep, err
 	}

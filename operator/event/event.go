@@ -1,5 +1,3 @@
-// Package event defines the typed events the engines emit (apply, wait, prune, checks) and
-// the printers consume: the terminal view and the JSON-lines view read the same stream.
 package event
 
 import (
@@ -58,50 +56,64 @@ const (
 	Done Type = "done"
 )
 
-// Event is one thing that happened.
+// Event is one thing that happened. Its state is typed (Action, Operation, Outcome, Lock,
+// DryRun); its JSON form (MarshalJSON) is the stream's, with the status field worded from
+// those types as docs/events.md says.
 type Event struct {
-	Time time.Time `json:"time"`
-	Type Type      `json:"type"`
+	Time time.Time
+	Type Type
 	// Cluster is, in a fleet run, the fleet cluster the event is about (unset on the
 	// fleet's own last done).
-	Cluster string `json:"cluster,omitempty"`
+	Cluster string
 	// Component is the component instance ("Pilot", "IngressGateways/edge"), if any.
-	Component string `json:"component,omitempty"`
+	Component string
 	// Title and Icon name the component for people.
-	Title string `json:"title,omitempty"`
-	Icon  string `json:"icon,omitempty"`
+	Title string
+	Icon  string
 	// Object is Kind/namespace/name, if the event is about one object.
-	Object  string `json:"object,omitempty"`
-	Status  string `json:"status,omitempty"`
-	Message string `json:"message,omitempty"`
-	Error   string `json:"error,omitempty"`
+	Object string
+	// Status is, on applied and pruned events, how the change is worded for people
+	// ("would be created (its namespace does not exist yet, ...)", "removed from context
+	// x"): never branched on, Action is what happened. Other events' status derives from
+	// their typed fields.
+	Status  string
+	Message string
+	Error   string
 	// Total counts objects: all of a run's on Plan, a component's on ComponentStarted.
-	Total int `json:"total,omitempty"`
+	Total int
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
-	Details []string `json:"details,omitempty"`
+	Details []string
 	// Holder names who holds the cluster lock (Lock events).
-	Holder string `json:"holder,omitempty"`
+	Holder string
 	// Since is when the holder took the lock, by its clock (Lock waiting events).
-	Since time.Time `json:"since,omitzero"`
-	// Action is, on applied and pruned events, what happened to the object, from a closed
-	// set: created, configured, unchanged, deactivated, pruned, removed. Status keeps its
-	// wording ("would be created" in a dry run).
-	Action string `json:"action,omitempty"`
-	// Operation is, on done, the kind of run that ended: install, upgrade, rollback or
-	// uninstall.
-	Operation string `json:"operation,omitempty"`
+	Since time.Time
+	// Action is, on applied and pruned events, what happened to the object.
+	Action Action
+	// Operation is, on done, the kind of run that ended.
+	Operation Operation
+	// Outcome is how a run ended (done: one of RunOutcomes), what happened to a link
+	// Secret (link: LinkOutcomes) or to the default revision tag (revision-tag:
+	// TagOutcomes).
+	Outcome Outcome
+	// Lock is, on lock events, what happened to the cluster lock.
+	Lock LockState
+	// DryRun says, on plan, done and helm-release-retired, that nothing is written.
+	DryRun bool
 	// SchemaVersion is, on plan, the version of this event stream (SchemaVersion).
-	SchemaVersion int `json:"schemaVersion,omitempty"`
+	SchemaVersion int
 	// Plan is, on plan, the components the run installs, in install order, with their stages.
-	Plan []PlannedComponent `json:"plan,omitempty"`
+	Plan []PlannedComponent
 	// Changes is, on plan, what the run will do to the objects, foreseen from what the
 	// cluster holds: the totals and the counts per component.
-	Changes *Changes `json:"changes,omitempty"`
+	Changes *Changes
+	// Leave is, on an uninstall's plan, the components the spec relies on and does not
+	// install: they, the revision's tags and its install records stay.
+	Leave []string
 	// ExitCode is set on done only (0 included): the code istioctl exits with when this
 	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
-	ExitCode *int `json:"exitCode,omitempty"`
+	ExitCode *int
 	// Fleet is, on a fleet run's last done, what happened in each cluster and to each link.
-	Fleet *FleetOutcome `json:"fleet,omitempty"`
+	Fleet *FleetOutcome
 }
 
 // FleetOutcome is what a fleet run did: a row per cluster, in the file's order, and per link.
@@ -110,36 +122,24 @@ type FleetOutcome struct {
 	Links    []FleetLink    `json:"links"`
 }
 
-// FleetCluster is one cluster's outcome: installed, unchanged, removed, failed or skipped
-// (a cluster it needs failed); Error says why it failed or was skipped.
+// FleetCluster is one cluster's outcome (one of ClusterOutcomes); Error says why it failed
+// or was skipped.
 type FleetCluster struct {
 	Cluster string  `json:"cluster"`
 	Role    string  `json:"role"`
-	Outcome string  `json:"outcome"`
+	Outcome Outcome `json:"outcome"`
 	Error   string  `json:"error,omitempty"`
 	Seconds float64 `json:"seconds"`
 }
 
-// FleetLink is one link Secret's outcome (the Link event's Action).
+// FleetLink is one link Secret's outcome (one of LinkOutcomes: the Link event's).
 type FleetLink struct {
-	Into    string `json:"into"`
-	From    string `json:"from"`
-	Secret  string `json:"secret"`
-	Outcome string `json:"outcome"`
-	Error   string `json:"error,omitempty"`
+	Into    string  `json:"into"`
+	From    string  `json:"from"`
+	Secret  string  `json:"secret"`
+	Outcome Outcome `json:"outcome"`
+	Error   string  `json:"error,omitempty"`
 }
-
-// The fleet outcomes.
-const (
-	OutcomeInstalled = "installed"
-	OutcomeUnchanged = "unchanged"
-	OutcomeRemoved   = "removed"
-	OutcomeFailed    = "failed"
-	OutcomeSkipped   = "skipped"
-	OutcomeCreated   = "created"
-	OutcomeRotated   = "rotated"
-	OutcomeLeftOut   = "left-out"
-)
 
 // InCluster returns a sink that marks every event passing to s as cluster's.
 func InCluster(s Sink, cluster string) Sink { return inCluster{s, cluster} }
@@ -157,14 +157,6 @@ func (c inCluster) Emit(e Event) {
 // SchemaVersion is the event stream's version. Types and fields are only ever added under
 // it, and an existing status keeps its meaning (docs/events.md).
 const SchemaVersion = 1
-
-// The operations a done event names.
-const (
-	OperationInstall   = "install"
-	OperationUpgrade   = "upgrade"
-	OperationRollback  = "rollback"
-	OperationUninstall = "uninstall"
-)
 
 // PlannedComponent is one component instance of a plan: what it waits for and what it
 // applies, stage by stage.

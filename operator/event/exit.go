@@ -3,7 +3,6 @@ package event
 import (
 	"context"
 	"errors"
-	"sync"
 )
 
 // The exit codes of istioctl, one table (docs/exit-codes.md); a run's done event carries its.
@@ -43,37 +42,3 @@ func ExitCode(err error) int {
 
 // Code returns a pointer to c, for Event.ExitCode.
 func Code(c int) *int { return &c }
-
-// WithExitCodes gives each done event passing to s its exit code, unless it has one: 130
-// when it says the run was interrupted, 1 when it has an error, else 0. A done event after a
-// failed one keeps the failure's code: install --atomic's restore ends in a successful done,
-// but the command still exits 1 for the install that failed.
-func WithExitCodes(s Sink) Sink { return &exitCodes{Sink: s} }
-
-type exitCodes struct {
-	Sink
-	mu     sync.Mutex
-	failed int
-}
-
-func (x *exitCodes) Emit(e Event) {
-	if e.Type == Done {
-		x.mu.Lock()
-		if e.ExitCode == nil {
-			code := ExitOK
-			switch {
-			case e.Status == "interrupted":
-				code = ExitInterrupted
-			case e.Error != "":
-				code = ExitFailed
-			}
-			e.ExitCode = &code
-		}
-		if *e.ExitCode == ExitOK && x.failed != ExitOK {
-			e.ExitCode = Code(x.failed)
-		}
-		x.failed = *e.ExitCode
-		x.mu.Unlock()
-	}
-	x.Sink.Emit(e)
-}

@@ -95,7 +95,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// Neither an install's prune nor an uninstall, even with purge, sees the records.
-	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns}}
+	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns}}).Start()
 	stale, err := in.Stale(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -13,19 +13,20 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
-// Action is what a run did to an object (in a plan or a dry run: would do), from a closed
-// set. It is the applied and pruned events' action field.
-type Action string
+// Action is what a run did to an object (in a plan or a dry run: would do): the applied and
+// pruned events' action (event.Action), or Skipped.
+type Action = event.Action
 
 // The actions.
 const (
-	Created     Action = "created"
-	Configured  Action = "configured"
-	Unchanged   Action = "unchanged"
-	Deactivated Action = "deactivated"
-	Pruned      Action = "pruned"
-	Removed     Action = "removed"
-	// Skipped: not applied (the run stopped, or a parent component failed).
+	Created     = event.ActionCreated
+	Configured  = event.ActionConfigured
+	Unchanged   = event.ActionUnchanged
+	Deactivated = event.ActionDeactivated
+	Pruned      = event.ActionPruned
+	Removed     = event.ActionRemoved
+	// Skipped: not applied (the run stopped, or a parent component failed); never an
+	// event's.
 	Skipped Action = "skipped"
 )
 
@@ -75,7 +76,7 @@ func (c Change) Status() string {
 // for a pruned or removed object.
 func (c Change) Event(base event.Event) event.Event {
 	e := base
-	e.Type, e.Object, e.Status, e.Action, e.Details = event.Applied, c.Object, c.Status(), string(c.Action), c.Diff
+	e.Type, e.Object, e.Status, e.Action, e.Details = event.Applied, c.Object, c.Status(), c.Action, c.Diff
 	if c.Action == Pruned || c.Action == Removed {
 		e.Type, e.Component = event.Pruned, c.Component
 	}
@@ -100,7 +101,7 @@ func Count(changes []Change, actions ...Action) int {
 // stale would do to each object: Created, Configured (the server decides whether anything
 // changes), Unchanged (no write) or Pruned. The namespaces a run creates for its components
 // are not among them.
-func (in *Installer) Changes(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) ([]Change, error) {
+func (in *Run) Changes(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) ([]Change, error) {
 	var out []Change
 	for _, m := range manifests {
 		labels := in.Owner.Labels(m.Instance.Name)

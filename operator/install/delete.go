@@ -40,7 +40,7 @@ func InRemovalOrder(objs []*unstructured.Unstructured) []*unstructured.Unstructu
 //
 // then, when not nil, is called with each object deleted, as soon as its delete returned
 // (on the delete's goroutine: it must not block).
-func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool, then func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, error) {
+func (in *pass) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool, then func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, error) {
 	sem := make(chan struct{}, in.concurrency())
 	done := make([]bool, len(objs))
 	errs := make([]error, len(objs))
@@ -77,12 +77,12 @@ func (in *Installer) deleteAll(ctx context.Context, objs []*unstructured.Unstruc
 // removeBatch deletes a batch (deleteAll) and emits a pruned event for each object that
 // went, in the batch's order, with action (Pruned or Removed); it returns what went and
 // its changes. then is deleteAll's.
-func (in *Installer) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, action Action, then func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, []Change, error) {
+func (in *pass) removeBatch(ctx context.Context, batch []*unstructured.Unstructured, dryRun bool, action Action, then func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, []Change, error) {
 	went, err := in.deleteAll(ctx, batch, dryRun, then)
 	changes := make([]Change, len(went))
 	for i, o := range went {
 		changes[i] = Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: action, DryRun: dryRun}
-		in.Events.Emit(changes[i].Event(event.Event{}))
+		in.events.Emit(changes[i].Event(event.Event{}))
 	}
 	return went, changes, err
 }

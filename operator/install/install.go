@@ -32,26 +32,49 @@ type Options struct {
 	Concurrency int
 }
 
-// Installer applies rendered manifests.
+// Installer says how to apply rendered manifests and remove what an install owns: the
+// cluster, the install's owner, the options. It holds no state of a run: Start makes one.
 type Installer struct {
 	Client *kube.Client
 	Owner  ownership.Owner
-	Events event.Sink
 	Opts   Options
 	// NamespaceMeta is what the install sets on its namespaces, by name.
 	NamespaceMeta map[string]NamespaceMeta
+}
 
-	// missingNS holds, in a dry run, the namespaces that do not exist: the server cannot
-	// dry-run objects inside them.
-	missingNS map[string]bool
-	// watch feeds the readiness waits.
-	watch *kube.Watcher
-	// cachesStarted, when Targets started the CRDs' watch caches, waits until each has
-	// been asked (startWatchCaches).
-	cachesStarted func()
+// Run is one install or removal by an Installer, from its plan to its end: what the plan
+// read of the cluster (one metadata list per kind and namespace, which the apply reuses
+// instead of a read per object) and the watch caches a purge's plan started. Made per plan
+// (Installer.Start); its methods are safe for concurrent use.
+type Run struct {
+	*Installer
 	// metas holds, per kind and namespace, what existed before the run touched it.
 	metasMu sync.Mutex
 	metas   map[metaKey]*metaList
+	// cachesStarted, when Targets started the CRDs' watch caches, waits until each has
+	// been asked (startWatchCaches).
+	cachesStarted func()
+}
+
+// Start begins a run of the installer: its plan's reads, then its Install or Uninstall.
+func (in *Installer) Start() *Run { return &Run{Installer: in} }
+
+// pass is one Install or Uninstall call of a run: where its events go, the watch its waits
+// read, and, in a dry run, the namespaces that do not exist (the server cannot dry-run
+// objects inside them).
+type pass struct {
+	*Run
+	events    event.Sink
+	watch     *kube.Watcher
+	missingNS map[string]bool
+}
+
+// newPass begins a call of r, its events stamped as they go to events (nil: dropped).
+func (r *Run) newPass(events event.Sink) *pass {
+	if events == nil {
+		events = event.Discard{}
+	}
+	return &pass{Run: r, events: event.Stamped(events)}
 }
 
 type metaKey struct {
@@ -67,7 +90,7 @@ type metaList struct {
 
 // before says what existed of o's kind in o's namespace before this run: one metadata list
 // per kind and namespace replaces a read per object.
-func (in *Installer) before(ctx context.Context, o *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
+func (in *Run) before(ctx context.Context, o *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
 	k := metaKey{o.GroupVersionKind(), o.GetNamespace()}
 	in.metasMu.Lock()
 	if in.metas == nil {
@@ -138,14 +161,11 @@ func stopped(ctx context.Context) string {
 // (what the plan found this install owns and no longer renders: see Stale). A component
 // starts once all its parents are ready (runGraph); a failed component skips its
 // dependents. The caller emits the run's plan and done events: Install emits what happens
-// in between.
-func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) (*Result, error) {
+// in between, to events.
+func (r *Run) Install(ctx context.Context, events event.Sink, manifests []render.Manifest, stale []*unstructured.Unstructured) (*Result, error) {
+	in := r.newPass(events)
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
-	if in.Events == nil {
-		in.Events = event.Discard{}
-	}
-	in.Events = event.Stamped(in.Events)
 	caller := ctx
 	if in.Opts.Timeout > 0 && !in.Opts.DryRun {
 		var cancel context.CancelFunc
@@ -171,7 +191,7 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, s
 		ev := componentEvent(m.Instance)
 		e := ev
 		e.Type, e.Total = event.ComponentStarted, len(m.Objects)
-		in.Events.Emit(e)
+		in.events.Emit(e)
 		changes, err := in.installComponent(ctx, m, ev)
 		e = ev
 		if err != nil {
@@ -185,12 +205,12 @@ func (in *Installer) Install(ctx context.Context, manifests []render.Manifest, s
 			e.Type = event.ComponentReady
 		}
 		record(m.Instance.Key(), changes, err)
-		in.Events.Emit(e)
+		in.events.Emit(e)
 		return err
 	}, func(m render.Manifest, why string) {
 		e := componentEvent(m.Instance)
 		e.Type, e.Message = event.ComponentSkipped, "not applied: "+why
-		in.Events.Emit(e)
+		in.events.Emit(e)
 		record(m.Instance.Key(), skipped(m.Instance.Key(), m.Objects), nil)
 		mu.Lock()
 		res.Failed = append(res.Failed, m.Instance.Key())
@@ -234,7 +254,7 @@ func skipped(key string, objs []*unstructured.Unstructured) []Change {
 // its webhook configurations go out only once the workloads serving them are ready, so an
 // install stopped half-way never leaves a webhook calling a control plane that is not up.
 // The changes include the objects it did not get to (Skipped).
-func (in *Installer) installComponent(ctx context.Context, m render.Manifest, ev event.Event) ([]Change, error) {
+func (in *pass) installComponent(ctx context.Context, m render.Manifest, ev event.Event) ([]Change, error) {
 	labels := in.Owner.Labels(m.Instance.Name)
 	key := m.Instance.Key()
 	sts := stages(m.Objects)
@@ -285,7 +305,7 @@ func (in *Installer) concurrency() int {
 // returned them (absent for those left alone). When ctx ends it starts no new apply but
 // lets those in flight finish (each bounded by the client's request timeout), so it never
 // stops not knowing whether a write happened.
-func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (map[string]*unstructured.Unstructured, []Change, error) {
+func (in *pass) applyAll(ctx context.Context, objs []*unstructured.Unstructured, ev event.Event) (map[string]*unstructured.Unstructured, []Change, error) {
 	live := map[string]*unstructured.Unstructured{}
 	sem := make(chan struct{}, in.concurrency())
 	var mu sync.Mutex
@@ -336,13 +356,13 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 		if c.Action == Skipped {
 			continue
 		}
-		in.Events.Emit(c.Event(ev))
+		in.events.Emit(c.Event(ev))
 		if len(c.TakenOver) > 0 {
 			w := ev
 			w.Type, w.Object = event.Warning, c.Object
 			w.Message = "took over fields another field manager had set (as upstream, " + ownership.FieldManager + " wins)"
 			w.Details = c.TakenOver
-			in.Events.Emit(w)
+			in.events.Emit(w)
 		}
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
@@ -350,7 +370,7 @@ func (in *Installer) applyAll(ctx context.Context, objs []*unstructured.Unstruct
 }
 
 // applyOne applies one object and says what changed; live is what the apply returned.
-func (in *Installer) applyOne(ctx context.Context, o *unstructured.Unstructured, component string) (c *Change, live *unstructured.Unstructured, err error) {
+func (in *pass) applyOne(ctx context.Context, o *unstructured.Unstructured, component string) (c *Change, live *unstructured.Unstructured, err error) {
 	c = &Change{Object: kube.Describe(o), Component: component, DryRun: in.Opts.DryRun}
 	if in.missingNS[o.GetNamespace()] {
 		c.Action, c.Note = Created, "its namespace does not exist yet, so the server could not check it"

@@ -113,12 +113,12 @@ func TestInstallWaitPrune(t *testing.T) {
 	owner := ownership.Owner{Namespace: ns, Version: "1.30.0"}
 	run := func(ms ...render.Manifest) (*install.Result, *event.Recorder, error) {
 		rec := &event.Recorder{}
-		in := &install.Installer{Client: client, Owner: owner, Events: rec, Opts: install.Options{Timeout: time.Minute}}
+		in := (&install.Installer{Client: client, Owner: owner, Opts: install.Options{Timeout: time.Minute}}).Start()
 		stale, err := in.Stale(ctx, ms)
 		if err != nil {
 			return nil, rec, err
 		}
-		res, err := in.Install(ctx, ms, stale)
+		res, err := in.Install(ctx, rec, ms, stale)
 		return res, rec, err
 	}
 
@@ -192,10 +192,10 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	}
 	stuck := strings.Replace(pilotYAML, "serviceAccountName: istiod", "serviceAccountName: istiod\n      nodeSelector: {no-such-label: x}", 1)
 	rec := &event.Recorder{}
-	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Events: rec,
-		Opts: install.Options{Timeout: 4 * time.Second}}
+	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
+		Opts: install.Options{Timeout: 4 * time.Second}}).Start()
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
-	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
+	_, err = in.Install(context.Background(), rec, []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
 	var nr *install.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("err = %v, want NotReadyError", err)
@@ -241,9 +241,9 @@ spec:
     spec:
       containers: [{name: install-cni, image: docker.io/istio/install-cni:1.30.0}]
 `
-	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Events: &event.Recorder{},
-		Opts: install.Options{Timeout: 6 * time.Second}}
-	_, err = in.Install(context.Background(), []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
+	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
+		Opts: install.Options{Timeout: 6 * time.Second}}).Start()
+	_, err = in.Install(context.Background(), &event.Recorder{}, []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
 	if err == nil {
 		t.Fatal("the install succeeded although the quota allows no pod")
 	}
@@ -290,8 +290,8 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}
-	if _, err := in.Install(ctx, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
+	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}).Start()
+	if _, err := in.Install(ctx, nil, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
 		t.Fatalf("install into a terminating namespace: %v", err)
 	}
 	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-reader-service-account", metav1.GetOptions{}); err != nil {

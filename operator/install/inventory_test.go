@@ -78,7 +78,7 @@ func TestInventoryCallersAgree(t *testing.T) {
 	// Unlabelled.
 	create(cm("plain", nil), "kubectl-create", nil)
 
-	in := &install.Installer{Client: client, Owner: owner}
+	in := (&install.Installer{Client: client, Owner: owner}).Start()
 	stale, err := in.Stale(ctx, nil) // a render of nothing: prune would take everything the install owns
 	if err != nil {
 		t.Fatal(err)

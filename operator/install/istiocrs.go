@@ -34,7 +34,7 @@ const istioCRPoll = 500 * time.Millisecond
 // their revision serves its validation webhook (its Deployment ready, when this cluster runs
 // one): an install of its own (the eastwest profile) has no Base or Pilot parent that the
 // graph would wait for, and a CR applied earlier either fails (no kind) or skips validation.
-func (in *Installer) waitControlPlane(ctx context.Context, crs []*unstructured.Unstructured, ev event.Event) error {
+func (in *pass) waitControlPlane(ctx context.Context, crs []*unstructured.Unstructured, ev event.Event) error {
 	if len(crs) == 0 || in.Opts.DryRun {
 		return nil
 	}
@@ -48,7 +48,7 @@ func (in *Installer) waitControlPlane(ctx context.Context, crs []*unstructured.U
 			waiting = true
 			e := ev
 			e.Type, e.Message = event.Waiting, why
-			in.Events.Emit(e)
+			in.events.Emit(e)
 		}
 		select {
 		case <-ctx.Done():

@@ -72,7 +72,7 @@ func pilotDeployment(o *unstructured.Unstructured) bool {
 // istiodStopped waits until no pod of the istiod Deployments among deleted exists. A
 // Deployment is deleted in the background: its pods go a moment later, and until then
 // istiod runs and writes its objects again.
-func (in *Installer) istiodStopped(ctx context.Context, deleted []*unstructured.Unstructured) error {
+func (in *pass) istiodStopped(ctx context.Context, deleted []*unstructured.Unstructured) error {
 	type podsOf struct{ ns, selector string }
 	var wait []podsOf
 	for _, d := range deleted {
@@ -108,7 +108,7 @@ func (in *Installer) istiodStopped(ctx context.Context, deleted []*unstructured.
 
 // afterIstiod waits until the deleted objects are gone and istiod with them, then lists
 // again what istiod wrote: batch, with what it wrote since.
-func (in *Installer) afterIstiod(ctx context.Context, deleted, batch []*unstructured.Unstructured, selector string) ([]*unstructured.Unstructured, error) {
+func (in *pass) afterIstiod(ctx context.Context, deleted, batch []*unstructured.Unstructured, selector string) ([]*unstructured.Unstructured, error) {
 	if err := in.waitGone(ctx, deleted, selector); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 // label, a remote's controlPlaneClusters annotation) before anything is applied into it.
 // They are reported as applied events, not counted among the run's changes: the plan
 // leaves them out too.
-func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Manifest) error {
+func (in *pass) ensureNamespaces(ctx context.Context, manifests []render.Manifest) error {
 	seen := map[string]bool{}
 	var names []string
 	for _, m := range manifests {
@@ -42,7 +42,7 @@ func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Ma
 		if live != nil && live.GetDeletionTimestamp() != nil && !in.Opts.DryRun {
 			// Nothing can be created in a namespace being deleted (an uninstall or a test's
 			// cleanup a moment ago): wait until it is gone, then create it again.
-			in.Events.Emit(event.Event{Type: event.Waiting, Object: kube.Describe(obj), Message: "being deleted; waiting until it is gone to create it again"})
+			in.events.Emit(event.Event{Type: event.Waiting, Object: kube.Describe(obj), Message: "being deleted; waiting until it is gone to create it again"})
 			if live, err = in.waitNamespaceGone(ctx, obj); err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func (in *Installer) ensureNamespaces(ctx context.Context, manifests []render.Ma
 			}
 			in.missingNS[ns] = true
 		}
-		in.Events.Emit(c.Event(event.Event{}))
+		in.events.Emit(c.Event(event.Event{}))
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ spec:
 	}
 	t.Cleanup(release)
 
-	in := &install.Installer{Client: client, Owner: owner}
+	in := (&install.Installer{Client: client, Owner: owner}).Start()
 	targets, err := in.Targets(ctx, install.UninstallOptions{Purge: true})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ spec:
 	}
 	wctx, cancel := context.WithTimeout(ctx, 6*time.Second)
 	defer cancel()
-	_, err = in.Uninstall(wctx, ours, install.UninstallOptions{Purge: true})
+	_, err = in.Uninstall(wctx, nil, ours, install.UninstallOptions{Purge: true})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the uninstall of a CRD held by a finalizer: %v, want it still waiting at the deadline", err)
 	}
@@ -82,7 +82,7 @@ spec:
 	release()
 	gone, cancel2 := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel2()
-	if _, err := in.Uninstall(gone, ours, install.UninstallOptions{Purge: true}); err != nil {
+	if _, err := in.Uninstall(gone, nil, ours, install.UninstallOptions{Purge: true}); err != nil {
 		t.Errorf("once released, the CRD did not go: %v", err)
 	}
 }

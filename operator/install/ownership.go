@@ -33,7 +33,7 @@ type Foreign struct {
 // the metadata lists the apply uses afterwards (one per kind and namespace), so it costs
 // no request the install would not make anyway. Namespaces are shared and never counted;
 // a kind the user may not list is skipped (precheck's permissions check names it).
-func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Manifest) ([]Foreign, error) {
+func (in *Run) ForeignObjects(ctx context.Context, manifests []render.Manifest) ([]Foreign, error) {
 	var out []Foreign
 	err := in.eachExisting(ctx, manifests, func(o *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
 		if ownership.Ours(meta.Labels, meta.ManagedFields) {
@@ -56,7 +56,7 @@ func (in *Installer) ForeignObjects(ctx context.Context, manifests []render.Mani
 // on the rendered objects that exist name: the releases an install takes objects from, or
 // took them from in an earlier run. It reads with the same metadata lists as
 // ForeignObjects.
-func (in *Installer) HelmReleases(ctx context.Context, manifests []render.Manifest) ([]string, error) {
+func (in *Run) HelmReleases(ctx context.Context, manifests []render.Manifest) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	err := in.eachExisting(ctx, manifests, func(_ *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
@@ -77,7 +77,7 @@ func (in *Installer) HelmReleases(ctx context.Context, manifests []render.Manife
 
 // eachExisting calls fn with every rendered object that exists (but Namespaces, which are
 // shared) and what the metadata lists say of it; kinds the user may not list are skipped.
-func (in *Installer) eachExisting(ctx context.Context, manifests []render.Manifest, fn func(*unstructured.Unstructured, *metav1.PartialObjectMetadata)) error {
+func (in *Run) eachExisting(ctx context.Context, manifests []render.Manifest, fn func(*unstructured.Unstructured, *metav1.PartialObjectMetadata)) error {
 	for _, m := range manifests {
 		for _, o := range m.Objects {
 			if o.GetKind() == "Namespace" {

@@ -46,7 +46,7 @@ func identity(o *unstructured.Unstructured) string {
 
 // Stale lists the objects this install owns in the cluster that the new render does not
 // contain.
-func (in *Installer) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
+func (in *Run) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
 	live, err := Inventory(ctx, in.Client, PruneKinds, in.Owner.Selector())
 	if err != nil {
 		return nil, fmt.Errorf("finding objects to prune: %w", err)
@@ -92,7 +92,7 @@ func pruneKind(gk schema.GroupKind) bool {
 }
 
 // prune deletes stale and waits until it is gone.
-func (in *Installer) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]Change, error) {
+func (in *pass) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]Change, error) {
 	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
 	// once.
 	stale = InRemovalOrder(stale)

@@ -137,7 +137,7 @@ func ComponentTitle(o *unstructured.Unstructured) (key, title string) {
 // one dry-run request per such object, concurrently. Only for a person about to confirm
 // (or -v): the counts need no request. Secret values are never compared into the output:
 // the fields are paths.
-func (in *Installer) UpdatedFields(ctx context.Context, manifests []render.Manifest, changes []Change) error {
+func (in *Run) UpdatedFields(ctx context.Context, manifests []render.Manifest, changes []Change) error {
 	objs := map[string]*unstructured.Unstructured{}
 	for _, m := range manifests {
 		labels := in.Owner.Labels(m.Instance.Name)

@@ -29,7 +29,7 @@ type UninstallOptions struct {
 }
 
 // Targets lists what an uninstall would remove, in removal order.
-func (in *Installer) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructured.Unstructured, error) {
+func (in *Run) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructured.Unstructured, error) {
 	selector := in.Owner.UninstallSelector(opts.Purge)
 	// A purge's CRDs are listed beside the rest, metadata only: their bodies (1.6 MB of
 	// JSON for Istio's) are not needed to delete them (kube.Client.crdResource).
@@ -105,7 +105,7 @@ const (
 
 // waitGone waits until every object in objs no longer exists, watching them through
 // selector (which they match).
-func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
+func (in *pass) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
 	nudged := map[string]time.Time{}
 	for {
 		changed := in.watch.Changed()
@@ -150,7 +150,7 @@ func (in *Installer) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 // startWatchCaches starts the watch cache of every CRD among objs (kube.StartWatchCache
 // says why), all at once, and returns a func that waits until each has been asked. Failing
 // to start one only costs the shortcut: the finalizer retries and waitGone nudges it.
-func (in *Installer) startWatchCaches(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) (wait func()) {
+func (in *Run) startWatchCaches(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) (wait func()) {
 	var wg sync.WaitGroup
 	for _, o := range objs {
 		if o.GetKind() != kube.CRDGVK.Kind || dryRun {
@@ -168,7 +168,7 @@ func (in *Installer) startWatchCaches(ctx context.Context, objs []*unstructured.
 // nudge annotates a CRD that has been terminating for nudgeAfter, at most every nudgeEvery
 // (see nudgeAfter). A nudge that fails is only a missed shortcut: the finalizer retries
 // anyway.
-func (in *Installer) nudge(ctx context.Context, live *unstructured.Unstructured, nudged map[string]time.Time) {
+func (in *pass) nudge(ctx context.Context, live *unstructured.Unstructured, nudged map[string]time.Time) {
 	ts := live.GetDeletionTimestamp()
 	if live.GetKind() != kube.CRDGVK.Kind || ts == nil || time.Since(ts.Time) < nudgeAfter {
 		return
@@ -183,12 +183,10 @@ func (in *Installer) nudge(ctx context.Context, live *unstructured.Unstructured,
 
 // Uninstall removes the targets and waits until they are gone, and returns a change
 // (Removed) per object that went. The caller emits the run's done event; an uninstall its
-// caller stopped returns an error that is a context.Canceled.
-func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unstructured, opts UninstallOptions) ([]Change, error) {
-	if in.Events == nil {
-		in.Events = event.Discard{}
-	}
-	in.Events = event.Stamped(in.Events)
+// caller stopped returns an error that is a context.Canceled. It emits a pruned event per
+// object removed to events.
+func (r *Run) Uninstall(ctx context.Context, events event.Sink, targets []*unstructured.Unstructured, opts UninstallOptions) ([]Change, error) {
+	in := r.newPass(events)
 	in.watch = in.Client.NewMetadataWatcher()
 	defer in.watch.Stop()
 	selector := in.Owner.UninstallSelector(opts.Purge)
@@ -234,7 +232,7 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 	var err error
 	for _, batch := range removalBatches(targets) {
 		if caller.Err() != nil {
-			return removed, in.uninstallStopped(len(removed), len(targets))
+			return removed, uninstallStopped(len(removed), len(targets))
 		}
 		if istiodWrite(batch[0]) && !opts.DryRun {
 			// What istiod wrote goes once it has stopped, with whatever it wrote since the
@@ -250,7 +248,7 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 			return removed, err
 		}
 		if len(went) < len(batch) {
-			return removed, in.uninstallStopped(len(removed), len(targets))
+			return removed, uninstallStopped(len(removed), len(targets))
 		}
 	}
 	if !opts.DryRun {
@@ -260,7 +258,7 @@ func (in *Installer) Uninstall(ctx context.Context, targets []*unstructured.Unst
 }
 
 // uninstallStopped is the error of an uninstall its caller stopped.
-func (in *Installer) uninstallStopped(removed, targets int) error {
+func uninstallStopped(removed, targets int) error {
 	return &StoppedError{Msg: fmt.Sprintf("interrupted: %d of %d objects removed; run the same uninstall again to finish it", removed, targets)}
 }
 

@@ -21,7 +21,7 @@ import (
 // (no polling): it re-judges whenever a watched object changes. applied holds what the
 // apply calls returned, for the kinds not watched. A Waiting event goes out when an object's
 // reason changes, so logs show progress without repeating themselves.
-func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured, applied map[string]*unstructured.Unstructured, ev event.Event) error {
+func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, applied map[string]*unstructured.Unstructured, ev event.Event) error {
 	pending := map[string]*unstructured.Unstructured{}
 	last := map[string]readiness.Result{}
 	announced := map[string]bool{}
@@ -55,7 +55,7 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 				if announced[key] {
 					e := ev
 					e.Type, e.Object, e.Message = event.Ready, key, r.Message
-					in.Events.Emit(e)
+					in.events.Emit(e)
 				}
 			case readiness.Failed:
 				return fmt.Errorf("%s failed: %s", key, r.Message)
@@ -66,7 +66,7 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 					announced[key] = true
 					e := ev
 					e.Type, e.Object, e.Message = event.Waiting, key, r.Message
-					in.Events.Emit(e)
+					in.events.Emit(e)
 				}
 			}
 			last[key] = r
@@ -92,7 +92,7 @@ func (in *Installer) wait(ctx context.Context, objs []*unstructured.Unstructured
 			// A fresh context: the run's deadline has passed, but the reasons are worth one look.
 			dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			x := &explainer{in: in}
+			x := &explainer{in: in.Installer}
 			for _, key := range sortedKeys(pending) {
 				details = append(details, fmt.Sprintf("%s (%s)", key, last[key].Message))
 				for _, why := range x.reasons(dctx, pending[key], last[key].Message) {
@@ -141,7 +141,7 @@ func sourceOf(kind string) source {
 // its watch (a watched object seen at the same resourceVersion as last time, in judged
 // under key, keeps its verdict without a look), a kind whose rule reads related objects
 // from their watches, any other from what its apply returned.
-func (in *Installer) judge(ctx context.Context, o, applied *unstructured.Unstructured, judged map[string]verdict, key string) (readiness.Result, error) {
+func (in *pass) judge(ctx context.Context, o, applied *unstructured.Unstructured, judged map[string]verdict, key string) (readiness.Result, error) {
 	list := func(gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
 		return in.watch.List(ctx, gvk, namespace, selector)
 	}

@@ -65,7 +65,8 @@ func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 		cfg.QPS = 1000
 		cfg.Burst = 1000
 	}
-	// The engine's clients go through the write guard (SetWriteGuard); Config does not.
+	// The engine's clients go through the write guard (GuardWrites, WithWritePermit); Config
+	// does not.
 	guard := &writeGuard{}
 	plain := cfg
 	cfg = rest.CopyConfig(plain)
@@ -110,8 +111,8 @@ func (c *Client) ExplainError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if lockErr, ok := refused(err); ok {
-		return lockErr // nothing was sent: the guard's reason is the whole story
+	if r, ok := refused(err); ok {
+		return r // nothing was sent: the guard's reason is the whole story
 	}
 	var urlErr *url.Error
 	var netErr net.Error

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 )
@@ -15,9 +16,9 @@ type Change struct {
 	Object string
 	// Status: created, configured, unchanged or deactivated ("would be ..." in a dry run).
 	Status string
-	// Action is what happens to it, from the closed set of Status's words: created,
-	// configured, unchanged, deactivated (in a dry run too).
-	Action string
+	// Action is what happens to it: created, configured, unchanged, deactivated (in a dry
+	// run too).
+	Action event.Action
 	// Fields are, in a dry run of an object that would be configured, the paths of the
 	// fields that change (never values).
 	Fields []string
@@ -48,29 +49,30 @@ func (p *Plan) Apply(ctx context.Context, c *kube.Client, dryRun bool) ([]Change
 		if dryRun && changed && r.Before != nil {
 			fields = objdiff.Fields(r.Before, r.Live, kube.ServerAnnotations...)
 		}
-		status := "unchanged"
+		action := event.ActionUnchanged
 		switch {
 		case r.Created:
-			status = "created"
+			action = event.ActionCreated
 		case changed:
-			status = "configured"
+			action = event.ActionConfigured
 		}
-		out = append(out, Change{Object: kube.Describe(o), Status: would(status, dryRun), Action: status, Fields: fields})
+		out = append(out, Change{Object: kube.Describe(o), Status: would(action, dryRun), Action: action, Fields: fields})
 	}
 	for _, w := range p.Deactivate {
 		if _, err := c.ApplyFields(ctx, deactivation(w), DeactivationManager, dryRun); err != nil {
 			return out, err
 		}
-		out = append(out, Change{Object: kube.Describe(w), Status: would("deactivated", dryRun), Action: "deactivated"})
+		out = append(out, Change{Object: kube.Describe(w), Status: would(event.ActionDeactivated, dryRun), Action: event.ActionDeactivated})
 	}
 	return out, nil
 }
 
-func would(status string, dryRun bool) string {
-	if dryRun && status != "unchanged" {
-		return "would be " + status
+// would words an action as the applied events do: "would be created" in a dry run.
+func would(a event.Action, dryRun bool) string {
+	if dryRun && a != event.ActionUnchanged {
+		return "would be " + string(a)
 	}
-	return status
+	return string(a)
 }
 
 // deactivation is the partial object that sets only the never-match selectors of w's

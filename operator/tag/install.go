@@ -3,7 +3,6 @@ package tag
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -124,26 +123,26 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 	}
 	changes, err := p.Apply(ctx, c, false)
 	for _, ch := range changes {
-		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status, Action: strings.TrimPrefix(ch.Status, "would be ")})
+		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status, Action: ch.Action})
 	}
 	if err != nil {
 		return changes, fmt.Errorf("setting the default revision tag: %w", err)
 	}
-	e := event.Event{Type: event.RevisionTag, Object: kube.Describe(p.Objects[0]), Status: "unchanged",
+	e := event.Event{Type: event.RevisionTag, Object: kube.Describe(p.Objects[0]), Outcome: event.OutcomeUnchanged,
 		Message: fmt.Sprintf("Default revision tag points at revision %q", d.Revision)}
 	switch {
 	case p.Previous == "":
-		e.Status = "created"
+		e.Outcome = event.OutcomeCreated
 	case p.Previous != d.Revision:
-		e.Status = "moved"
+		e.Outcome = event.OutcomeMoved
 		e.Message = fmt.Sprintf("Default revision tag moved from revision %q to %q", p.Previous, d.Revision)
 		if d.Revision == Default {
 			e.Details = []string{MovedMessage}
 		}
 	default:
 		for _, ch := range changes {
-			if ch.Status != "unchanged" {
-				e.Status = "configured"
+			if ch.Action != event.ActionUnchanged {
+				e.Outcome = event.OutcomeConfigured
 			}
 		}
 	}

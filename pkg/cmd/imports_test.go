@@ -57,3 +57,33 @@ func TestCommandLayerImports(t *testing.T) {
 		t.Fatalf("checked only %d files: is the test running in pkg/cmd?", checked)
 	}
 }
+
+// TestEngineImports fails when a non-test file of the engine (operator/...) imports a
+// package of this module's pkg/: the command layer, the printers, or pkg/version (the
+// version reaches the engine as a value, action.Config.Version).
+func TestEngineImports(t *testing.T) {
+	checked := 0
+	err := filepath.WalkDir("../../operator", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range parsed.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, module+"pkg/") {
+				t.Errorf("%s imports %s: the engine never imports the command layer, the printers or the build's stamp (pass the version in: action.Config.Version)", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d files: is the test running in pkg/cmd?", checked)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -51,7 +50,7 @@ func (f *applyFlags) summarizes() bool {
 // summarize prints what the run will do before it starts or asks: with the fields each
 // update changes. It returns false when there is nothing to change and nothing to ask: the
 // command is done.
-func (f *applyFlags) summarize(ctx context.Context, out io.Writer, sink event.Sink, plan *action.InstallPlan) (bool, error) {
+func (f *applyFlags) summarize(ctx context.Context, out io.Writer, plan *action.InstallPlan) (bool, error) {
 	if !f.summarizes() {
 		return true, nil
 	}
@@ -64,7 +63,6 @@ func (f *applyFlags) summarize(ctx context.Context, out io.Writer, sink event.Si
 		return false, nil
 	}
 	printer.Summary(out, s, f.Verbose)
-	printer.Summarized(sink)
 	return true, nil
 }
 
@@ -138,7 +136,7 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		RetireHelmReleases: a.RetireHelmReleases,
 		Atomic:             a.Atomic,
 		Replan:             a.prompts(),
-		Events:             eventSink(a.Out, a.Output, a.Verbose),
+		Events:             eventSink(a.Out, a.Output, a.Verbose, a.summarizes()),
 	}
 	if !a.summarizes() {
 		// The plan is made under the cluster lock; the counts come with its plan event.
@@ -155,7 +153,7 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if goOn, err := a.summarize(ctx, a.Out, in.Events, plan); err != nil || !goOn {
+	if goOn, err := a.summarize(ctx, a.Out, plan); err != nil || !goOn {
 		return err
 	}
 	if a.prompts() {

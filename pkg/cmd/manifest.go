@@ -10,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 func newManifestCommand(g *Globals) *cobra.Command {
@@ -62,7 +63,7 @@ the objects in install order. It never contacts a cluster; the output is the sam
 // Run renders and writes the manifests.
 func (a *ManifestGenerateAction) Run(ctx context.Context) error {
 	dir := a.Output != "" && printer.IsDirTarget(a.Output)
-	mg := &action.ManifestGenerate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut)},
+	mg := &action.ManifestGenerate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version},
 		Spec: a.Spec.options(a.In, a.Revision), Components: a.Components, PerComponent: dir}
 	ms, err := mg.Run(ctx)
 	if err != nil {
@@ -114,7 +115,7 @@ cluster. See docs/migrate.md.`,
 
 // Run translates and writes the output.
 func (a *ManifestTranslateAction) Run(ctx context.Context) error {
-	mt := &action.ManifestTranslate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut)},
+	mt := &action.ManifestTranslate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version},
 		Spec: a.Spec.options(a.In, a.Revision)}
 	t, err := mt.Run(ctx)
 	if err != nil {

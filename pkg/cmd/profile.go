@@ -10,6 +10,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 func newProfileCommand(g *Globals) *cobra.Command {
@@ -106,7 +107,7 @@ func (a *ProfileDumpAction) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, spec.FormatYAML, spec.FormatJSON, spec.FormatFlags); err != nil {
 		return err
 	}
-	out, err := (&action.ProfileDump{Config: &action.Config{Warn: printer.Warnings(a.ErrOut)}, Spec: a.Spec.options(a.In, ""),
+	out, err := (&action.ProfileDump{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version}, Spec: a.Spec.options(a.In, ""),
 		Profile: a.Profile, ConfigPath: a.ConfigPath, Format: a.Output}).Run(ctx)
 	if err != nil {
 		return err

@@ -20,12 +20,14 @@ func isTerminalFile(w any) bool {
 }
 
 // eventSink prints a run's events in format to out: the live view when out is a terminal
-// (object lines only with verbose), plain lines otherwise.
-func eventSink(out io.Writer, format string, verbose bool) event.Sink {
+// (object lines only with verbose), plain lines otherwise. planShown says the command
+// prints the plan's summary before the run.
+func eventSink(out io.Writer, format string, verbose, planShown bool) event.Sink {
+	shown := printer.EventOptions{PlanShown: planShown}
 	if isTerminalFile(out) {
-		return printer.NewTerminalEvents(out, printer.Format(format), printer.TerminalOptions{Verbose: verbose})
+		return printer.NewTerminalEvents(out, printer.Format(format), printer.TerminalOptions{EventOptions: shown, Verbose: verbose})
 	}
-	return printer.NewEvents(out, printer.Format(format))
+	return printer.NewEvents(out, printer.Format(format), shown)
 }
 
 // needTerminal is the usage error of a prompt without a terminal to ask on.

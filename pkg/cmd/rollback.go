@@ -70,7 +70,7 @@ func (a *RollbackCommand) Run(ctx context.Context) error {
 		HistoryMax:       a.HistoryMax,
 		TakeOwnership:    a.TakeOwnership,
 		Replan:           a.prompts(),
-		Events:           eventSink(a.Out, a.Output, a.Verbose),
+		Events:           eventSink(a.Out, a.Output, a.Verbose, a.summarizes()),
 	}
 	if !a.summarizes() {
 		_, err := rb.Run(ctx, nil)
@@ -85,7 +85,7 @@ func (a *RollbackCommand) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if goOn, err := a.summarize(ctx, a.Out, rb.Events, plan.Install); err != nil || !goOn {
+	if goOn, err := a.summarize(ctx, a.Out, plan.Install); err != nil || !goOn {
 		return err
 	}
 	if a.prompts() {

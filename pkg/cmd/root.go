@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // UsageError marks a bad command line (unknown command or flag, wrong arguments); main
@@ -65,7 +66,7 @@ type Globals struct {
 // Config is what the actions of a command share, from the global flags; the spec's and the
 // charts' warnings go to errOut.
 func (g *Globals) Config(errOut io.Writer) *action.Config {
-	return &action.Config{Kube: &g.Kube, IstioNamespace: g.IstioNamespace, Warn: printer.Warnings(errOut)}
+	return &action.Config{Kube: &g.Kube, IstioNamespace: g.IstioNamespace, Warn: printer.Warnings(errOut), Version: version.Version}
 }
 
 // NewRootCommand builds the istioctl command tree.

@@ -105,7 +105,7 @@ func newTagSetCommand(g *Globals, generate bool) *cobra.Command {
 func (a *TagSetAction) Run(ctx context.Context) error {
 	ts := &action.TagSet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl tag set", a.lockFlags), Tag: a.Tag, Revision: a.Revision,
 		WebhookName: a.WebhookName, ManifestsDir: a.Manifests, Overwrite: a.Overwrite, AutoInject: a.AutoInject, DryRun: a.DryRun,
-		Generate: a.Generate, Events: eventSink(a.ErrOut, "text", false)}
+		Generate: a.Generate, Events: eventSink(a.ErrOut, "text", false, false)}
 	p, err := ts.Plan(ctx)
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ confirmation when some are: check with 'istioctl tag list' first.`,
 // Run removes the tag, asking first when namespaces still use it.
 func (a *TagRemoveAction) Run(ctx context.Context) error {
 	tr := &action.TagRemove{Config: a.Globals.writerConfig(io.Discard, "istioctl tag remove", a.lockFlags), Tag: a.Tag,
-		Events: eventSink(a.ErrOut, "text", false)}
+		Events: eventSink(a.ErrOut, "text", false, false)}
 	p, err := tr.Plan(ctx)
 	if err != nil {
 		return err

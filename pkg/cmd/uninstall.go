@@ -73,12 +73,15 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 }
 
 // Run plans the removal, lists it when asked (and always before a prompt), asks unless -y,
-// and removes; with -y (and for a dry run) the action plans itself, under the cluster lock.
+// and removes; with -y (and for a dry run) the action plans itself, under the cluster lock,
+// and its plan event says what it removes.
 func (a *UninstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
 	prompt := !a.DryRun && !a.SkipConfirmation
+	// Before a prompt, or with -v, every object is listed before anything is removed.
+	shows := prompt || (a.Verbose && a.Output == "text")
 	u := &action.Uninstall{
 		Config:         a.Globals.writerConfig(a.ErrOut, "istioctl uninstall", a.lockFlags),
 		Spec:           a.Spec.options(a.In, a.Revision),
@@ -88,42 +91,49 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 		Timeout:        a.Timeout,
 		RemoteContexts: a.RemoteContexts,
 		Replan:         prompt,
-		Events:         eventSink(a.Out, a.Output, a.Verbose),
+		Events:         eventSink(a.Out, a.Output, a.Verbose, shows),
 	}
-	// The summary, with every object before a prompt or with -v; with -y the counts alone.
-	show := func(plan *action.UninstallPlan) {
-		if a.Output == "text" {
-			printer.Leaving(a.ErrOut, plan.Leave)
+	if !shows {
+		plan, err := u.Run(ctx, nil)
+		if plan != nil && plan.Nothing != "" {
+			a.nothing(plan)
 		}
-		switch {
-		case plan.Nothing != "":
-			printer.Line(a.ErrOut, plan.Nothing)
-		case prompt || (a.Verbose && a.Output == "text"):
-			printer.Summary(a.Out, plan.Summary(), true)
-		case a.Output == "text":
-			printer.Counts(a.Out, plan.Summary())
-		}
-	}
-	if !prompt {
-		u.Planned = show
-		return u.Run(ctx, nil)
+		return err
 	}
 	plan, err := u.Plan(ctx)
-	if err == nil && plan.Nothing == "" {
+	if err == nil && plan.Nothing == "" && prompt {
 		err = needTerminal(a.In, a.IsTerminal)
 	}
 	if plan != nil {
-		show(plan)
+		if plan.Nothing != "" {
+			a.nothing(plan)
+		} else {
+			if a.Output == "text" {
+				printer.Leaving(a.ErrOut, plan.Leave)
+			}
+			printer.Summary(a.Out, plan.Summary(), true)
+		}
 	}
 	if err != nil || plan.Nothing != "" {
 		return err
 	}
-	what := fmt.Sprintf("revision %q", plan.Revision)
-	if a.Purge {
-		what = "every revision and the Istio CRDs (and with them every Istio resource)"
+	if prompt {
+		what := fmt.Sprintf("revision %q", plan.Revision)
+		if a.Purge {
+			what = "every revision and the Istio CRDs (and with them every Istio resource)"
+		}
+		if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
+			return err
+		}
 	}
-	if err := confirm(a.In, a.Out, a.IsTerminal, fmt.Sprintf("This will remove %s: the %d objects above. Proceed? (y/N) ", what, len(plan.Targets))); err != nil {
-		return err
+	_, err = u.Run(ctx, plan)
+	return err
+}
+
+// nothing says the uninstall found nothing to remove.
+func (a *UninstallCommand) nothing(plan *action.UninstallPlan) {
+	if a.Output == "text" {
+		printer.Leaving(a.ErrOut, plan.Leave)
 	}
-	return u.Run(ctx, plan)
+	printer.Line(a.ErrOut, plan.Nothing)
 }

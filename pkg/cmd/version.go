@@ -9,10 +9,11 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // VersionReport is what `istioctl version` prints, in every output format.
-type VersionReport = action.VersionReport
+type VersionReport = printer.VersionReport
 
 // VersionAction is version: flags into an action.Version.
 type VersionAction struct {
@@ -55,8 +56,14 @@ func (a *VersionAction) Run(ctx context.Context) error {
 	default:
 		return Usagef("--output %q is not supported; use json or yaml", a.Output)
 	}
-	v := &action.Version{Config: a.Globals.Config(io.Discard), Remote: a.Remote}
-	rep, err := v.Run(ctx)
+	v := &action.Version{Config: a.Globals.Config(io.Discard)}
+	rep := &VersionReport{Client: version.Get()}
+	var err error
+	if a.Remote {
+		var cluster *action.ClusterVersions
+		cluster, err = v.Run(ctx)
+		rep.ClusterVersions = *cluster
+	}
 	if err != nil {
 		// As kubectl version: what is known is printed, the failure is the exit status.
 		if perr := printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, false, v.Namespace()); perr != nil {

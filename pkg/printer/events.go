@@ -24,14 +24,24 @@ const (
 	JSON Format = "json"
 )
 
+// EventOptions say what the event printers know of what was printed before the run.
+type EventOptions struct {
+	// PlanShown says the plan's summary was printed before the run (before a prompt, or
+	// with -v): the plan event does not print it again.
+	PlanShown bool
+}
+
 // NewEvents returns a sink printing events in format f to w. color is honoured only for
 // text on a terminal; fatih/color already turns itself off for NO_COLOR and non-terminals.
-// JSON done events carry their exit code (event.WithExitCodes).
-func NewEvents(w io.Writer, f Format) event.Sink {
+func NewEvents(w io.Writer, f Format, opts ...EventOptions) event.Sink {
 	if f == JSON {
-		return event.WithExitCodes(&jsonSink{enc: json.NewEncoder(w)})
+		return &jsonSink{enc: json.NewEncoder(w)}
 	}
-	return &textSink{w: w}
+	s := &textSink{w: w}
+	for _, o := range opts {
+		s.planShown = s.planShown || o.PlanShown
+	}
+	return s
 }
 
 // NewTerminalEvents is NewEvents for a person at a terminal (see liveSink): a live line per
@@ -43,21 +53,6 @@ func NewTerminalEvents(w io.Writer, f Format, opts TerminalOptions) event.Sink {
 		return NewEvents(w, f)
 	}
 	return newLiveSink(w, opts)
-}
-
-// Summarized tells a text event printer that the change summary was printed already
-// (before a prompt, or with -v): the plan event does not print its counts again.
-func Summarized(s event.Sink) {
-	switch t := s.(type) {
-	case *textSink:
-		t.mu.Lock()
-		t.summarized = true
-		t.mu.Unlock()
-	case *liveSink:
-		t.mu.Lock()
-		t.text.summarized = true
-		t.mu.Unlock()
-	}
 }
 
 type jsonSink struct {
@@ -83,8 +78,8 @@ var (
 type textSink struct {
 	mu sync.Mutex
 	w  io.Writer
-	// summarized: the plan's counts were printed before the run (Summarized).
-	summarized bool
+	// planShown: the plan's summary was printed before the run (EventOptions).
+	planShown bool
 }
 
 func (s *textSink) Emit(e event.Event) {
@@ -96,15 +91,19 @@ func (s *textSink) Emit(e event.Event) {
 	}
 	switch e.Type {
 	case event.Plan:
-		// The counts, unless printed before the run; the plan's size drives the terminal's
-		// progress bar.
-		if e.Changes != nil && !s.summarized {
+		// What an uninstall leaves alone and the counts, unless printed before the run;
+		// the plan's size drives the terminal's progress bar.
+		if s.planShown {
+			return
+		}
+		Leaving(s.w, e.Leave)
+		if e.Changes != nil {
 			io.WriteString(s.w, strings.Join(summaryLines(e.Changes, nil, false), "\n")+"\n")
 		}
 	case event.ComponentStarted:
 		fmt.Fprintf(s.w, "- Applying %s\n", title)
 	case event.Applied:
-		if e.Status != "unchanged" {
+		if e.Action != event.ActionUnchanged {
 			fmt.Fprintf(s.w, "  %s %s\n", faint(e.Object), faint(e.Status))
 		}
 		for _, d := range e.Details {
@@ -142,7 +141,7 @@ func (s *textSink) Emit(e event.Event) {
 		}
 	case event.RevisionTag:
 		mark := green("✔")
-		if e.Status == "moved" {
+		if e.Outcome == event.OutcomeMoved {
 			mark = yellow("!")
 		}
 		fmt.Fprintf(s.w, "%s %s\n", mark, e.Message)
@@ -154,30 +153,26 @@ func (s *textSink) Emit(e event.Event) {
 	case event.Lock:
 		s.lock(e)
 	case event.Done:
-		if e.Status == "dry-run" {
-			fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
-			return
-		}
-		if e.Status == "rollback" {
-			if e.Error != "" {
-				fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
-				return
-			}
-			fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
-			return
-		}
-		if e.Status == "uninstall" {
-			fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
-			return
-		}
-		if e.Status == "interrupted" {
-			fmt.Fprintf(s.w, "%s Interrupted\n", red("✘"))
-			return
-		}
-		if e.Error != "" {
-			fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
-			return
-		}
+		s.done(e)
+	}
+}
+
+// done is a run's last line: how it ended, worded for its operation.
+func (s *textSink) done(e event.Event) {
+	switch {
+	case e.Outcome == event.OutcomeInterrupted:
+		fmt.Fprintf(s.w, "%s Interrupted\n", red("✘"))
+	case e.DryRun && e.Outcome == event.OutcomeSucceeded:
+		fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
+	case e.Operation == event.OperationRollback && e.Outcome == event.OutcomeFailed:
+		fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
+	case e.Operation == event.OperationRollback:
+		fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
+	case e.Operation == event.OperationUninstall && e.Outcome == event.OutcomeSucceeded:
+		fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
+	case e.Outcome == event.OutcomeFailed:
+		fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
+	default:
 		fmt.Fprintf(s.w, "%s Installation complete (%s)\n", green("✔"), e.Message)
 	}
 }
@@ -211,10 +206,10 @@ func diffLine(l string) string {
 // records.
 func (s *textSink) helmReleaseRetired(e event.Event) {
 	mark := green("✔")
-	if e.Status != "retired" {
+	if e.DryRun {
 		mark = "-"
 	}
-	fmt.Fprintf(s.w, "%s Helm release %s %s: %s\n", mark, e.Object, e.Status, e.Message)
+	fmt.Fprintf(s.w, "%s Helm release %s %s: %s\n", mark, e.Object, e.Wording(), e.Message)
 	for _, d := range e.Details {
 		fmt.Fprintf(s.w, "  %s\n", d)
 	}
@@ -222,10 +217,10 @@ func (s *textSink) helmReleaseRetired(e event.Event) {
 
 // lock is one line of the cluster lock's: lost, taken over, waiting or acquired.
 func (s *textSink) lock(e event.Event) {
-	switch e.Status {
-	case "lost":
+	switch e.Lock {
+	case event.LockLost:
 		fmt.Fprintf(s.w, "%s %s\n", red("✘"), upperFirst(firstLine(e.Error)))
-	case "taken-over":
+	case event.LockTakenOver:
 		fmt.Fprintf(s.w, "%s %s\n", yellow("!"), upperFirst(e.Message))
 	default:
 		fmt.Fprintf(s.w, "- %s\n", upperFirst(e.Message))

@@ -17,10 +17,10 @@ func TestHelmReleaseRetiredText(t *testing.T) {
 		e    event.Event
 		want string
 	}{
-		{event.Event{Type: event.HelmReleaseRetired, Object: "istio-system/istiod", Status: "retired",
+		{event.Event{Type: event.HelmReleaseRetired, Object: "istio-system/istiod",
 			Message: "deleted its 1 release record(s); its objects are this install's", Details: []string{"Secret/istio-system/sh.helm.release.v1.istiod.v1"}},
 			"✔ Helm release istio-system/istiod retired: deleted its 1 release record(s); its objects are this install's\n  Secret/istio-system/sh.helm.release.v1.istiod.v1\n"},
-		{event.Event{Type: event.HelmReleaseRetired, Object: "istio-system/istio-base", Status: "would be retired",
+		{event.Event{Type: event.HelmReleaseRetired, Object: "istio-system/istio-base", DryRun: true,
 			Message: "its 2 release record(s) would be deleted", Details: []string{"Secret/istio-system/sh.helm.release.v1.istio-base.v1", "Secret/istio-system/sh.helm.release.v1.istio-base.v2"}},
 			"- Helm release istio-system/istio-base would be retired: its 2 release record(s) would be deleted\n  Secret/istio-system/sh.helm.release.v1.istio-base.v1\n  Secret/istio-system/sh.helm.release.v1.istio-base.v2\n"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
 )
@@ -104,11 +105,11 @@ func (s *fleetSink) line(out *bytes.Buffer, cluster, l string, whole bool) {
 func linkLine(e event.Event) string {
 	switch {
 	case e.Error != "":
-		return fmt.Sprintf("%s %s %s: %s", red("✘"), e.Object, e.Action, firstLine(e.Error))
-	case e.Action == event.OutcomeRemoved:
+		return fmt.Sprintf("%s %s %s: %s", red("✘"), e.Object, e.Outcome, firstLine(e.Error))
+	case e.Outcome == event.OutcomeRemoved:
 		return fmt.Sprintf("%s %s removed (%s)", green("✔"), e.Object, e.Message)
 	}
-	return fmt.Sprintf("%s %s %s (%s)", green("✔"), e.Object, e.Action, e.Message)
+	return fmt.Sprintf("%s %s %s (%s)", green("✔"), e.Object, e.Outcome, e.Message)
 }
 
 // track keeps each cluster's live state (live only): from its plan to its done.
@@ -250,7 +251,7 @@ func fleetOutcome(out io.Writer, e event.Event) {
 		verb = "uninstall"
 	}
 	switch {
-	case e.Status == "interrupted":
+	case e.Outcome == event.OutcomeInterrupted:
 		fmt.Fprintf(out, "%s Fleet %s interrupted\n", red("✘"), verb)
 	case e.Error != "":
 		// The error itself, with every line, is the command's error (on stderr).
@@ -287,7 +288,8 @@ type FleetPlanCluster struct {
 
 // FleetPlanLink is one link step of a fleet plan: create, check or remove.
 type FleetPlanLink struct {
-	Into, From, Secret, Action string
+	Into, From, Secret string
+	Action             action.LinkStep
 }
 
 // FleetPlan prints what a fleet run will do, before it asks: each cluster's change summary
@@ -314,14 +316,13 @@ func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) 
 	}
 	fmt.Fprintln(w, "Links:")
 	for _, l := range links {
-		mark := green("+")
+		mark, what := green("+"), "to create"
 		switch l.Action {
-		case "check":
-			mark = " "
-		case "remove":
-			mark = red("-")
+		case action.LinkCheck:
+			mark, what = " ", "there: kept while its token authenticates, else its token is replaced"
+		case action.LinkRemove:
+			mark, what = red("-"), "to remove"
 		}
-		what := map[string]string{"create": "to create", "check": "there: kept while its token authenticates, else its token is replaced", "remove": "to remove"}[l.Action]
 		from := ""
 		if l.From != "" {
 			from = ", " + l.From + "'s credentials"

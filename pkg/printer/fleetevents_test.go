@@ -24,8 +24,8 @@ func fleetRun(failed bool) []event.Event {
 			{Into: "cluster-2", From: "cluster-1", Secret: "istio-system/istio-remote-secret-cluster-1", Outcome: "unchanged"}},
 	}
 	evs = append(evs,
-		event.Event{Type: event.Link, Cluster: "cluster-1", Object: "Secret/istio-system/istio-remote-secret-cluster-2", Action: "created", Message: "cluster-1 reads cluster-2 with it"},
-		event.Event{Type: event.Link, Cluster: "cluster-2", Object: "Secret/istio-system/istio-remote-secret-cluster-1", Action: "unchanged", Message: "cluster-2 reads cluster-1 with it"})
+		event.Event{Type: event.Link, Cluster: "cluster-1", Object: "Secret/istio-system/istio-remote-secret-cluster-2", Outcome: event.OutcomeCreated, Message: "cluster-1 reads cluster-2 with it"},
+		event.Event{Type: event.Link, Cluster: "cluster-2", Object: "Secret/istio-system/istio-remote-secret-cluster-1", Outcome: event.OutcomeUnchanged, Message: "cluster-2 reads cluster-1 with it"})
 	done := event.Event{Type: event.Done, Operation: "install", Fleet: &out, Message: "2 clusters, 2 links"}
 	if failed {
 		out.Links[1].Outcome, out.Links[1].Error = "left-out", "needs cluster cluster-1, which did not converge"

@@ -47,8 +47,8 @@ func TestTextEvents(t *testing.T) {
 	s := NewEvents(&buf, Text)
 	s.Emit(event.Event{Type: event.Warning, Message: "install failed; --atomic: restoring"})
 	s.Emit(event.Event{Type: event.Warning, Object: "Deployment/ns/x", Message: "took over"})
-	s.Emit(event.Event{Type: event.Done, Status: "rollback", Message: "record 1: 1 applied"})
-	s.Emit(event.Event{Type: event.Done, Status: "rollback", Message: "record 1", Error: "boom"})
+	s.Emit(event.Event{Type: event.Done, Operation: event.OperationRollback, Outcome: event.OutcomeSucceeded, Message: "record 1: 1 applied"})
+	s.Emit(event.Event{Type: event.Done, Operation: event.OperationRollback, Outcome: event.OutcomeFailed, Message: "record 1", Error: "boom"})
 	want := "! install failed; --atomic: restoring\n! Deployment/ns/x: took over\n✔ Rollback to record 1: 1 applied\n✘ Rollback to record 1 failed\n"
 	if buf.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)

@@ -18,6 +18,7 @@ import (
 
 // TerminalOptions tune the terminal view.
 type TerminalOptions struct {
+	EventOptions
 	// Verbose prints every object's line above the live lines, as the plain view does.
 	Verbose bool
 	// Size returns the terminal's width and height; nil reads them from w (a terminal file).
@@ -80,7 +81,7 @@ var spinner = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 func newLiveSink(w io.Writer, opts TerminalOptions) *liveSink {
 	s := &liveSink{w: w, size: opts.Size, verbose: opts.Verbose}
-	s.text = &textSink{w: &s.buf}
+	s.text = &textSink{w: &s.buf, planShown: opts.PlanShown}
 	if s.size == nil {
 		s.size = func() (int, int) { return terminalSize(w) }
 	}
@@ -101,7 +102,7 @@ func (s *liveSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out bytes.Buffer
-	if e.Type == event.Lock && e.Status == "waiting" && s.bar == nil {
+	if e.Type == event.Lock && e.Lock == event.LockWaiting && s.bar == nil {
 		s.clear(&out)
 		s.lines(&out, e)
 		s.waitLock(e)
@@ -138,10 +139,10 @@ func (s *liveSink) Emit(e event.Event) {
 
 func (s *liveSink) start(e event.Event) {
 	verb := "Installing"
-	if e.Status == "dry-run" {
+	if e.DryRun {
 		verb = "Checking"
 	}
-	s.objects = s.verbose || e.Status == "dry-run"
+	s.objects = s.verbose || e.DryRun
 	s.comps = nil
 	s.bar = progressbar.NewOptions(2*e.Total,
 		progressbar.OptionSetWriter(io.Discard),

@@ -114,7 +114,7 @@ func demoRun() []event.Event {
 	comp := func(key, title, icon string, objs ...string) []event.Event {
 		out := []event.Event{{Type: event.ComponentStarted, Component: key, Title: title, Icon: icon, Total: len(objs)}}
 		for _, o := range objs {
-			out = append(out, event.Event{Type: event.Applied, Component: key, Title: title, Object: o, Status: "created", Action: "created"})
+			out = append(out, event.Event{Type: event.Applied, Component: key, Title: title, Object: o, Status: "created", Action: event.ActionCreated})
 		}
 		out = append(out,
 			event.Event{Type: event.Waiting, Component: key, Title: title, Object: objs[0], Message: "0 of 1 replicas ready, and this reason is long enough to be wider than an eighty-column terminal"},
@@ -131,9 +131,9 @@ func demoRun() []event.Event {
 		evs = append(evs, in[i], eg[i])
 	}
 	return append(evs,
-		event.Event{Type: event.Pruned, Component: "Cni", Object: "DaemonSet/kube-system/istio-cni-node", Action: "pruned"},
-		event.Event{Type: event.Applied, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Status: "created", Action: "created"},
-		event.Event{Type: event.RevisionTag, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Status: "created", Message: `Default revision tag points at revision "default"`},
+		event.Event{Type: event.Pruned, Component: "Cni", Object: "DaemonSet/kube-system/istio-cni-node", Action: event.ActionPruned},
+		event.Event{Type: event.Applied, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Status: "created", Action: event.ActionCreated},
+		event.Event{Type: event.RevisionTag, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Outcome: event.OutcomeCreated, Message: `Default revision tag points at revision "default"`},
 		event.Event{Type: event.Done, Message: "9 applied, 2 unchanged, 1 pruned", Operation: "install"},
 	)
 }
@@ -234,10 +234,10 @@ func TestTerminalEventsFailure(t *testing.T) {
 	for _, e := range []event.Event{
 		{Type: event.Plan, Total: 1},
 		{Type: event.ComponentStarted, Component: "Pilot", Title: "Istiod", Total: 1},
-		{Type: event.Applied, Component: "Pilot", Title: "Istiod", Object: "Deployment/istio-system/istiod", Status: "created"},
+		{Type: event.Applied, Component: "Pilot", Title: "Istiod", Object: "Deployment/istio-system/istiod", Status: "created", Action: event.ActionCreated},
 		{Type: event.ComponentFailed, Component: "Pilot", Title: "Istiod", Error: "not ready within the readiness timeout (8s):", Details: []string{detail, "  pod istiod-x: unschedulable: 0/2 nodes are available"}},
 		{Type: event.ComponentSkipped, Component: "IngressGateways/istio-ingressgateway", Title: "Ingress gateways", Message: "not applied: the readiness deadline passed while waiting for Istiod"},
-		{Type: event.Done, Error: "Istiod: not ready"},
+		{Type: event.Done, Outcome: event.OutcomeFailed, Error: "Istiod: not ready"},
 	} {
 		sink.Emit(e)
 	}
@@ -288,8 +288,8 @@ func TestTerminalEventsLockWait(t *testing.T) {
 	var plain bytes.Buffer
 	text := NewEvents(&plain, Text)
 	evs := []event.Event{
-		{Type: event.Lock, Status: "waiting", Holder: "istioctl install of a@b, pid 1", Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it"},
-		{Type: event.Lock, Status: "acquired", Message: "took the cluster lock after waiting 1s"},
+		{Type: event.Lock, Lock: event.LockWaiting, Holder: "istioctl install of a@b, pid 1", Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it"},
+		{Type: event.Lock, Lock: event.LockAcquired, Message: "took the cluster lock after waiting 1s"},
 	}
 	sink.Emit(evs[0])
 	text.Emit(evs[0])

@@ -8,11 +8,19 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
+
+// VersionReport is what `istioctl version` prints, in every output format: the client's
+// build and, when asked, the cluster's versions.
+type VersionReport struct {
+	Client version.Info `json:"clientVersion"`
+	action.ClusterVersions
+}
 
 // Version prints a version report as JSON, YAML or text (short: the version numbers only);
 // remote says the report holds the cluster's part, asked in namespace ns.
-func Version(w io.Writer, rep *action.VersionReport, f Format, short, remote bool, ns string) error {
+func Version(w io.Writer, rep *VersionReport, f Format, short, remote bool, ns string) error {
 	switch f {
 	case JSON:
 		b, err := json.MarshalIndent(rep, "", "  ")
