@@ -32,7 +32,7 @@ go build -o "$work/benchcmp" ./hack/benchcmp
 cp "$OURS" "$work/ours"
 cp "$UPSTREAM" "$work/upstream"
 export KUBECONFIG=/nonexistent HOME=$work
-up_flags=(--set hub=docker.io/istio --set tag=1.30.0) # as hack/bench.sh: upstream's master has no release tag
+up_flags=(--set hub=docker.io/istio --set tag="$(hack/istio-version.sh)") # as hack/bench.sh: upstream's master has no release tag
 
 # inittrace totals of a start-up, the median of 5: "<ms> ms, <MiB> MiB allocated at init".
 inittotals() {

@@ -27,7 +27,7 @@ PROFILE=${PROFILE:-}
 OUT=${OUT:-$root/docs/benchmarks-scale.md}
 UPSTREAM_VERSION=v0.0.0-20260827124520-eed52ebb66ad
 UPSTREAM=$root/bin/upstream/istioctl
-UPSTREAM_FLAGS=(--set hub=docker.io/istio --set tag=1.30.0)
+UPSTREAM_FLAGS=(--set hub=docker.io/istio --set tag="$("$root/hack/istio-version.sh")")
 started=$SECONDS
 log() { printf '[bench-scale %3ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 

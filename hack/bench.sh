@@ -47,7 +47,8 @@ now_ms() { date +%s%3N; }
 RUNS=${RUNS:-5}
 BASE=${BASE:-main}
 INSTALL_BUDGET_PCT=${INSTALL_BUDGET_PCT:-5}
-SETS=(--set profile=default --set hub=docker.io/istio --set tag=1.30.0)
+ISTIO_VERSION=$("$root/hack/istio-version.sh") # the version line: our images, and upstream's (its master has no release tag)
+SETS=(--set profile=default --set hub=docker.io/istio --set tag="$ISTIO_VERSION")
 declare -A t_install
 # build_base DIR: the base commit's binary, DIR/base.bin, built as make build builds ours.
 build_base() {
@@ -290,7 +291,7 @@ for p in default demo ambient; do
 		echo '```'
 		KUBECONFIG=/nonexistent bin/benchcmp -n "$RENDER_RUNS" \
 			"ours" "$work/ours.bin" manifest generate --set profile=$p \
-			::: "upstream" "$work/upstream.bin" manifest generate --set profile=$p --set hub=docker.io/istio --set tag=1.30.0
+			::: "upstream" "$work/upstream.bin" manifest generate --set profile=$p --set hub=docker.io/istio --set tag="$ISTIO_VERSION"
 		echo '```'
 		echo
 	} >>"$out"
