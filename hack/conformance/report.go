@@ -109,8 +109,6 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 	p("  would render `registry.istio.io/testing/...:latest`).")
 	p("- The chart version labels (`helm.sh/chart`, `app.kubernetes.io/version`): our charts are " + version.Version + ", upstream's")
 	p("  unreleased ones 1.0.0.")
-	p("- CustomResourceDefinition bodies: ours are generated from istio.io/api's descriptors (docs/development.md);")
-	p("  the CRDs are compared by name.")
 	p("- The text of the sidecar injector's templates (ConfigMap `istio-sidecar-injector`, `config.templates`): our")
 	p("  charts are written anew; the template names and every other key and value of that ConfigMap are compared.")
 	p("- ConfigMap data that is YAML or JSON (mesh config, values) is compared as data, not as text.")
