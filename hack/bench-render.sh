@@ -6,8 +6,9 @@
 # start-up, whole, their difference and max RSS, the ratio of the differences, and the
 # GODEBUG=inittrace totals of both start-ups (so two machines' runs can be compared).
 #
-# Limits (the default profile; demo and ambient are reported): upstream's render cost at
-# least RENDER_RATIO (20) times ours, and our max RSS at most RENDER_RSS_MIB (40). Exits 1
+# Limits, for every profile: upstream's render cost at least RENDER_RATIO (20) times ours,
+# and our max RSS at most RENDER_RSS_MIB (48; the Base CRDs carry the API's descriptions and
+# rules since istio.io/api's .proto sources make them, 936 KB where they were 484). Exits 1
 # when one is missed, unless REPORT_ONLY=1.
 #
 #   OURS=bin/istioctl UPSTREAM=bin/upstream/istioctl RUNS=10 PROFILES="default demo ambient"
@@ -17,7 +18,7 @@ cd "$root"
 RUNS=${RUNS:-10}
 PROFILES=${PROFILES:-default demo ambient}
 RENDER_RATIO=${RENDER_RATIO:-20}
-RENDER_RSS_MIB=${RENDER_RSS_MIB:-40}
+RENDER_RSS_MIB=${RENDER_RSS_MIB:-48}
 REPORT_ONLY=${REPORT_ONLY:-}
 OURS=${OURS:-$root/bin/istioctl}
 UPSTREAM=${UPSTREAM:-$root/bin/upstream/istioctl}
@@ -32,7 +33,7 @@ go build -o "$work/benchcmp" ./hack/benchcmp
 cp "$OURS" "$work/ours"
 cp "$UPSTREAM" "$work/upstream"
 export KUBECONFIG=/nonexistent HOME=$work
-up_flags=(--set hub=docker.io/istio --set tag=1.30.0) # as hack/bench.sh: upstream's master has no release tag
+up_flags=(--set hub=docker.io/istio --set tag="$(hack/istio-version.sh)") # as hack/bench.sh: upstream's master has no release tag
 
 # inittrace totals of a start-up, the median of 5: "<ms> ms, <MiB> MiB allocated at init".
 inittotals() {
@@ -57,7 +58,7 @@ for p in $PROFILES; do
 	echo '```'
 	echo "$out" | grep -v ' / \| - '
 	# Table rows: "NAME RUNS WALL (MIN-MAX) CPU (MIN-MAX) RSS MiB (MIN-MAX)".
-	line=$(echo "$out" | awk -v ratio="$RENDER_RATIO" -v rsslim="$RENDER_RSS_MIB" -v limited="$([ "$p" = default ] && echo 1)" '
+	line=$(echo "$out" | awk -v ratio="$RENDER_RATIO" -v rsslim="$RENDER_RSS_MIB" '
 		function num(s) { sub(/ms$/, "", s); return s + 0 }
 		$2 ~ /^[0-9]+$/ { wall[$1] = num($3); cpu[$1] = num($5); rss[$1] = $7 + 0 }
 		END {
@@ -67,8 +68,7 @@ for p in $PROFILES; do
 			printf "upstream: start-up %.1fms, whole %.1fms, render %.1fms, max RSS %.1f MiB (start-up %.1f MiB)\n", wall["upstream-start"], wall["upstream"], u, rss["upstream"], rss["upstream-start"]
 			oc = cpu["ours"] - cpu["ours-start"]; uc = cpu["upstream"] - cpu["upstream-start"]
 			printf "render CPU time (user+system, reported, not a limit): ours %.1fms, upstream %.1fms, %.1fx\n", oc, uc, (oc > 0) ? uc / oc : 999
-			v = "reported"
-			if (limited) v = (r >= ratio && rss["ours"] <= rsslim) ? "within" : "MISSED"
+			v = (r >= ratio && rss["ours"] <= rsslim) ? "within" : "MISSED"
 			printf "render upstream/ours: %.1fx; %s (limits: >= %sx, max RSS <= %s MiB)\n", r, v, ratio, rsslim
 		}')
 	echo "$line"

@@ -26,7 +26,7 @@ SIZES=${SIZES:-"200:1000 1000:5000 2000:10000"}
 PROFILE=${PROFILE:-}
 OUT=${OUT:-$root/docs/benchmarks-scale.md}
 . "$root/hack/upstream.env"
-UPSTREAM_FLAGS=(--set hub=docker.io/istio --set tag=1.30.0)
+UPSTREAM_FLAGS=(--set hub=docker.io/istio --set tag="$("$root/hack/istio-version.sh")")
 started=$SECONDS
 log() { printf '[bench-scale %3ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 

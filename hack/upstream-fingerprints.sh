@@ -9,10 +9,11 @@ UPSTREAM=$root/bin/upstream/istioctl
 [ -x "$UPSTREAM" ] || { echo "bin/upstream/istioctl is missing: run make bench-spec once to install it" >&2; exit 1; }
 mkdir -p testdata/upstream
 go build -o bin/fingerprint ./hack/fingerprint
+ISTIO_VERSION=$(hack/istio-version.sh)
 export HOME=$(mktemp -d) KUBECONFIG=/nonexistent
 gen() { # name args...
 	local name=$1; shift
-	(cd "$HOME" && "$UPSTREAM" manifest generate --set hub=docker.io/istio --set tag=1.30.0 "$@") | bin/fingerprint >"testdata/upstream/$name.json"
+	(cd "$HOME" && "$UPSTREAM" manifest generate --set hub=docker.io/istio --set tag="$ISTIO_VERSION" "$@") | bin/fingerprint >"testdata/upstream/$name.json"
 	echo "testdata/upstream/$name.json" >&2
 }
 for p in default demo minimal empty ambient remote preview stable openshift openshift-ambient; do

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,17 +18,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/manifests"
+	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
 func TestMain(m *testing.M) { cluster.Main(m) }
-
-var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // readDocs splits a YAML stream into objects.
 func readDocs(t *testing.T, data []byte) []*unstructured.Unstructured {
@@ -59,13 +58,31 @@ func readDocs(t *testing.T, data []byte) []*unstructured.Unstructured {
 	}
 }
 
-// TestCRDsOnCluster applies the generated CRDs to the real apiserver, waits until each is
-// Established, then checks that valid resources of every kind are accepted and invalid
-// ones are rejected with the offending field's path.
-func TestCRDsOnCluster(t *testing.T) {
+// TestBaseCRDsE2E installs Base alone (no istiod, so no webhook and no admission policy
+// validates anything), then: kubectl explain prints the API's descriptions; valid resources
+// of every kind are accepted; invalid ones are rejected by the apiserver's schema with the
+// offending field's path; and each rule of the table in crdrules_test.go rejects its
+// invalid object with the rule's message while its valid counterpart is accepted.
+func TestBaseCRDsE2E(t *testing.T) {
 	c := cluster.Get(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	t.Setenv("HOME", t.TempDir())
+	istioctl := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		root.SetArgs(append([]string{"--kubeconfig", c.Kubeconfig}, args...))
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("istioctl %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	istioctl("uninstall", "--purge", "-y")
+	// The CRDs go again at the end, with every resource of theirs.
+	t.Cleanup(func() { istioctl("uninstall", "--purge", "-y") })
+	istioctl("install", "--set", "profile=empty", "--set", "components.base.enabled=true", "-y")
+	noValidator(ctx, t, c)
 
 	data, err := manifests.Charts.ReadFile("charts/base/crds/crd-all.gen.yaml")
 	if err != nil {
@@ -76,61 +93,14 @@ func TestCRDsOnCluster(t *testing.T) {
 		t.Fatalf("%d CRDs, want 15", len(crds))
 	}
 	plural := map[schema.GroupKind]string{}
-	// The CRDs go again at the end: they carry no install's labels, and an istioctl install
-	// in a later test refuses to take over objects it did not create.
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for _, crd := range crds {
-			_ = c.Dynamic.Resource(crdGVR).Delete(ctx, crd.GetName(), metav1.DeleteOptions{})
-		}
-		for _, crd := range crds {
-			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-				_, err := c.Dynamic.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
-				return apierrors.IsNotFound(err), nil
-			})
-			if err != nil {
-				t.Errorf("CRD %s not gone: %v", crd.GetName(), err)
-			}
-		}
-	})
 	for _, crd := range crds {
-		b, err := crd.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		force := true
-		if _, err := c.Dynamic.Resource(crdGVR).Patch(ctx, crd.GetName(), types.ApplyPatchType, b,
-			metav1.PatchOptions{FieldManager: "istioctl-e2e", Force: &force}); err != nil {
-			t.Fatalf("applying CRD %s: %v", crd.GetName(), err)
-		}
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
 		p, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
 		plural[schema.GroupKind{Group: group, Kind: kind}] = p
 	}
-	for _, crd := range crds {
-		name := crd.GetName()
-		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			got, err := c.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-			for _, cond := range conds {
-				m, _ := cond.(map[string]any)
-				if m["type"] == "Established" && m["status"] == "True" {
-					return true, nil
-				}
-				if m["type"] == "NamesAccepted" && m["status"] == "False" {
-					return false, fmt.Errorf("names not accepted: %v", m["message"])
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			t.Fatalf("CRD %s not Established: %v", name, err)
-		}
-	}
+
+	t.Run("explain", func(t *testing.T) { explain(ctx, t, c) })
 
 	ns := c.Namespace(t)
 	create := func(u *unstructured.Unstructured) error {
@@ -207,4 +177,96 @@ func TestCRDsOnCluster(t *testing.T) {
 			})
 		}
 	})
+
+	t.Run("rules", func(t *testing.T) {
+		kinds, rules, classes := map[string]bool{}, map[string]bool{}, map[string]bool{}
+		for _, rc := range ruleCases {
+			kinds[rc.kind], rules[rc.want], classes[rc.rule] = true, true, true
+		}
+		// The table's reach: at least 20 rules over 6 kinds, every class of rule.
+		if len(ruleCases) < 20 || len(kinds) < 6 || len(rules) < 10 || len(classes) < 6 {
+			t.Errorf("the table has %d cases over %d kinds, %d distinct rules, %d classes", len(ruleCases), len(kinds), len(rules), len(classes))
+		}
+		for _, rc := range ruleCases {
+			t.Run(rc.name, func(t *testing.T) {
+				err := create(ruleObject(t, rc, "bad-"+rc.name, rc.invalid))
+				switch {
+				case err == nil:
+					t.Fatalf("accepted, want the %s rule to reject it: %s", rc.rule, rc.want)
+				case !apierrors.IsInvalid(err):
+					t.Errorf("want Invalid from the schema, got %v", err)
+				case strings.Contains(err.Error(), "admission webhook") || strings.Contains(err.Error(), "ValidatingAdmissionPolicy"):
+					t.Errorf("rejected by admission, not by the schema: %v", err)
+				case !strings.Contains(err.Error(), rc.want):
+					t.Errorf("the error does not say %q: %v", rc.want, err)
+				}
+				if err := create(ruleObject(t, rc, "good-"+rc.name, rc.valid)); err != nil {
+					t.Errorf("the valid counterpart is rejected: %v", err)
+				}
+			})
+		}
+	})
+}
+
+// ruleObject is the object of a rule case with the given spec.
+func ruleObject(t *testing.T, rc ruleCase, name, spec string) *unstructured.Unstructured {
+	t.Helper()
+	docs := readDocs(t, []byte(fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata: {name: %s}\nspec: %s\n", rc.apiVersion, rc.kind, name, spec)))
+	if len(docs) != 1 {
+		t.Fatalf("%s: %d objects", rc.name, len(docs))
+	}
+	return docs[0]
+}
+
+// noValidator fails the test when anything but the schema could validate Istio's
+// resources: an istiod, a validating webhook or an admission policy.
+func noValidator(ctx context.Context, t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	deps, err := c.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deps.Items {
+		if strings.HasPrefix(d.Name, "istiod") {
+			t.Fatalf("Deployment %s/%s runs: Base must be alone", d.Namespace, d.Name)
+		}
+	}
+	hooks, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks.Items) > 0 {
+		t.Fatalf("ValidatingWebhookConfiguration %s exists: only the schema may validate", hooks.Items[0].Name)
+	}
+	policies, err := c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(policies.Items) > 0 {
+		t.Fatalf("ValidatingAdmissionPolicy %s exists: only the schema may validate", policies.Items[0].Name)
+	}
+}
+
+// explain runs kubectl explain on a few fields: it prints the API's own descriptions, as
+// the apiserver publishes them from the CRDs' schemas.
+func explain(ctx context.Context, t *testing.T, c *cluster.Cluster) {
+	kubectl := cluster.Bin(t, "kubectl")
+	for _, tc := range []struct{ field, want string }{
+		{"virtualservices.spec.hosts", "The destination hosts to which traffic is being sent."},
+		{"serviceentries.spec", "Configuration affecting service registry. See more details at:"},
+		{"destinationrules.spec.trafficPolicy.tls.mode", "Valid Options: DISABLE, SIMPLE, MUTUAL, ISTIO_MUTUAL"},
+		{"authorizationpolicies.spec.action", "Optional."},
+		{"peerauthentications.spec.mtls.mode", "Defines the mTLS mode used for peer authentication."},
+	} {
+		var out []byte
+		// The apiserver publishes a new CRD's OpenAPI a moment after it is established.
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", c.Kubeconfig, "explain", tc.field).CombinedOutput()
+			return err == nil && strings.Contains(strings.Join(strings.Fields(string(out)), " "), tc.want), nil
+		})
+		if err != nil {
+			t.Errorf("kubectl explain %s does not say %q:\n%s", tc.field, tc.want, out)
+		}
+	}
 }

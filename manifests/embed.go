@@ -4,6 +4,7 @@ package manifests
 
 import "embed"
 
+//go:generate ../hack/sync-version.sh
 //go:generate go run ../tools/crdgen -o charts/base/crds/crd-all.gen.yaml
 //go:generate ../hack/sync-helm-profiles.sh
 

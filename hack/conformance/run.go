@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fingerprint"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // Result is what one tool did with a case.
@@ -33,14 +34,13 @@ type Result struct {
 // Upstream's images come from its own default hub and tag (registry.istio.io/testing,
 // latest) in an unstamped build; a release build lays its compiled-in hub and tag over the
 // profile, below the user's files. This file, given to upstream before the case's own
-// arguments, does the same with ours (docker.io/istio, 1.30.0), so the images compare and a
-// case's own hub or tag still wins.
-const upstreamHubTag = `apiVersion: install.istio.io/v1alpha1
+// arguments, does the same with ours (docker.io/istio and the version line), so the images
+// compare and a case's own hub or tag still wins.
+var upstreamHubTag = `apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
 spec:
   hub: docker.io/istio
-  tag: 1.30.0
-`
+  tag: ` + version.Version + "\n"
 
 // runUpstream runs upstream istioctl on the case in a fresh directory, offline: HOME is
 // empty and KUBECONFIG names no file.

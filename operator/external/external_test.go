@@ -8,6 +8,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 func resolve(t *testing.T, body string, sets ...string) *Declaration {
@@ -55,7 +56,7 @@ func TestExternalDeclaration(t *testing.T) {
 	if p := d.Prometheus; p == nil || p.Service == nil || p.Service.String() != "monitoring/prom:web" {
 		t.Errorf("Prometheus = %+v", p)
 	}
-	if d.DataPlaneVersion != "1.30.0" {
+	if d.DataPlaneVersion != version.Version { // the default profile's tag
 		t.Errorf("data plane version = %q", d.DataPlaneVersion)
 	}
 

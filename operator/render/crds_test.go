@@ -8,6 +8,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/manifests"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // The CRD text is printed as it is in the file: it must be exactly what printing the
@@ -17,7 +18,7 @@ func TestPristineCRDTextIsCanonical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := crdObjects(data, chartLabels("base", "1.30.0", "1.30.0"), false)
+	objs, err := crdObjects(data, chartLabels("base", version.Version, version.Version), false)
 	if err != nil {
 		t.Fatal(err)
 	}

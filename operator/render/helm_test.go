@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fingerprint"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // helmTemplate renders a chart directory as `helm template istio <dir> -n ns --include-crds`
@@ -64,7 +65,7 @@ func TestChartsWorkWithPlainHelm(t *testing.T) {
 		}
 		for _, m := range ms {
 			t.Run(profile+"/"+m.Instance.Key(), func(t *testing.T) {
-				vals := map[string]any{"global": map[string]any{"hub": "docker.io/istio", "tag": "1.30.0"}}
+				vals := map[string]any{"global": map[string]any{"hub": "docker.io/istio", "tag": version.Version}}
 				if hp, _ := spec.Lookup(res.Tree, "spec", "values", "profile"); hp != nil {
 					vals["profile"] = hp
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 func renderBase(t *testing.T, sets ...string) []*unstructured.Unstructured {
@@ -43,7 +44,7 @@ func TestRenderBase(t *testing.T) {
 		if o.GetKind() != "CustomResourceDefinition" {
 			t.Fatalf("CRDs must come first: %v", kinds)
 		}
-		if got := o.GetLabels()["helm.sh/chart"]; got != "base-1.30.0" {
+		if got := o.GetLabels()["helm.sh/chart"]; got != "base-"+version.Version {
 			t.Errorf("%s: helm.sh/chart label %q", o.GetName(), got)
 		}
 		if _, ok := o.GetLabels()["app"]; ok {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"github.com/istioctl-installer/istioctl/pkg/version"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -139,13 +140,13 @@ spec:
 `)
 	res := resolveWith(t, Options{Files: []string{a, b}, Sets: []string{"values.pilot.autoscaleMin=4"}})
 	for path, want := range map[string]any{
-		"profile":                              "demo",         // selected by file a
-		"components.egressGateways[0].enabled": true,           // from the demo profile, over default
-		"values.global.istioNamespace":         "istio-system", // from default, kept
-		"hub":                                  "b.io/istio",   // b over a over default
-		"values.pilot.traceSampling":           int64(10),      // a, untouched by b: maps merge
-		"values.pilot.autoscaleMin":            int64(4),       // --set over b over a
-		"tag":                                  "1.30.0",       // default profile
+		"profile":                              "demo",          // selected by file a
+		"components.egressGateways[0].enabled": true,            // from the demo profile, over default
+		"values.global.istioNamespace":         "istio-system",  // from default, kept
+		"hub":                                  "b.io/istio",    // b over a over default
+		"values.pilot.traceSampling":           int64(10),       // a, untouched by b: maps merge
+		"values.pilot.autoscaleMin":            int64(4),        // --set over b over a
+		"tag":                                  version.Version, // default profile
 	} {
 		if got := at(t, res, path); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s = %#v, want %#v", path, got, want)

@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // istioctlRunner runs istioctl against the test cluster.
@@ -195,14 +197,16 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 	}
 
 	out = x.ok("x", "precheck", "-f", gw)
-	mustContain(t, "precheck", out, `Deployment/istio-system/istiod: revision default, version 1.30.0, ready, managed by istioctl (install spec "control-plane", revision default); istiod 1.30.0 serves proxies 1.30.0`,
+	v := version.Version
+	mustContain(t, "precheck", out, `Deployment/istio-system/istiod: revision default, version `+v+`, ready, managed by istioctl (install spec "control-plane", revision default); istiod `+v+` serves proxies `+v,
 		"CustomResourceDefinition/*.istio.io: 15 CRDs established")
 	// Proxies newer than istiod: refused.
-	out, err = x.run("x", "precheck", "-f", gw, "--set", "tag=1.31.0")
+	newer := nextMinor(t, v)
+	out, err = x.run("x", "precheck", "-f", gw, "--set", "tag="+newer)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with newer proxies: %v\n%s", err, out)
 	}
-	mustContain(t, "precheck with newer proxies", out, "incompatible: proxies 1.31.0 would be newer than istiod 1.30.0")
+	mustContain(t, "precheck with newer proxies", out, "incompatible: proxies "+newer+" would be newer than istiod "+v)
 
 	out = x.ok("install", "-f", gw, "-y")
 	mustContain(t, "gateways install", out, "✔ Deployment/istio-system/istiod: revision default", "✔ Installation complete")
@@ -330,7 +334,7 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with proxies newer than istiod: %v\n%s", err, out)
 	}
-	mustContain(t, "precheck with newer proxies", out, "✘ Deployment/istio-system/istiod: incompatible: proxies 1.30.0 would be newer than istiod 1.29.5")
+	mustContain(t, "precheck with newer proxies", out, "✘ Deployment/istio-system/istiod: incompatible: proxies "+version.Version+" would be newer than istiod 1.29.5")
 	out = x.ok("x", "precheck", "-f", gw, "--set", "tag=1.29.0")
 	mustContain(t, "precheck", out, "Deployment/istio-system/istiod: revision default, version 1.29.5, ready, managed by Helm release istio-system/istiod; istiod 1.29.5 serves proxies 1.29.0",
 		"15 CRDs established, managed by field manager helm")
@@ -567,4 +571,14 @@ func TestExternalTakeOwnershipE2E(t *testing.T) {
 	// Adopted, it is ours: the next install needs no flag.
 	out = x.ok(args...)
 	mustContain(t, "re-install", out, "✔ Installation complete (0 applied,")
+}
+
+// nextMinor is the release after v's minor (1.31.0 -> 1.32.0).
+func nextMinor(t *testing.T, v string) string {
+	t.Helper()
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		t.Fatalf("version %q: %v", v, err)
+	}
+	return fmt.Sprintf("%d.%d.0", major, minor+1)
 }

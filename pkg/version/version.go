@@ -8,8 +8,9 @@ import (
 
 // Stamped at build time (see Makefile: -X .../pkg/version.Version=...).
 var (
-	// Version is the Istio version this build installs by default and reports as the client version.
-	Version = "1.30.0"
+	// Version is the Istio version this build installs by default and reports as the client
+	// version: the version line (hack/istio-version.sh), stamped here by make generate.
+	Version = "1.31.0"
 	// GitRevision is the commit the binary was built from.
 	GitRevision = "unknown"
 	// BuildStatus is "Clean" or "Modified" (uncommitted changes at build time).

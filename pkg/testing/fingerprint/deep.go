@@ -41,9 +41,6 @@ func Digest(v any) string {
 
 // Normalise is a copy of the object without what differs from upstream by design:
 //   - the chart version labels (versionLabels);
-//   - a CustomResourceDefinition's body: ours are generated from istio.io/api's descriptors
-//     (docs/development.md), upstream's carry its own descriptions and CEL rules; the names,
-//     which the inventory compares, are what an install depends on;
 //   - the text of the sidecar injector's templates (the istio-sidecar-injector ConfigMap's
 //     config.templates): our charts are written anew, so the Go templates istiod runs at
 //     injection time are not upstream's text; their names, and every other key, are compared.
@@ -54,8 +51,6 @@ func Normalise(o *unstructured.Unstructured) map[string]any {
 	m := o.DeepCopy().Object
 	dropVersionLabels(m)
 	switch o.GetKind() {
-	case "CustomResourceDefinition":
-		delete(m, "spec")
 	case "ConfigMap":
 		data, _ := m["data"].(map[string]any)
 		for k, v := range data {
