@@ -26,11 +26,12 @@ import (
 var clusterIP = regexp.MustCompile(`127\.64\.\d+\.\d+`)
 
 // normalize masks what differs between runs (cluster IPs, the Kubernetes patch version).
-// podName matches the random suffix of a ReplicaSet's pod (name-<template hash>-xxxxx).
-var podName = regexp.MustCompile(`\b(pod [a-z0-9-]+-[a-z0-9]{8,10})-[a-z0-9]{5}\b`)
+// podName matches a ReplicaSet's pod (name-<template hash>-xxxxx): the suffix is random and
+// the template hash moves with every chart or version change, so both are masked.
+var podName = regexp.MustCompile(`\b(pod [a-z0-9-]+)-[a-z0-9]{8,10}-[a-z0-9]{5}\b`)
 
 func normalize(s string) string {
-	return podName.ReplaceAllString(clusterIP.ReplaceAllString(s, "CLUSTER-IP"), "$1-XXXXX")
+	return podName.ReplaceAllString(clusterIP.ReplaceAllString(s, "CLUSTER-IP"), "$1-HASH-XXXXX")
 }
 
 func exitCode(err error) int {

@@ -38,3 +38,7 @@ func Check(t testing.TB, path string, got []byte) {
 	})
 	t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, diff)
 }
+
+// Updating reports whether this run rewrites golden files (-update), for tests whose
+// recordings are compared in a form of their own rather than byte for byte.
+func Updating() bool { return *update }
