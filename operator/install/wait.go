@@ -20,7 +20,8 @@ import (
 // wait blocks until all of objs are ready, one fails, or ctx ends, judging them from watches
 // (no polling): it re-judges whenever a watched object changes. applied holds what the
 // apply calls returned, for the kinds not watched. A Waiting event goes out when an object's
-// reason changes, so logs show progress without repeating themselves.
+// reason changes, so logs show progress without repeating themselves, and again every
+// stillWaitingEvery for the first object still not ready, so a long wait is never silent.
 func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, applied map[string]*unstructured.Unstructured, ev event.Event) error {
 	pending := map[string]*unstructured.Unstructured{}
 	last := map[string]readiness.Result{}
@@ -32,6 +33,7 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 	// run wakes at any watched change, and judging converts the whole object, so re-judging
 	// unchanged objects made an install with many gateways quadratic in their number.
 	judged := map[string]verdict{}
+	nextStill := time.Now().Add(stillWaitingEvery)
 	for first := true; ; first = false {
 		changed := in.watch.Changed()
 		for _, key := range sortedKeys(pending) {
@@ -80,7 +82,11 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 			// announced even when nothing about it changes for a while.
 			settle = time.After(time.Second)
 		}
-		ping := time.NewTimer(kube.PingEvery)
+		if time.Now().After(nextStill) {
+			in.stillWaiting(sortedKeys(pending), announced, last, ev)
+			nextStill = time.Now().Add(stillWaitingEvery)
+		}
+		ping := time.NewTimer(min(kube.PingEvery, time.Until(nextStill)))
 		select {
 		case <-ping.C:
 			// Nothing changed for a while: make sure the cluster still answers.
@@ -104,6 +110,21 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 		case <-settle:
 		}
 		ping.Stop()
+	}
+}
+
+// stillWaitingEvery is how often a wait says again what it still waits for.
+const stillWaitingEvery = 5 * time.Second
+
+// stillWaiting says again why the first announced object of keys (sorted) is not ready.
+func (in *pass) stillWaiting(keys []string, announced map[string]bool, last map[string]readiness.Result, ev event.Event) {
+	for _, key := range keys {
+		if announced[key] {
+			e := ev
+			e.Type, e.Object, e.Message = event.Waiting, key, last[key].Message
+			in.events.Emit(e)
+			return
+		}
 	}
 }
 

@@ -70,7 +70,7 @@ wrote. A cluster that fails or cannot be reached stops only what it serves.`
 	fs.StringVarP(&a.File, "filename", "f", "", "The fleet file")
 	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
 	fs.StringVarP(&a.Output, "output", "o", "text", "Progress output: text (lines prefixed with the cluster) or json (one event per line, each with its cluster)")
-	fs.BoolVarP(&a.Verbose, "verbose", "v", false, "Print every object's progress on a terminal too")
+	fs.BoolVarP(&a.Verbose, "verbose", "v", false, "Print every object's line (applied, pruned, waited on, ready) and the counts per component")
 	a.lockFlags.add(fs)
 	return cmd
 }

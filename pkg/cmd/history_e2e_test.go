@@ -103,7 +103,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 		t.Fatal("the dry run changed the cluster or the history")
 	}
 
-	out := ist("rollback", "-y")
+	out := ist("rollback", "-y", "-v") // -v: a line per pruned object
 	elapsed := time.Since(start)
 	for _, want := range []string{"Deployment/istio-system/istio-egressgateway removed", "✔ Rollback to record 1: "} {
 		if !strings.Contains(out, want) {

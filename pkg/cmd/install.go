@@ -37,7 +37,7 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
 	fs.IntVar(&f.HistoryMax, "history-max", action.DefaultHistoryMax, "How many install records of the revision to keep in the cluster (0: no limit)")
 	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
-	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "Print every object's progress on a terminal too, and before the run the fields each update changes (a server-side dry run of those objects)")
+	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "Print every object's line (applied, pruned, waited on, ready) and the counts per component, and before the run the fields each update changes (a server-side dry run of those objects)")
 	f.lockFlags.add(fs)
 }
 

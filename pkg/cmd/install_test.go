@@ -103,7 +103,7 @@ func TestInstallCommand(t *testing.T) {
 	}
 
 	// Turning CNI off prunes it.
-	out, _, err = run(t, append(installArgs(c.Kubeconfig, ns, "-y"), "--set", "components.cni.enabled=false")...)
+	out, _, err = run(t, append(installArgs(c.Kubeconfig, ns, "-y", "-v"), "--set", "components.cni.enabled=false")...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ var nodePorts = regexp.MustCompile(`nodePort: \d+`)
 func goldenEvents(t *testing.T, stream, name string) string {
 	t.Helper()
 	var js, text bytes.Buffer
-	jsonSink, textSink := printer.NewEvents(&js, printer.JSON), printer.NewEvents(&text, printer.Text)
+	jsonSink, textSink := printer.NewEvents(&js, printer.JSON), printer.NewEvents(&text, printer.Text, printer.EventOptions{Objects: true})
 	for _, e := range normalizeEvents(t, stream) {
 		jsonSink.Emit(e)
 		textSink.Emit(e)

@@ -23,7 +23,7 @@ func isTerminalFile(w any) bool {
 // (object lines only with verbose), plain lines otherwise. planShown says the command
 // prints the plan's summary before the run.
 func eventSink(out io.Writer, format string, verbose, planShown bool) event.Sink {
-	shown := printer.EventOptions{PlanShown: planShown}
+	shown := printer.EventOptions{PlanShown: planShown, Objects: verbose}
 	if isTerminalFile(out) {
 		return printer.NewTerminalEvents(out, printer.Format(format), printer.TerminalOptions{EventOptions: shown, Verbose: verbose})
 	}

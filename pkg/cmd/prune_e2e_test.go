@@ -166,7 +166,7 @@ spec:
 			t.Fatalf("decoy %s is not in the snapshot", id)
 		}
 	}
-	out := ist("install", "-y", "-f", spec(false))
+	out := ist("install", "-y", "-v", "-f", spec(false)) // -v: a line per pruned object
 	after := objectVersions(t, c)
 
 	var removed []string

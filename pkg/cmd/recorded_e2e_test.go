@@ -39,6 +39,9 @@ var recordedRuns = []struct {
 	{"install-canary", []string{"install", "-y", "--set", "profile=minimal", "--set", "revision=canary"}, false},
 	{"install-default-moves", []string{"install", "-y", "--set", "profile=minimal"}, false},
 	{"uninstall-canary", []string{"uninstall", "-r", "canary", "-y"}, false},
+	// A clean install of the default profile: pkg/printer's plain view of it is held short.
+	{"uninstall-purge-again", []string{"uninstall", "--purge", "-y"}, false},
+	{"install-default-profile", []string{"install", "-y"}, false},
 }
 
 // brokenIstiod makes istiod unschedulable: an install that fails within 6 seconds.

@@ -140,7 +140,7 @@ data:
 	}
 	ist(false, append([]string{"install", "--dry-run"}, spec...)...)
 	ist(false, append([]string{"install", "--dry-run", "-o", "json"}, spec...)...)
-	if out := ist(false, append([]string{"install", "-y"}, spec...)...); !strings.Contains(out, "Secret/istio-system/istio-leak-test created") {
+	if out := ist(false, append([]string{"install", "-y", "-v"}, spec...)...); !strings.Contains(out, "Secret/istio-system/istio-leak-test created") {
 		t.Fatalf("install did not create the rendered Secret:\n%s", out)
 	}
 	ist(false, append([]string{"install", "-y", "-o", "json"}, spec...)...)

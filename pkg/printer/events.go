@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fatih/color"
 
@@ -29,6 +30,10 @@ type EventOptions struct {
 	// PlanShown says the plan's summary was printed before the run (before a prompt, or
 	// with -v): the plan event does not print it again.
 	PlanShown bool
+	// Objects prints a line per object (applied, pruned, waiting, ready) and the plan's
+	// counts per component: -v. Without it the plain view is as short as upstream's: a line
+	// per component, a line every few seconds of a long wait, warnings and the result.
+	Objects bool
 }
 
 // NewEvents returns a sink printing events in format f to w. color is honoured only for
@@ -40,6 +45,7 @@ func NewEvents(w io.Writer, f Format, opts ...EventOptions) event.Sink {
 	s := &textSink{w: w}
 	for _, o := range opts {
 		s.planShown = s.planShown || o.PlanShown
+		s.objects = s.objects || o.Objects
 	}
 	return s
 }
@@ -73,14 +79,25 @@ var (
 	faint  = color.New(color.Faint).SprintFunc()
 )
 
-// textSink prints one line per event worth a line: components starting and ending, objects
-// waited on (once per new reason), warnings, prunes, and the outcome.
+// textSink prints one line per event worth a line: components ending, warnings, and the
+// outcome; with objects, also components starting and every object applied, waited on
+// (once per new reason), ready or pruned. Without objects, a component's wait gets a line
+// once it has lasted waitLineEvery, and at most one per waitLineEvery after that, timed by
+// the events' own times (so a recorded stream prints the same lines).
 type textSink struct {
 	mu sync.Mutex
 	w  io.Writer
 	// planShown: the plan's summary was printed before the run (EventOptions).
 	planShown bool
+	// objects: a line per object (EventOptions.Objects).
+	objects bool
+	// started and waitLine are, per cluster and component, when it started and when its
+	// last wait line was.
+	started, waitLine map[string]time.Time
 }
+
+// waitLineEvery spaces the wait lines of the short plain view.
+const waitLineEvery = 5 * time.Second
 
 func (s *textSink) Emit(e event.Event) {
 	s.mu.Lock()
@@ -88,6 +105,15 @@ func (s *textSink) Emit(e event.Event) {
 	title := e.Title
 	if title == "" {
 		title = e.Component
+	}
+	if e.Type == event.Plan && e.DryRun {
+		s.objects = true // a dry run's object lines are its report
+	}
+	// An uninstall's removals are its report, as upstream's "Removed" lines are.
+	removal := e.Type == event.Pruned && e.Action == event.ActionRemoved
+	if !s.objects && !shows(e, false) && !removal {
+		s.shortWait(e, title)
+		return
 	}
 	switch e.Type {
 	case event.Plan:
@@ -98,7 +124,11 @@ func (s *textSink) Emit(e event.Event) {
 		}
 		Leaving(s.w, e.Leave)
 		if e.Changes != nil {
-			io.WriteString(s.w, strings.Join(summaryLines(e.Changes, nil, false), "\n")+"\n")
+			lines := summaryLines(e.Changes, nil, false)
+			if !s.objects {
+				lines = lines[:1] // the counts per component with -v
+			}
+			io.WriteString(s.w, strings.Join(lines, "\n")+"\n")
 		}
 	case event.ComponentStarted:
 		fmt.Fprintf(s.w, "- Applying %s\n", title)
@@ -154,6 +184,26 @@ func (s *textSink) Emit(e event.Event) {
 		s.lock(e)
 	case event.Done:
 		s.done(e)
+	}
+}
+
+// shortWait prints, in the short view, a line for a component's wait that has lasted
+// waitLineEvery since the component started or since its last such line.
+func (s *textSink) shortWait(e event.Event, title string) {
+	key := e.Cluster + "/" + e.Component
+	switch e.Type {
+	case event.ComponentStarted:
+		if s.started == nil {
+			s.started, s.waitLine = map[string]time.Time{}, map[string]time.Time{}
+		}
+		s.started[key], s.waitLine[key] = e.Time, e.Time
+	case event.Waiting:
+		last, ok := s.waitLine[key]
+		if !ok || e.Time.Sub(last) < waitLineEvery {
+			return
+		}
+		s.waitLine[key] = e.Time
+		fmt.Fprintf(s.w, "  %s: waiting %s for %s: %s\n", title, e.Time.Sub(s.started[key]).Round(time.Second), e.Object, e.Message)
 	}
 }
 

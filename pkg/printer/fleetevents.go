@@ -22,7 +22,7 @@ func NewFleetEvents(w io.Writer, f Format, live bool, opts TerminalOptions) even
 	if f == JSON {
 		return NewEvents(w, f)
 	}
-	s := &fleetSink{w: w, live: live, objects: opts.Verbose || !live, size: opts.Size, sinks: map[string]*textSink{}, clusters: map[string]*liveCluster{}}
+	s := &fleetSink{w: w, live: live, objects: opts.Verbose, size: opts.Size, sinks: map[string]*textSink{}, clusters: map[string]*liveCluster{}}
 	if s.size == nil {
 		s.size = func() (int, int) { return terminalSize(w) }
 	}
@@ -64,7 +64,8 @@ func (s *fleetSink) Emit(e event.Event) {
 		s.line(&out, e.Cluster, linkLine(e), false)
 	default:
 		s.track(e)
-		if shows(e, s.objects) {
+		// Plain, each cluster's text sink chooses its lines as a single cluster's does.
+		if !s.live || shows(e, s.objects) {
 			s.clusterLines(&out, e)
 		}
 	}
@@ -76,7 +77,7 @@ func (s *fleetSink) Emit(e event.Event) {
 func (s *fleetSink) clusterLines(out *bytes.Buffer, e event.Event) {
 	ts := s.sinks[e.Cluster]
 	if ts == nil {
-		ts = &textSink{w: &s.buf}
+		ts = &textSink{w: &s.buf, objects: s.live || s.objects}
 		s.sinks[e.Cluster] = ts
 	}
 	s.buf.Reset()

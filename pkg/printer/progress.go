@@ -81,7 +81,8 @@ var spinner = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 func newLiveSink(w io.Writer, opts TerminalOptions) *liveSink {
 	s := &liveSink{w: w, size: opts.Size, verbose: opts.Verbose}
-	s.text = &textSink{w: &s.buf, planShown: opts.PlanShown}
+	// The live view chooses the lines that stay (shows); its text sink prints each in full.
+	s.text = &textSink{w: &s.buf, planShown: opts.PlanShown, objects: true}
 	if s.size == nil {
 		s.size = func() (int, int) { return terminalSize(w) }
 	}

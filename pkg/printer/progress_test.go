@@ -147,7 +147,7 @@ func TestTerminalEvents(t *testing.T) {
 			scr := newScreen(width)
 			sink := NewTerminalEvents(scr, Text, TerminalOptions{Size: func() (int, int) { return scr.width, 24 }})
 			var plain bytes.Buffer
-			text := NewEvents(&plain, Text)
+			text := NewEvents(&plain, Text, EventOptions{Objects: true})
 			for _, e := range demoRun() {
 				sink.Emit(e)
 				text.Emit(e)
@@ -172,7 +172,7 @@ func TestTerminalEvents(t *testing.T) {
 	scr := newScreen(200)
 	sink := NewTerminalEvents(scr, Text, TerminalOptions{Verbose: true, Size: func() (int, int) { return scr.width, 24 }})
 	var plain bytes.Buffer
-	text := NewEvents(&plain, Text)
+	text := NewEvents(&plain, Text, EventOptions{Objects: true})
 	for _, e := range demoRun() {
 		sink.Emit(e)
 		text.Emit(e)
@@ -286,7 +286,7 @@ func TestTerminalEventsLockWait(t *testing.T) {
 	scr := newScreen(80)
 	sink := NewTerminalEvents(scr, Text, TerminalOptions{Size: func() (int, int) { return scr.width, 24 }}).(*liveSink)
 	var plain bytes.Buffer
-	text := NewEvents(&plain, Text)
+	text := NewEvents(&plain, Text, EventOptions{Objects: true})
 	evs := []event.Event{
 		{Type: event.Lock, Lock: event.LockWaiting, Holder: "istioctl install of a@b, pid 1", Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it"},
 		{Type: event.Lock, Lock: event.LockAcquired, Message: "took the cluster lock after waiting 1s"},
