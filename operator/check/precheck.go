@@ -112,6 +112,16 @@ func permissions(ctx context.Context, env *Env) []Result {
 	}
 	var out []Result
 	for _, t := range targets {
+		// One result per resource kind for the verbs you have (a line each in the report),
+		// one per verb you lack (upstream's message, each a failure of its own).
+		var allowedVerbs []string
+		where, what := "(Cluster)", t.resource
+		if t.namespace != "" {
+			where = "Namespace/" + t.namespace
+		}
+		if t.group != "" {
+			what += "." + t.group
+		}
 		for _, verb := range t.verbs {
 			ssar := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
@@ -119,25 +129,19 @@ func permissions(ctx context.Context, env *Env) []Result {
 					"group": t.group, "resource": t.resource, "namespace": t.namespace, "verb": verb,
 				}},
 			}}
-			where := "(Cluster)"
-			if t.namespace != "" {
-				where = "Namespace/" + t.namespace
-			}
-			what := t.resource
-			if t.group != "" {
-				what += "." + t.group
-			}
 			got, err := env.Client.Dynamic.Resource(ssarGVR).Create(ctx, ssar, metav1.CreateOptions{})
 			if err != nil {
 				out = append(out, Result{Object: where, Message: fmt.Sprintf("cannot ask whether you may %s %s: %v", verb, what, err)})
 				continue
 			}
-			allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
-			r := Result{Object: where, Passed: allowed, Message: fmt.Sprintf("may %s %s", verb, what)}
-			if !allowed {
-				r.Message = fmt.Sprintf("Missing required permission to %s resource %s", verb, what)
+			if allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed"); allowed {
+				allowedVerbs = append(allowedVerbs, verb)
+				continue
 			}
-			out = append(out, r)
+			out = append(out, Result{Object: where, Message: fmt.Sprintf("Missing required permission to %s resource %s", verb, what)})
+		}
+		if len(allowedVerbs) > 0 {
+			out = append(out, Result{Object: where, Passed: true, Message: fmt.Sprintf("may %s %s", strings.Join(allowedVerbs, ", "), what)})
 		}
 	}
 	return out

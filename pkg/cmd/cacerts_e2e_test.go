@@ -45,7 +45,7 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 		}
 	}
 
-	out, err := x.run("x", "precheck", "-f", spec)
+	out, err := x.run("x", "precheck", "-v", "-f", spec)
 	outputs = append(outputs, out)
 	if err != nil || strings.Contains(out, secret) {
 		t.Errorf("precheck without a cacerts Secret: %v\n%s", err, out)
@@ -61,7 +61,7 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 		{pki.OtherRoot, "the certificate in ca-cert.pem (CN=Test Intermediate CA) does not chain to root-cert.pem"},
 	} {
 		put(tc.v)
-		out, err := x.run("x", "precheck", "-f", spec)
+		out, err := x.run("x", "precheck", "-v", "-f", spec)
 		outputs = append(outputs, out)
 		if exitCode(err) != 1 {
 			t.Errorf("%s: precheck exit %d, want 1\n%s", tc.v, exitCode(err), out)
@@ -87,7 +87,7 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 	put(pki.Valid)
 	const named = "✔ " + "Secret/%s/cacerts: istiod will sign with this plugged-in CA (the spec declares none): CA CN=Test Intermediate CA, valid until"
 	want := strings.Replace(named, "%s", ns, 1)
-	out = x.ok("x", "precheck", "-f", spec)
+	out = x.ok("x", "precheck", "-v", "-f", spec)
 	outputs = append(outputs, out)
 	mustContain(t, "precheck of a valid CA", out, want)
 	out = direct.ok("install", "-f", spec, "-y", "-i", ns)

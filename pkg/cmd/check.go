@@ -18,6 +18,8 @@ type CheckCommand struct {
 	Output      string
 	FailOn      string
 	FromVersion string
+	// Verbose prints every passing check of a precheck (a line per section otherwise).
+	Verbose bool
 	// RemoteContexts are precheck's --remote-contexts.
 	RemoteContexts []string
 	Globals        *Globals
@@ -40,6 +42,7 @@ func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
 	if use == "precheck" {
 		cmd.Flags().StringVar(&a.FromVersion, "from-version", "", "The Istio version you upgrade from (e.g. 1.21): adds notes on behaviour that changed since")
+		cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "Print every passing check, not a line per section that passed")
 		cmd.Flags().StringSliceVar(&a.RemoteContexts, "remote-contexts", nil, "Kubeconfig contexts of the mesh's other clusters: checks that the clusters agree (names, mesh ID, networks and their gateways, cacerts roots)")
 	}
 	return cmd
@@ -103,7 +106,8 @@ func (a *CheckCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output)); err != nil {
+	short := printer.ReportOptions{Short: a.Command == "precheck" && !a.Verbose}
+	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output), short); err != nil {
 		return err
 	}
 	printer.Verdict(a.Out, a.ErrOut, a.Command, res.Failed, printer.Format(a.Output))

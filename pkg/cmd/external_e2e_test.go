@@ -175,7 +175,7 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 	cp := writeSpecFile(t, "cp.yaml", "metadata: {name: control-plane}\nspec:\n  profile: minimal\n")
 	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
 
-	out, err := x.run("x", "precheck", "-f", gw)
+	out, err := x.run("x", "precheck", "-v", "-f", gw)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck without a control plane: %v\n%s", err, out)
 	}
@@ -196,13 +196,13 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 		t.Error("the control plane's install set no default revision tag")
 	}
 
-	out = x.ok("x", "precheck", "-f", gw)
+	out = x.ok("x", "precheck", "-v", "-f", gw)
 	v := version.Version
 	mustContain(t, "precheck", out, `Deployment/istio-system/istiod: revision default, version `+v+`, ready, managed by istioctl (install spec "control-plane", revision default); istiod `+v+` serves proxies `+v,
 		"CustomResourceDefinition/*.istio.io: 15 CRDs established")
 	// Proxies newer than istiod: refused.
 	newer := nextMinor(t, v)
-	out, err = x.run("x", "precheck", "-f", gw, "--set", "tag="+newer)
+	out, err = x.run("x", "precheck", "-v", "-f", gw, "--set", "tag="+newer)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with newer proxies: %v\n%s", err, out)
 	}
@@ -330,12 +330,12 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
 
 	// The version comes from istiod's image; proxies newer than istiod are refused.
-	out, err := x.run("x", "precheck", "-f", gw)
+	out, err := x.run("x", "precheck", "-v", "-f", gw)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with proxies newer than istiod: %v\n%s", err, out)
 	}
 	mustContain(t, "precheck with newer proxies", out, "✘ Deployment/istio-system/istiod: incompatible: proxies "+version.Version+" would be newer than istiod 1.29.5")
-	out = x.ok("x", "precheck", "-f", gw, "--set", "tag=1.29.0")
+	out = x.ok("x", "precheck", "-v", "-f", gw, "--set", "tag=1.29.0")
 	mustContain(t, "precheck", out, "Deployment/istio-system/istiod: revision default, version 1.29.5, ready, managed by Helm release istio-system/istiod; istiod 1.29.5 serves proxies 1.29.0",
 		"15 CRDs established, managed by field manager helm")
 	if strings.Contains(out, "in place") {
@@ -387,7 +387,7 @@ func TestExternalCACertsE2E(t *testing.T) {
 	var outputs []string
 	var keyLines []string
 
-	out, err := x.run("x", "precheck", "-f", spec)
+	out, err := x.run("x", "precheck", "-v", "-f", spec)
 	outputs = append(outputs, out)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck without the Secret: %v\n%s", err, out)
@@ -411,8 +411,8 @@ func TestExternalCACertsE2E(t *testing.T) {
 		if _, err := c.Kube.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		text, err := x.run("x", "precheck", "-f", spec)
-		js, _ := x.run("x", "precheck", "-f", spec, "-o", "json")
+		text, err := x.run("x", "precheck", "-v", "-f", spec)
+		js, _ := x.run("x", "precheck", "-v", "-f", spec, "-o", "json")
 		outputs = append(outputs, text, js)
 		var rep struct {
 			Results []struct {
@@ -485,7 +485,7 @@ func TestExternalPrometheusE2E(t *testing.T) {
 	spec := writeSpecFile(t, "prom.yaml", "spec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n  external:\n    prometheus:\n      service: "+ns+"/prometheus:9090\n")
 
-	out, err := x.run("x", "precheck", "-f", spec)
+	out, err := x.run("x", "precheck", "-v", "-f", spec)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck without Prometheus: %v\n%s", err, out)
 	}
@@ -505,10 +505,10 @@ func TestExternalPrometheusE2E(t *testing.T) {
 	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = x.run("x", "precheck", "-f", spec)
+	out, err = x.run("x", "precheck", "-v", "-f", spec)
 	if exitCode(err) == 1 && strings.Contains(out, "Service/"+ns+"/prometheus: no ready endpoint") {
 		waitGone(t, func() bool { // the endpoint follows the pod
-			out, err = x.run("x", "precheck", "-f", spec)
+			out, err = x.run("x", "precheck", "-v", "-f", spec)
 			return !strings.Contains(out, "no ready endpoint")
 		})
 	}
@@ -519,7 +519,7 @@ func TestExternalPrometheusE2E(t *testing.T) {
 		"ConfigMap/"+ns+"/istio: the mesh reports metrics to Prometheus (defaultProviders.metrics: [prometheus])")
 
 	// A port the Service does not have.
-	out, err = x.run("x", "precheck", "-f", spec, "--set", "external.prometheus.service="+ns+"/prometheus:9091")
+	out, err = x.run("x", "precheck", "-v", "-f", spec, "--set", "external.prometheus.service="+ns+"/prometheus:9091")
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with a wrong port: %v\n%s", err, out)
 	}

@@ -60,7 +60,7 @@ func TestFleetE2E(t *testing.T) {
 
 	t.Run("precheck on the empty bed", func(t *testing.T) {
 		l := l.with(t)
-		out, code := l.fleet(bed.Kubeconfig, "precheck", "-f", fleetExample)
+		out, code := l.fleet(bed.Kubeconfig, "precheck", "-v", "-f", fleetExample)
 		if code != 0 {
 			t.Fatalf("fleet precheck: exit %d\n%s", code, out)
 		}

@@ -15,8 +15,10 @@ type FleetCheckCommand struct {
 	// Command is precheck or verify.
 	Command              string
 	File, Output, FailOn string
-	Globals              *Globals
-	Out, ErrOut          io.Writer
+	// Verbose prints every passing check of a precheck (a line per section otherwise).
+	Verbose     bool
+	Globals     *Globals
+	Out, ErrOut io.Writer
 }
 
 func newFleetCheckCommand(g *Globals, use string) *cobra.Command {
@@ -49,6 +51,9 @@ when any check fails.`
 	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json, yaml or junit")
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
+	if use == "precheck" {
+		cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "Print every passing check, not a line per section that passed")
+	}
 	return cmd
 }
 
@@ -72,7 +77,8 @@ func (a *FleetCheckCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output)); err != nil {
+	short := printer.ReportOptions{Short: a.Command == "precheck" && !a.Verbose}
+	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output), short); err != nil {
 		return err
 	}
 	printer.Verdict(a.Out, a.ErrOut, "fleet "+a.Command, res.Failed, printer.Format(a.Output))

@@ -62,7 +62,7 @@ func RemoteClusters(w io.Writer, rows []link.Row, rep *check.Report, f Format) e
 		return err
 	}
 	fmt.Fprintln(w)
-	return text(w, rep)
+	return text(w, rep, false)
 }
 
 // tableStatus is a row's status with, when unknown, why in a few words (the report has

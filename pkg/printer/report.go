@@ -18,8 +18,19 @@ const (
 	JUnit Format = "junit"
 )
 
+// ReportOptions tune the text report.
+type ReportOptions struct {
+	// Short prints a section whose checks all passed as one line (how many), and a
+	// failing section's failures in full with a line for the rest: precheck without -v.
+	Short bool
+}
+
 // Report prints a check report in format f.
-func Report(w io.Writer, rep *check.Report, f Format) error {
+func Report(w io.Writer, rep *check.Report, f Format, opts ...ReportOptions) error {
+	var o ReportOptions
+	for _, x := range opts {
+		o.Short = o.Short || x.Short
+	}
 	switch f {
 	case JSON:
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -38,11 +49,11 @@ func Report(w io.Writer, rep *check.Report, f Format) error {
 	case JUnit:
 		return junit(w, rep)
 	}
-	return text(w, rep)
+	return text(w, rep, o.Short)
 }
 
 // text prints one section after another, failures first inside each, then the summary.
-func text(w io.Writer, rep *check.Report) error {
+func text(w io.Writer, rep *check.Report, short bool) error {
 	var sections []string
 	by := map[string][]check.Result{}
 	for _, r := range rep.Results {
@@ -51,35 +62,38 @@ func text(w io.Writer, rep *check.Report) error {
 		}
 		by[r.Section] = append(by[r.Section], r)
 	}
+	// blank: a blank line goes before what prints next (a full section stands apart).
+	blank := false
 	for i, s := range sections {
+		passed := 0
+		for _, r := range by[s] {
+			if r.Passed {
+				passed++
+			}
+		}
+		if short && passed == len(by[s]) {
+			if blank {
+				fmt.Fprintln(w)
+				blank = false
+			}
+			fmt.Fprintf(w, "%s %s: %s passed\n", green("✔"), s, checks(passed))
+			continue
+		}
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, s)
 		fmt.Fprintln(w, strings.Repeat("-", len(s)))
 		for _, r := range by[s] {
-			mark := green("✔")
-			switch {
-			case r.Passed:
-			case r.Severity == check.Error:
-				mark = red("✘")
-			default:
-				mark = yellow("!")
+			if short && r.Passed {
+				continue
 			}
-			code := ""
-			if r.Code != "" && !r.Passed {
-				code = "[" + r.Code + "] "
-			}
-			fmt.Fprintf(w, "%s %s%s: %s\n", mark, code, r.Object, r.Message)
-			if r.Diff != "" {
-				for _, l := range strings.Split(r.Diff, "\n") {
-					fmt.Fprintf(w, "    %s\n", l)
-				}
-			}
-			if r.Hint != "" && !r.Passed {
-				fmt.Fprintf(w, "    hint: %s\n", r.Hint)
-			}
+			result(w, r)
 		}
+		if short && passed > 0 {
+			fmt.Fprintf(w, "%s %s passed\n", green("✔"), checks(passed))
+		}
+		blank = short
 	}
 	what := "objects checked"
 	if rep.Command != "verify-install" {
@@ -161,4 +175,37 @@ func junit(w io.Writer, rep *check.Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// result prints one check's result: its mark, object and message, then its diff and hint.
+func result(w io.Writer, r check.Result) {
+	mark := green("✔")
+	switch {
+	case r.Passed:
+	case r.Severity == check.Error:
+		mark = red("✘")
+	default:
+		mark = yellow("!")
+	}
+	code := ""
+	if r.Code != "" && !r.Passed {
+		code = "[" + r.Code + "] "
+	}
+	fmt.Fprintf(w, "%s %s%s: %s\n", mark, code, r.Object, r.Message)
+	if r.Diff != "" {
+		for _, l := range strings.Split(r.Diff, "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+	if r.Hint != "" && !r.Passed {
+		fmt.Fprintf(w, "    hint: %s\n", r.Hint)
+	}
+}
+
+// checks counts checks in words: "1 check", "3 checks".
+func checks(n int) string {
+	if n == 1 {
+		return "1 check"
+	}
+	return fmt.Sprintf("%d checks", n)
 }
