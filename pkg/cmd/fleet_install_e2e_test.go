@@ -115,6 +115,9 @@ func TestFleetInstallE2E(t *testing.T) {
 			}
 			return len(mwc.Webhooks) > 0, "no webhooks"
 		})
+		// What cluster-3's injector calls, cluster-1's istiod serves: it injects a pod of
+		// cluster-3 as one (the hop between them, the east-west gateway, is not in the bed).
+		injectsForRemote(t, l.member("cluster-1"), ca, "cluster-3", "network1")
 	})
 
 	t.Run("a second install writes nothing", func(t *testing.T) {

@@ -310,3 +310,48 @@ func revokedLink(t *testing.T, l *linkBed, file string, d *fleetDumped) {
 		t.Errorf("fleet verify after the repair: exit %d\n%s", code, out)
 	}
 }
+
+// injectsForRemote asks c's istiod, at the injection path a remote's webhooks call
+// (/inject/cluster/<remote>/net/<network>), to inject a pod of the remote, as the remote's
+// apiserver would through the east-west gateway (which the bed does not run: its address
+// is never dialled). The call goes to istiod's Service, port 443, its certificate verified
+// against ca's root. It checks that istiod injects the pod as one of the remote's.
+func injectsForRemote(t *testing.T, c *cluster.Cluster, ca *pki.CA, remote, network string) {
+	t.Helper()
+	addr, err := istiodAddr(c, 443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"app","namespace":"default","labels":{"app":"app"}},` +
+		`"spec":{"containers":[{"name":"app","image":"registry.example/app:1"}]}}`
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"0d5a3c1e-1b2f-4f6a-9b7c-2e4d6f8a0b1c",` +
+		`"kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},` +
+		`"namespace":"default","operation":"CREATE","object":` + pod + `}}`
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Root)
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "istiod.istio-system.svc"}}}
+	url := "https://" + addr + "/inject/cluster/" + remote + "/net/" + network
+	resp, err := hc.Post(url, "application/json", strings.NewReader(review))
+	if err != nil {
+		t.Fatalf("%s's istiod at %s: %v", c.Context, url, err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Response struct {
+			Allowed bool
+			Patch   []byte
+			Result  *struct{ Message string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || !got.Response.Allowed {
+		t.Fatalf("%s's istiod at %s: %s %v %+v", c.Context, url, resp.Status, err, got.Response.Result)
+	}
+	patch := string(got.Response.Patch)
+	for _, want := range []string{`{"name":"ISTIO_META_CLUSTER_ID","value":"` + remote + `"}`, `{"name":"ISTIO_META_NETWORK","value":"` + network + `"}`,
+		`"name":"istio-proxy"`, `"sidecar.istio.io/status"`} {
+		if !strings.Contains(patch, want) {
+			t.Errorf("%s's istiod injects a pod of %s without %s:\n%s", c.Context, remote, want, patch)
+		}
+	}
+}
