@@ -199,6 +199,8 @@ func (l *linkBed) purgeBed() {
 		_ = c.Kube.CoreV1().ServiceAccounts("istio-system").Delete(ctx, "istio-reader-service-account", metav1.DeleteOptions{})
 		_ = c.Kube.RbacV1().ClusterRoles().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{})
 		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{})
+		// A fleet's shared cacerts (uninstall --purge leaves a CA it did not declare).
+		_ = secrets.Delete(ctx, "cacerts", metav1.DeleteOptions{})
 	}
 }
 
