@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,18 +13,17 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/link"
 )
 
-// clusterzSurvey is cluster-1's survey with one istiod whose /debug/clusterz answered with
-// the recorded response (upstream's cluster.DebugInfo list): cluster-2 synced, cluster-3
-// timed out, cluster-5 syncing; the Secret for cluster-4 is one it does not list.
+// clusterzSurvey is cluster-1's survey with one istiod listing cluster-2 synced, cluster-3
+// timed out and cluster-5 syncing (the four statuses upstream's cluster.DebugInfo has; what
+// the real istiod answers is read in pkg/cmd's fleet e2e tests); the Secret for cluster-4
+// is one it does not list.
 func clusterzSurvey(t *testing.T) *link.Survey {
 	t.Helper()
-	body, err := os.ReadFile("../../testdata/multicluster/clusterz.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clusters, err := link.ParseClusterz(body)
-	if err != nil {
-		t.Fatal(err)
+	clusters := []link.ClusterStatus{
+		{ID: "cluster-1", SyncStatus: "synced"},
+		{ID: "cluster-2", SecretName: "istio-system/istio-remote-secret-cluster-2", SyncStatus: "synced"},
+		{ID: "cluster-3", SecretName: "istio-system/istio-remote-secret-cluster-3", SyncStatus: "timeout"},
+		{ID: "cluster-5", SecretName: "istio-system/istio-remote-secret-cluster-5", SyncStatus: "syncing"},
 	}
 	s := &link.Survey{Namespace: "istio-system", Istiods: []link.Istiod{{Pod: "istiod-6d8f9b7c4-x2x9k", Revision: "default", Clusters: clusters}}}
 	for _, id := range []string{"cluster-2", "cluster-3", "cluster-4", "cluster-5"} {

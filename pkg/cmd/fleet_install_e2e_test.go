@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
 // TestFleetInstallE2E: x fleet install of the example file on the empty 3-cluster bed,
@@ -35,11 +37,17 @@ func TestFleetInstallE2E(t *testing.T) {
 	l := &linkBed{t: t, bed: bed, seen: &seen{allowed: map[int]bool{}, tokens: map[string]bool{}}}
 	l.purgeBed()
 	t.Cleanup(l.purgeBed)
-	dump := fleetDump(t, l, fleetExample)
+	for _, c := range bed.Clusters {
+		c.RequireRealIstiod(t)
+	}
+	// The example with one shared cacerts set (spec.trust), as a mesh across clusters has.
+	ca := pki.New(t, pki.Valid)
+	fleetFile := withTrust(t, fleetExample, ca)
+	dump := fleetDump(t, l, fleetFile)
 
 	t.Run("the prompt shows each cluster's plan and the links; no writes nothing", func(t *testing.T) {
 		before := bedVersions(t, bed)
-		out, errOut, err := asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetExample)
+		out, errOut, err := asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile)
 		l.record(false, out, errOut)
 		if err == nil {
 			t.Fatalf("answering n: no error\n%s", out)
@@ -56,7 +64,7 @@ func TestFleetInstallE2E(t *testing.T) {
 	})
 
 	start := time.Now()
-	out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
+	out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y")
 	if code != 0 {
 		t.Fatalf("fleet install: exit %d\n%s", code, out)
 	}
@@ -70,7 +78,7 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("each cluster as its dumped spec installs it, with exactly the dumped links", func(t *testing.T) {
 		l := l.with(t)
-		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
+		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetFile); code != 0 {
 			t.Fatalf("fleet verify: exit %d\n%s", code, out)
 		}
 		for _, c := range dump.Clusters {
@@ -81,10 +89,41 @@ func TestFleetInstallE2E(t *testing.T) {
 		}
 	})
 
+	t.Run("each primary's real istiod syncs every cluster it reads and signs with the shared root", func(t *testing.T) {
+		l := l.with(t)
+		for _, p := range []string{"cluster-1", "cluster-2"} {
+			istiodLists(t, l.member(p), time.Minute, syncedList(dump, p)...)
+			signsWithRoot(t, l.member(p), ca)
+		}
+		sameAsIstiod(t, l, "cluster-1", "cluster-2")
+		// cluster-1's istiod controls the remote: it hands cluster-3 the shared root and
+		// patches its injector's CA bundles with it.
+		c3 := l.member("cluster-3")
+		eventually(t, 30*time.Second, "cluster-3's istio-ca-root-cert is the shared root", func() (bool, string) {
+			cm, err := c3.Kube.CoreV1().ConfigMaps("default").Get(context.Background(), "istio-ca-root-cert", metav1.GetOptions{})
+			return err == nil && cm.Data["root-cert.pem"] == string(ca.RootPEM), fmt.Sprint(err)
+		})
+		eventually(t, 30*time.Second, "cluster-3's injector trusts the shared root", func() (bool, string) {
+			mwc, err := c3.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(context.Background(), "istio-sidecar-injector", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, w := range mwc.Webhooks {
+				if string(w.ClientConfig.CABundle) != string(ca.RootPEM) {
+					return false, "webhook " + w.Name + " has another CA bundle"
+				}
+			}
+			return len(mwc.Webhooks) > 0, "no webhooks"
+		})
+		// What cluster-3's injector calls, cluster-1's istiod serves: it injects a pod of
+		// cluster-3 as one (the hop between them, the east-west gateway, is not in the bed).
+		injectsForRemote(t, l.member("cluster-1"), ca, "cluster-3", "network1")
+	})
+
 	t.Run("a second install writes nothing", func(t *testing.T) {
 		l := l.with(t)
 		before := bedVersions(t, bed)
-		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y", "-o", "json")
+		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y", "-o", "json")
 		if code != 0 {
 			t.Fatalf("fleet install again: exit %d\n%s", code, out)
 		}
@@ -150,7 +189,7 @@ func TestFleetInstallE2E(t *testing.T) {
 	t.Run("cluster-2 dropped from the file: only its links go", func(t *testing.T) {
 		l := l.with(t)
 		before := bedVersions(t, bed)
-		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetWithout(t, "cluster-2"), "-y")
+		out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetWithout(t, fleetFile, "cluster-2"), "-y")
 		if code != 0 {
 			t.Fatalf("fleet install without cluster-2: exit %d\n%s", code, out)
 		}
@@ -166,18 +205,29 @@ func TestFleetInstallE2E(t *testing.T) {
 			t.Errorf("dropping cluster-2 changed (token Secrets aside)\n  %s\nwant\n  %s\n%s", strings.Join(diff, "\n  "), strings.Join(want, "\n  "), out)
 		}
 		l.must("cluster-2", "verify-install", "-f", dump.cluster("cluster-2").spec) // its control plane stays
-		out, code = l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y")
+		// The istiods follow: cluster-1's reads cluster-2 no more, cluster-2's only itself.
+		istiodLists(t, l.member("cluster-1"), 30*time.Second, "cluster-1  synced", "cluster-3 istio-system/istio-remote-secret-cluster-3 synced")
+		istiodLists(t, l.member("cluster-2"), 30*time.Second, "cluster-2  synced")
+		sameAsIstiod(t, l, "cluster-1", "cluster-2")
+		out, code = l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y")
 		if code != 0 || !strings.Contains(out, "istio-remote-secret-cluster-2  cluster-1  cluster-2  created") {
 			t.Fatalf("fleet install with cluster-2 back: exit %d\n%s", code, out)
 		}
-		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
+		for _, p := range []string{"cluster-1", "cluster-2"} {
+			istiodLists(t, l.member(p), 30*time.Second, syncedList(dump, p)...)
+		}
+		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetFile); code != 0 {
 			t.Fatalf("fleet verify: exit %d\n%s", code, out)
 		}
 	})
 
+	t.Run("a revoked token is a failed link in istiod and remote-clusters", func(t *testing.T) {
+		revokedLink(t, l.with(t), fleetFile, dump)
+	})
+
 	t.Run("fleet uninstall", func(t *testing.T) {
 		l := l.with(t)
-		out, code := l.fleet(bed.Kubeconfig, "uninstall", "-f", fleetExample, "-y")
+		out, code := l.fleet(bed.Kubeconfig, "uninstall", "-f", fleetFile, "-y")
 		if code != 0 || !strings.Contains(out, "Fleet uninstall complete") {
 			t.Fatalf("fleet uninstall: exit %d\n%s", code, out)
 		}
@@ -196,6 +246,8 @@ func TestFleetInstallE2E(t *testing.T) {
 		kc, proxy := stoppableKubeconfig(t, bed, "cluster-3")
 		// Stop cluster-3's apiserver (its only way in) once cluster-1's install holds
 		// cluster-1's lock: every cluster is planned by then, nothing of cluster-3 written.
+		// The example without cacerts: with them every cluster takes its lock first to
+		// write its cacerts, and cluster-3 could be stopped half-way through taking it.
 		go whenLocked(l.member("cluster-1"), proxy.stop)
 		out, code := l.fleet(kc, "install", "-f", fleetExample, "-y")
 		t.Logf("fleet install with cluster-3 stopping:\n%s", out)
@@ -222,7 +274,7 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("ctrl-c stops every cluster, the same command then converges", func(t *testing.T) {
 		l := l.with(t)
-		if out, code := l.fleet(bed.Kubeconfig, "uninstall", "-f", fleetExample, "-y"); code != 0 {
+		if out, code := l.fleet(bed.Kubeconfig, "uninstall", "-f", fleetFile, "-y"); code != 0 {
 			t.Fatalf("fleet uninstall: exit %d\n%s", code, out)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -232,16 +284,16 @@ func TestFleetInstallE2E(t *testing.T) {
 		}()
 		var out, errOut strings.Builder
 		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		root.SetArgs([]string{"--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetExample, "-y"})
+		root.SetArgs([]string{"--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile, "-y"})
 		err := root.ExecuteContext(ctx)
 		l.record(false, out.String(), errOut.String())
 		if code := mainExit(err); code != 130 || !strings.Contains(out.String(), "Fleet install interrupted") {
 			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, err, out.String())
 		}
-		if out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetExample, "-y"); code != 0 {
+		if out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y"); code != 0 {
 			t.Fatalf("fleet install after the interrupted one: exit %d\n%s", code, out)
 		}
-		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
+		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetFile); code != 0 {
 			t.Fatalf("fleet verify: exit %d\n%s", code, out)
 		}
 	})
@@ -364,10 +416,11 @@ func isTokenSecret(diff string) bool {
 	return strings.Contains(diff, "Secret/istio-system/istio-reader-service-account-istio-remote-secret-token")
 }
 
-// fleetWithout is the example fleet file without the named clusters.
-func fleetWithout(t *testing.T, names ...string) string {
+// fleetWithout is the fleet file without the named clusters, beside it (its cacerts
+// directory is relative to it).
+func fleetWithout(t *testing.T, file string, names ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(fleetExample)
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +440,7 @@ func fleetWithout(t *testing.T, names ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "fleet.yaml")
+	p := filepath.Join(filepath.Dir(file), "fleet-without-"+strings.Join(names, "-")+".yaml")
 	if err := os.WriteFile(p, out, 0o600); err != nil {
 		t.Fatal(err)
 	}

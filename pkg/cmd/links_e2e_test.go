@@ -199,6 +199,8 @@ func (l *linkBed) purgeBed() {
 		_ = c.Kube.CoreV1().ServiceAccounts("istio-system").Delete(ctx, "istio-reader-service-account", metav1.DeleteOptions{})
 		_ = c.Kube.RbacV1().ClusterRoles().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{})
 		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{})
+		// A fleet's shared cacerts (uninstall --purge leaves a CA it did not declare).
+		_ = secrets.Delete(ctx, "cacerts", metav1.DeleteOptions{})
 	}
 }
 
@@ -240,8 +242,12 @@ func TestLinksE2E(t *testing.T) {
 	t.Run("checks pass", func(t *testing.T) {
 		l := l.with(t)
 		for _, c := range []string{"cluster-1", "cluster-2"} {
-			out := l.must(c, "remote-clusters")
 			other := map[string]string{"cluster-1": "cluster-2", "cluster-2": "cluster-1"}[c]
+			// The istiod itself (read through its Service, not by istioctl) reads the
+			// Secret create-remote-secret wrote and syncs the other cluster.
+			istiodLists(t, l.member(c), time.Minute, c+"  synced", other+" istio-system/istio-remote-secret-"+other+" synced")
+			sameAsIstiod(t, l, c)
+			out := l.must(c, "remote-clusters")
 			// The cluster's real istiod answers: both clusters synced.
 			for _, want := range []string{"NAME", "SECRET", "STATUS", "ISTIOD", "REVISION", "may do all", "reports synced"} {
 				if !strings.Contains(out, want) {
