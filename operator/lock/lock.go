@@ -55,7 +55,7 @@ func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	s := &state{self: l.Self, ann: l.Self.annotations(), explain: l.explain, changed: make(chan struct{}, 1), lostCh: make(chan struct{})}
+	s := &state{self: l.Self, ann: l.Self.annotations(), explain: l.explain, changed: make(chan struct{}, 1), lostCh: make(chan struct{}), giveUp: p.LeaseDuration}
 	s.onLost = l.Lost
 	start := time.Now()
 	e, err := l.elect(s, p)
@@ -108,6 +108,10 @@ func (l *Locker) Acquire(ctx context.Context) (*Held, error) {
 				return nil, err
 			}
 		case <-timeout:
+			if snap := s.snapshot(); snap.other.Identity == "" && snap.lastErr != nil {
+				// Nobody was seen holding it: the requests failed, say why.
+				return fail(fmt.Errorf("could not take %s within --lock-timeout %s: %w", what, l.Wait, s.explain(snap.lastErr)))
+			}
 			return fail(&HeldError{Holder: s.snapshot().other, Waited: time.Since(start), Timeout: l.Wait})
 		case <-ctx.Done():
 			return fail(fmt.Errorf("interrupted while waiting for %s: %w", what, ctx.Err()))
@@ -356,8 +360,11 @@ type state struct {
 	lostCh  chan struct{}
 
 	mu sync.Mutex
-	// answered: a Lease request got an answer (errors after it are retried, not fatal).
-	answered bool
+	// answered: a Lease request got an answer (errors after it are retried, not fatal,
+	// until they have lasted giveUp: failingSince is when the current run of them began).
+	answered     bool
+	giveUp       time.Duration
+	failingSince time.Time
 	// seen is the Lease as last read before it was taken; other its holder, if not us.
 	seen  *coordinationv1.Lease
 	other Holder
@@ -384,12 +391,13 @@ type snapshot struct {
 	prev       Holder
 	observed   string
 	seenRV     string
+	lastErr    error
 }
 
 func (s *state) snapshot() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := snapshot{acquired: s.acquired, acquiredAt: s.acquiredAt, fatal: s.fatal, other: s.other, prev: s.prev, observed: s.observed}
+	snap := snapshot{acquired: s.acquired, acquiredAt: s.acquiredAt, fatal: s.fatal, other: s.other, prev: s.prev, observed: s.observed, lastErr: s.lastErr}
 	if s.seen != nil {
 		snap.seenRV = s.seen.ResourceVersion
 	}
@@ -400,6 +408,26 @@ func (s *state) signal() {
 	select {
 	case s.changed <- struct{}{}:
 	default:
+	}
+}
+
+// failing notes a failed Lease request before the lock is taken; once the cluster has not
+// answered for giveUp, the Acquire ends with the error rather than waiting out --lock-timeout
+// against a cluster that is gone (s.mu held).
+func (s *state) failing(err error) {
+	if s.acquired || !s.answered {
+		return
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		s.failingSince = time.Time{} // the cluster answered (a conflict, a lost race)
+		return
+	}
+	switch {
+	case s.failingSince.IsZero():
+		s.failingSince = time.Now()
+	case s.giveUp > 0 && time.Since(s.failingSince) > s.giveUp:
+		s.fail(fmt.Errorf("the cluster stopped answering while waiting for %s (for %s): %w", what, roundDuration(time.Since(s.failingSince)), s.explain(err)))
 	}
 }
 
@@ -441,10 +469,12 @@ func (s *state) afterGet(l *coordinationv1.Lease, err error) {
 			s.fail(&ForbiddenError{Verb: "get", Err: err})
 		case !s.answered:
 			s.fail(s.explain(err))
+		default:
+			s.failing(err)
 		}
 		return
 	}
-	s.answered = true
+	s.answered, s.failingSince = true, time.Time{}
 	if err != nil {
 		l = nil
 	}
@@ -506,9 +536,10 @@ func (s *state) afterWrite(verb string, l *coordinationv1.Lease, err error, sent
 		if !s.acquired && apierrors.IsForbidden(err) {
 			s.fail(&ForbiddenError{Verb: verb, Err: err})
 		}
+		s.failing(err)
 		return
 	}
-	s.answered = true
+	s.answered, s.failingSince = true, time.Time{}
 	if !s.acquired {
 		s.acquired, s.acquiredAt = true, time.Now()
 		if h := holderOf(s.seen); h.Identity != s.self.Identity {

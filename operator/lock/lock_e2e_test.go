@@ -315,10 +315,44 @@ func TestLockCost(t *testing.T) {
 		if reads != 1 || releaseRequests != 1 || total != int64(3+renewals) {
 			t.Errorf("%s: %d requests (%d reads) with %d renewals, %d to release; want 3 + renewals, 1 read, 1 to release", start, total, reads, renewals, releaseRequests)
 		}
-		if acquire+release > 50*time.Millisecond {
-			t.Errorf("%s: taking and releasing the lock took %v + %v, want at most 50ms", start, acquire, release)
-		}
+		// The time is logged, not asserted: a target lives in make bench, not in a timed test.
 		t.Logf("lock cost (%s): %d requests = 3 + 1 per renewal (%d renewals); take %v + release %v = %v",
 			start, total, renewals, acquire.Round(10*time.Microsecond), release.Round(10*time.Microsecond), (acquire + release).Round(10*time.Microsecond))
+	}
+}
+
+// A waiter whose cluster stops answering ends with that cause once it has lasted a lease
+// duration, instead of waiting out its whole --lock-timeout against a cluster that is gone.
+func TestClusterGoneWhileWaitingE2E(t *testing.T) {
+	c := cluster.StartPrivate(t)
+	ctx := context.Background()
+	held, err := locker(t, c, "istioctl install", 0).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = held // never released: its cluster goes away under it
+	w := locker(t, c, "istioctl upgrade", 10*time.Minute)
+	seen := make(chan struct{})
+	var once sync.Once
+	w.Waiting = func(lock.Holder, time.Duration) { once.Do(func() { close(seen) }) }
+	done := make(chan error, 1)
+	go func() { _, err := w.Acquire(ctx); done <- err }()
+	select {
+	case <-seen:
+	case err := <-done:
+		t.Fatalf("the waiter did not wait: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiter never saw the holder")
+	}
+	c.KillAPIServer(t)
+	gone := time.Now()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "stopped answering") {
+			t.Errorf("the waiter ended with %v, want the cluster's silence as its cause", err)
+		}
+		t.Logf("ended %v after the apiserver stopped: %v", time.Since(gone).Round(time.Millisecond), err)
+	case <-time.After(time.Minute):
+		t.Fatal("the waiter still waits a minute after its cluster stopped answering")
 	}
 }
