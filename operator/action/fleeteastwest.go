@@ -10,6 +10,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -23,12 +24,13 @@ const addressWait = 2 * time.Minute
 // once its control plane stands (the gateway is injected by that istiod; its expose objects
 // are Istio resources): an install of its own, named eastwest, as upstream's guides make it.
 // It says whether the run wrote anything.
-func (a *FleetInstall) installEastWest(ctx context.Context, f *fleet.Fleet, m *FleetMember) (bool, error) {
+func (a *FleetInstall) installEastWest(ctx context.Context, f *fleet.Fleet, m *FleetMember, hooks *schedule.Hooks) (bool, error) {
 	opts, ok := f.EastWest(m.cluster, m.Install.Revision)
 	if !ok {
 		return false, nil
 	}
-	in := &Install{Config: m.cfg, Spec: opts, ReadinessTimeout: a.ReadinessTimeout, Events: event.InCluster(orDiscard(a.Events), m.Name)}
+	in := &Install{Config: m.cfg, Spec: opts, ReadinessTimeout: a.ReadinessTimeout, Events: event.InCluster(orDiscard(a.Events), m.Name),
+		Hooks: hooks.Scope("eastwest")}
 	r, err := in.Run(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("its east-west gateway: %w", err)

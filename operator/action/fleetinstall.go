@@ -12,6 +12,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -188,59 +189,19 @@ func (e *FleetError) Error() string {
 		"\nFix what these lines name, then run the same command again: it continues from what is there"
 }
 
-// fleetSteps are the run's steps by name, each done once: what later steps wait for.
-type fleetSteps struct {
-	mu    sync.Mutex
-	steps map[string]*fleetStep
-}
-
-type fleetStep struct {
-	done chan struct{}
-	// err says why the step failed or was skipped; nil when it stands.
-	err error
-}
-
-func (s *fleetSteps) get(name string) *fleetStep {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.steps == nil {
-		s.steps = map[string]*fleetStep{}
+// needError is a wait on hooks that did not stand, as a fleet run says it: the cluster
+// that did not converge, or ctx's error when the run was stopped.
+func needError(err error) error {
+	var need *schedule.NeedError
+	if errors.As(err, &need) {
+		cluster, _, _ := strings.Cut(need.Need, "/")
+		return fmt.Errorf("needs cluster %s, which did not converge", cluster)
 	}
-	st, ok := s.steps[name]
-	if !ok {
-		st = &fleetStep{done: make(chan struct{})}
-		s.steps[name] = st
+	var stop *schedule.StoppedError
+	if errors.As(err, &stop) {
+		return stop.Err
 	}
-	return st
-}
-
-// finish ends the named step with err; a step already finished keeps its end.
-func (s *fleetSteps) finish(name string, err error) {
-	st := s.get(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-st.done:
-	default:
-		st.err = err
-		close(st.done)
-	}
-}
-
-// wait waits for the named steps; the error names the first that did not stand.
-func (s *fleetSteps) wait(ctx context.Context, names ...string) error {
-	for _, n := range names {
-		st := s.get(n)
-		select {
-		case <-st.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if st.err != nil {
-			return fmt.Errorf("needs cluster %s, which did not converge", n)
-		}
-	}
-	return nil
+	return err
 }
 
 // Run carries out the plan (nil: it plans first) by the plan-then-write protocol: each
@@ -267,30 +228,26 @@ func (a *Fleet) execute(ctx context.Context, events event.Sink, p *FleetPlan, op
 // stands.
 func (a *FleetInstall) converge(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
 	res := p.newResult()
-	steps := &fleetSteps{}
-	var wg sync.WaitGroup
+	hooks := schedule.New()
+	var nodes []schedule.Node
 	for i, m := range p.Members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		nodes = append(nodes, schedule.Node{Name: m.Name, Run: func(ctx context.Context) error {
 			start := time.Now()
-			outcome, err := a.installMember(ctx, p, m, steps)
-			steps.finish(istiodStep(m.Name), err)
-			steps.finish(m.Name, err)
+			outcome, err := a.installMember(ctx, p, m, hooks)
 			res.Clusters[i] = clusterRow(m, outcome, err, start)
-		}()
+			return err
+		}})
 	}
 	members := p.members()
 	for i, l := range p.Links {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outcome, err := a.runLink(ctx, p, l, members, steps)
+		nodes = append(nodes, schedule.Node{Name: "link " + l.Into + " " + l.Secret, Run: func(ctx context.Context) error {
+			outcome, err := a.runLink(ctx, p, l, members, hooks)
 			res.Links[i] = linkRow(l, outcome, err)
 			linkEvent(a.Events, l, outcome, err)
-		}()
+			return err
+		}})
 	}
-	wg.Wait()
+	hooks.Run(ctx, nodes, nil)
 	return res, res.end(ctx)
 }
 
@@ -316,25 +273,8 @@ func (p *FleetPlan) members() map[string]*FleetMember {
 	return out
 }
 
-// istiodStep names the step of a cluster's istiod being ready: what its remotes wait for.
-func istiodStep(cluster string) string { return cluster + "/istiod" }
-
-// istiodTap passes a member's install events on and calls ready once its istiod (the Pilot
-// component) is ready.
-type istiodTap struct {
-	event.Sink
-	ready func()
-}
-
-func (t istiodTap) Emit(e event.Event) {
-	t.Sink.Emit(e)
-	if e.Type == event.ComponentReady && e.Component == string(component.Pilot) {
-		t.ready()
-	}
-}
-
 // installMember writes the cluster's cacerts, then installs it once its primary stands.
-func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps) (event.Outcome, error) {
+func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, hooks *schedule.Hooks) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -342,32 +282,30 @@ func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *Fleet
 		return event.OutcomeFailed, err
 	}
 	if m.Primary != "" {
-		// A remote needs its primary's istiod serving (its injection goes there), not the
-		// rest of that install; with no address in the file, the gateway that gives it one.
-		need := istiodStep(m.Primary)
+		// A remote needs its primary's istiod serving (its injection goes there): the hook
+		// its primary's install ends once its Pilot is ready, not the rest of that install;
+		// with no address in the file, the gateway that gives it one: the whole of it.
+		need := m.Primary + "/" + string(component.Pilot)
 		if needsAddress(m) {
 			need = m.Primary
 		}
-		if err := steps.wait(ctx, need); err != nil {
-			if ctx.Err() == nil {
-				err = fmt.Errorf("needs cluster %s, which did not converge", m.Primary)
-			}
-			return event.OutcomeSkipped, err
+		if err := hooks.Wait(ctx, need); err != nil {
+			return event.OutcomeSkipped, needError(err)
 		}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
-	// A copy, its events tapped: the member's action stays as planned.
-	tapped := *in
-	tapped.Events = istiodTap{in.Events, func() { steps.finish(istiodStep(m.Name), nil) }}
-	in = &tapped
-	r, err := in.Run(ctx, plan)
+	// A copy reporting its components to the fleet's hooks: the member's action stays as
+	// planned.
+	scoped := *in
+	scoped.Hooks = hooks.Scope(m.Name)
+	r, err := scoped.Run(ctx, plan)
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
-	wrote, err := a.installEastWest(ctx, p.f, m)
+	wrote, err := a.installEastWest(ctx, p.f, m, hooks.Scope(m.Name))
 	if err != nil {
 		return event.OutcomeFailed, err
 	}

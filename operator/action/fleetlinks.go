@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
 // planLinks decides each link: the ones the file implies are created, or checked when
@@ -121,7 +122,7 @@ func (a *Fleet) planDropped(ctx context.Context, p *FleetPlan, dropped map[strin
 // runLink carries out one link step once the clusters it needs stand: a create or check
 // through create-remote-secret's action (Keep: a link whose token still authenticates is
 // left as it is), a removal with the tokens issued for it.
-func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, members map[string]*FleetMember, steps *fleetSteps) (event.Outcome, error) {
+func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, members map[string]*FleetMember, hooks *schedule.Hooks) (event.Outcome, error) {
 	into := members[l.Into]
 	if into == nil {
 		into = p.droppedMember(l.Into)
@@ -129,12 +130,12 @@ func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPl
 	if l.Action == LinkRemove {
 		if members[l.Into] != nil {
 			// After the cluster's own install: one writer of it at a time in this run.
-			_ = steps.wait(ctx, l.Into)
+			_ = hooks.Wait(ctx, l.Into)
 		}
 		return a.removeLink(ctx, p, l, into)
 	}
-	if err := steps.wait(ctx, l.Into, l.From); err != nil {
-		return event.OutcomeLeftOut, err
+	if err := hooks.Wait(ctx, l.Into, l.From); err != nil {
+		return event.OutcomeLeftOut, needError(err)
 	}
 	from := members[l.From]
 	into.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
 // FleetUninstall is x fleet uninstall: every link Secret of the fleet removed first (in the
@@ -62,11 +62,10 @@ func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, e
 // remove removes the links, then the clusters, each as soon as what it serves is gone.
 func (a *FleetUninstall) remove(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
 	res := p.newResult()
-	var wg sync.WaitGroup
+	hooks := schedule.New()
+	links := make([]schedule.Node, len(p.Links))
 	for i, l := range p.Links {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		links[i] = schedule.Node{Name: "link " + l.Into + " " + l.Secret, Run: func(ctx context.Context) error {
 			into := p.members()[l.Into]
 			if into == nil {
 				into = p.droppedMember(l.Into)
@@ -74,21 +73,21 @@ func (a *FleetUninstall) remove(ctx context.Context, _ *run, p *FleetPlan) (*Fle
 			outcome, err := a.removeLink(ctx, p, l, into)
 			res.Links[i] = linkRow(l, outcome, err)
 			linkEvent(a.Events, l, outcome, err)
-		}()
+			return err
+		}}
 	}
-	wg.Wait()
-	steps := &fleetSteps{}
+	hooks.Run(ctx, links, nil)
+	// The clusters once every link is gone: each waits, on its way, for those it serves.
+	members := make([]schedule.Node, len(p.Members))
 	for i, m := range p.Members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		members[i] = schedule.Node{Name: m.Name, Run: func(ctx context.Context) error {
 			start := time.Now()
-			outcome, err := a.removeMember(ctx, p, m, steps, res)
-			steps.finish(m.Name, err)
+			outcome, err := a.removeMember(ctx, p, m, hooks, res)
 			res.Clusters[i] = clusterRow(m, outcome, err, start)
-		}()
+			return err
+		}}
 	}
-	wg.Wait()
+	hooks.Run(ctx, members, nil)
 	return res, res.end(ctx)
 }
 
@@ -98,7 +97,7 @@ var errLinksStay = errors.New("some of the links to or from it could not be remo
 
 // removeMember uninstalls a cluster once the clusters it serves are removed and its links
 // are gone.
-func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps, res *FleetResult) (event.Outcome, error) {
+func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, hooks *schedule.Hooks, res *FleetResult) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -111,8 +110,8 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 	for _, o := range p.f.Served(m.cluster) {
 		served = append(served, o.Name)
 	}
-	if err := steps.wait(ctx, served...); err != nil {
-		return event.OutcomeSkipped, err
+	if err := hooks.Wait(ctx, served...); err != nil {
+		return event.OutcomeSkipped, needError(err)
 	}
 	if ew, ok := p.f.EastWest(m.cluster, m.Uninstall.Revision); ok && !a.Purge {
 		// The east-west gateway's own install first (a purge takes it with the rest).
