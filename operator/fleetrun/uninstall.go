@@ -1,9 +1,10 @@
-package action
+package fleetrun
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,11 +15,11 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
-// FleetUninstall is x fleet uninstall: every link Secret of the fleet removed first (in the
+// Uninstall is x fleet uninstall: every link Secret of the fleet removed first (in the
 // clusters of the file and in those it dropped), then the clusters in the reverse of the
 // install's order, each by the Uninstall action of its spec: the remotes, then each
 // control plane once the clusters it serves are removed.
-type FleetUninstall struct {
+type Uninstall struct {
 	*Fleet
 	// Purge removes every revision and the CRDs in each cluster, and the cacerts Secrets
 	// the fleet wrote.
@@ -31,16 +32,16 @@ type FleetUninstall struct {
 }
 
 // Plan reads every cluster at once: what its uninstall removes, and the fleet's links.
-func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
+func (a *Uninstall) Plan(ctx context.Context) (*Plan, error) {
 	f, _, err := a.loadFleet(false)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.planMembers(ctx, f, func(m *FleetMember) {
+	p, err := a.planMembers(ctx, f, func(m *Member) {
 		if !a.reach(ctx, m) {
 			return
 		}
-		m.uninstall = &Uninstall{Config: m.cfg, Spec: f.Spec(m.cluster), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
+		m.uninstall = &action.Uninstall{Config: m.cfg, Spec: f.Spec(m.cluster), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
 			Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), m.Name)}
 		if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
 			m.Namespace = m.Uninstall.Namespace
@@ -54,13 +55,13 @@ func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
 }
 
 // Run removes the links, then the clusters (nil plan: it plans first), by the
-// plan-then-write protocol as FleetInstall.Run.
-func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
+// plan-then-write protocol as Install.Run.
+func (a *Uninstall) Run(ctx context.Context, p *Plan) (*Result, error) {
 	return a.execute(ctx, a.Events, p, event.OperationUninstall, a.Plan, a.remove)
 }
 
 // remove removes the links, then the clusters, each as soon as what it serves is gone.
-func (a *FleetUninstall) remove(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
+func (a *Uninstall) remove(ctx context.Context, p *Plan) (*Result, error) {
 	res := p.newResult()
 	hooks := schedule.New()
 	links := make([]schedule.Node, len(p.Links))
@@ -97,7 +98,7 @@ var errLinksStay = errors.New("some of the links to or from it could not be remo
 
 // removeMember uninstalls a cluster once the clusters it serves are removed and its links
 // are gone.
-func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, hooks *schedule.Hooks, res *FleetResult) (event.Outcome, error) {
+func (a *Uninstall) removeMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks, res *Result) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -115,7 +116,7 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 	}
 	if ew, ok := p.f.EastWest(m.cluster, m.Uninstall.Revision); ok && !a.Purge {
 		// The east-west gateway's own install first (a purge takes it with the rest).
-		u := &Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
+		u := &action.Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
 		if _, err := u.Run(ctx, nil); err != nil {
 			return event.OutcomeFailed, fmt.Errorf("its east-west gateway: %w", err)
 		}
@@ -135,7 +136,7 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 }
 
 // removeCACerts deletes the cacerts Secret the fleet gave the cluster.
-func (a *FleetUninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *FleetMember) error {
+func (a *Uninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *Member) error {
 	if f.CACertsOf(m.cluster) == nil {
 		return nil
 	}
@@ -143,7 +144,7 @@ func (a *FleetUninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *F
 	s.SetGroupVersionKind(kube.SecretGVK)
 	s.SetNamespace(m.Namespace)
 	s.SetName("cacerts")
-	return m.cfg.write(ctx, m.client, event.Discard{}, lockRun{action: "fleet-cacerts", namespace: m.Namespace}, func(ctx context.Context) error {
+	return m.cfg.WriteLocked(ctx, m.client, "fleet-cacerts", m.Namespace, func(ctx context.Context) error {
 		return m.client.Delete(ctx, s, false)
 	})
 }

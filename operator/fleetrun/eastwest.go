@@ -1,8 +1,9 @@
-package action
+package fleetrun
 
 import (
 	"context"
 	"fmt"
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,12 +25,12 @@ const addressWait = 2 * time.Minute
 // once its control plane stands (the gateway is injected by that istiod; its expose objects
 // are Istio resources): an install of its own, named eastwest, as upstream's guides make it.
 // It says whether the run wrote anything.
-func (a *FleetInstall) installEastWest(ctx context.Context, f *fleet.Fleet, m *FleetMember, hooks *schedule.Hooks) (bool, error) {
+func (a *Install) installEastWest(ctx context.Context, f *fleet.Fleet, m *Member, hooks *schedule.Hooks) (bool, error) {
 	opts, ok := f.EastWest(m.cluster, m.Install.Revision)
 	if !ok {
 		return false, nil
 	}
-	in := &Install{Config: m.cfg, Spec: opts, ReadinessTimeout: a.ReadinessTimeout, Events: event.InCluster(orDiscard(a.Events), m.Name),
+	in := &action.Install{Config: m.cfg, Spec: opts, ReadinessTimeout: a.ReadinessTimeout, Events: event.InCluster(orDiscard(a.Events), m.Name),
 		Hooks: hooks.Scope("eastwest")}
 	r, err := in.Run(ctx, nil)
 	if err != nil {
@@ -40,13 +41,13 @@ func (a *FleetInstall) installEastWest(ctx context.Context, f *fleet.Fleet, m *F
 
 // needsAddress says m is a remote whose file gives no remotePilotAddress: it gets the
 // address of its primary's east-west gateway.
-func needsAddress(m *FleetMember) bool {
+func needsAddress(m *Member) bool {
 	return m.Primary != "" && m.cluster.RemotePilotAddress == ""
 }
 
 // planAddress plans such a remote again with the address its primary's gateway already has
 // (a re-run), so its plan is what the run does; on a first run the address comes later.
-func (a *FleetInstall) planAddress(ctx context.Context, p *FleetPlan, m *FleetMember) {
+func (a *Install) planAddress(ctx context.Context, p *Plan, m *Member) {
 	if !needsAddress(m) || m.Install == nil {
 		return
 	}
@@ -60,32 +61,32 @@ func (a *FleetInstall) planAddress(ctx context.Context, p *FleetPlan, m *FleetMe
 		return
 	}
 	m.address = addr
-	m.action.Spec = p.f.WithAddress(m.cluster, addr)
-	m.Install, m.Err = m.action.Plan(ctx)
+	m.installer.Spec = p.f.WithAddress(m.cluster, addr)
+	m.Install, m.Err = m.installer.Plan(ctx)
 }
 
 // withAddress is the install of m and its plan: for a remote that needs its primary's
 // gateway address, once that address is there (a load balancer address, read from the
 // Service's status: never dialled), planned again when it is not the one planned with.
-func (a *FleetInstall) withAddress(ctx context.Context, p *FleetPlan, m *FleetMember) (*Install, *InstallPlan, error) {
+func (a *Install) withAddress(ctx context.Context, p *Plan, m *Member) (*action.Install, *action.InstallPlan, error) {
 	if !needsAddress(m) {
-		return m.action, m.Install, nil
+		return m.installer, m.Install, nil
 	}
 	addr, err := lbAddress(ctx, p.members()[m.Primary], addressWait)
 	if err != nil {
 		return nil, nil, err
 	}
 	if addr == m.address {
-		return m.action, m.Install, nil
+		return m.installer, m.Install, nil
 	}
-	in := *m.action
+	in := *m.installer
 	in.Spec = p.f.WithAddress(m.cluster, addr)
 	in.Replan = false
 	return &in, nil, nil
 }
 
 // lbAddress waits for the load balancer address of m's east-west gateway.
-func lbAddress(ctx context.Context, m *FleetMember, wait time.Duration) (string, error) {
+func lbAddress(ctx context.Context, m *Member, wait time.Duration) (string, error) {
 	return gatewayAddress(ctx, m.client, m.Namespace, m.Name, wait)
 }
 
@@ -126,7 +127,7 @@ func (a *Fleet) verifiedSpec(ctx context.Context, f *fleet.Fleet, c *fleet.Clust
 			primary = o
 		}
 	}
-	client, err := a.member(primary, a.clusterWarn(primary.Name)).connect(ctx)
+	client, err := a.member(primary, a.clusterWarn(primary.Name)).Connect(ctx)
 	if err != nil {
 		return spec.Options{}, fmt.Errorf("its istiod address is %s's east-west gateway's, and %s cannot be reached: %w", primary.Name, primary.Name, err)
 	}
