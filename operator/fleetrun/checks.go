@@ -3,12 +3,12 @@ package fleetrun
 import (
 	"context"
 	"fmt"
-	"github.com/istioctl-installer/istioctl/operator/action"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"

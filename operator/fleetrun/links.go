@@ -3,7 +3,6 @@ package fleetrun
 import (
 	"context"
 	"fmt"
-	"github.com/istioctl-installer/istioctl/operator/action"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
