@@ -2,12 +2,13 @@ package fleetrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/istioctl-installer/istioctl/operator/action"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -90,27 +91,51 @@ func lbAddress(ctx context.Context, m *Member, wait time.Duration) (string, erro
 	return gatewayAddress(ctx, m.client, m.Namespace, m.Name, wait)
 }
 
-// gatewayAddress waits up to wait for the load balancer address of the east-west gateway
-// of cluster (its Service in namespace, read through client); one read for a wait of 0.
+// gatewayAddress is the load balancer address of the east-west gateway of cluster (its
+// Service in namespace, read through client): one read for a wait of 0, else a watch of
+// the Service up to wait, which says when its load balancer gave it one.
 func gatewayAddress(ctx context.Context, client *kube.Client, namespace, cluster string, wait time.Duration) (string, error) {
 	probe := &unstructured.Unstructured{}
 	probe.SetGroupVersionKind(kube.ServiceGVK)
 	probe.SetNamespace(namespace)
 	probe.SetName(eastWestGateway)
-	deadline := time.Now().Add(wait)
-	for {
+	noAddress := func(err error) error {
+		msg := fmt.Sprintf("the east-west gateway of cluster %s (Service %s/%s) has no load balancer address after %s: check its cloud load balancer, or give remotePilotAddress in the fleet file", cluster, namespace, eastWestGateway, wait)
+		if err != nil {
+			return fmt.Errorf("%s (%w)", msg, err)
+		}
+		return errors.New(msg)
+	}
+	if wait <= 0 {
 		if svc, err := client.Get(ctx, probe); err == nil && svc != nil {
 			if addr := ingressAddress(svc); addr != "" {
 				return addr, nil
 			}
 		}
-		if !time.Now().Before(deadline) {
-			return "", fmt.Errorf("the east-west gateway of cluster %s (Service %s/%s) has no load balancer address after %s: check its cloud load balancer, or give remotePilotAddress in the fleet file", cluster, namespace, eastWestGateway, wait)
+		return "", noAddress(nil)
+	}
+	w := client.NewWatcher()
+	defer w.Stop()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	var lastErr error
+	for {
+		changed := w.Changed() // before reading: a change made meanwhile is not missed
+		svc, err := w.Get(ctx, probe, "")
+		if err == nil && svc != nil {
+			if addr := ingressAddress(svc); addr != "" {
+				return addr, nil
+			}
+		}
+		if err != nil {
+			lastErr = err
 		}
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-deadline.C:
+			return "", noAddress(lastErr)
+		case <-changed:
 		}
 	}
 }
