@@ -23,8 +23,9 @@ type composite[P comparable] struct {
 // cluster's.
 func Composite[P comparable, R any](ctx context.Context, c *Config, events event.Sink, p P,
 	plan func(context.Context) (P, error), carry func(context.Context, P) (R, error), done func(R, error) event.Event) (R, error) {
-	var given *composite[P]
-	if var0 := *new(P); p != var0 {
+	var given *composite[P] // nil: the protocol plans first
+	var zero P
+	if p != zero {
 		given = &composite[P]{p: p}
 	}
 	steps := protocol[*composite[P], R]{
