@@ -1,31 +1,35 @@
 #!/usr/bin/env bash
 # The fleet bench (`hack/bench.sh fleet`, and a section of make bench): on a 3-cluster bed
-# of its own (hack/kube/bed-up.sh CLUSTERS=3), FLEET_RUNS (3) rounds, each on the empty bed
-# and purged after, of:
+# of its own (hack/kube/bed-up.sh CLUSTERS=3, a real istiod for every istiod pod as in the
+# rest of the bench), FLEET_RUNS (5) rounds, each step on the empty bed and purged after:
 #  (a) ours: `x fleet install -f FLEET_FILE -y`
 #  (b) upstream's documented steps in sequence with upstream istioctl: per cluster, in the
 #      file's order, its namespace with the labels and annotations the dump lists (kubectl
 #      create namespace, label, annotate), then `istioctl install -y -f` of its dumped
 #      IstioOperator; then `create-remote-secret --context FROM --name FROM | kubectl
 #      --context INTO apply -f -` for every link of the dump
-#  (c) the critical path of (a) with our single-cluster install: the primary's IstioOperator
-#      alone, then the remote's (it waits for its primary)
-#  (d) the same single-cluster installs as the fleet runs them, without the fleet: every
+#  (c) the same single-cluster installs as the fleet runs them, without the fleet: every
 #      other primary installing beside the critical path's primary, then the remote; until
-#      all are done. Not a limit: it shows what the bed's shared CPUs cost (its apiservers
-#      run on the machine the installs run on), beside (c).
+#      all are done. The three apiservers of the bed share the installer's CPUs, so the
+#      installs beside each other slow each other down as they do inside the fleet: this is
+#      what the fleet's own cost (plan, links, scheduling, one start-up) is measured against.
+#  (d) the critical path with our single-cluster install, each alone on the bed: the
+#      primary's IstioOperator, then the remote's. Shown, not a limit (issue 25's first
+#      line, which measured the bed's shared CPUs rather than the fleet).
+# (a) and (c) alternate which goes first from round to round, as (b) and (d) do.
 # Limits: median (b) / median (a) >= FLEET_RATIO (3.0); median (a) <= median (c) + 1000 ms.
 # Prints markdown; exits 1 when a limit is missed, unless REPORT_ONLY=1.
 #
-#   OURS=bin/istioctl UPSTREAM=bin/upstream/istioctl FLEET_RUNS=3 hack/bench-fleet.sh
+#   OURS=bin/istioctl UPSTREAM=bin/upstream/istioctl FLEET_RUNS=5 hack/bench-fleet.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-FLEET_RUNS=${FLEET_RUNS:-3}
+REPORT_ONLY=${REPORT_ONLY:-}
+FLEET_RUNS=${FLEET_RUNS:-5}
+[ "$FLEET_RUNS" -ge 5 ] || [ -n "$REPORT_ONLY" ] || { echo "bench-fleet: FLEET_RUNS=$FLEET_RUNS: the limits read the median of at least 5 rounds (REPORT_ONLY=1 to only report)" >&2; exit 2; }
 FLEET_FILE=${FLEET_FILE:-docs/examples/fleet-3-clusters.yaml}
 FLEET_RATIO=${FLEET_RATIO:-3.0}
 FLEET_SLACK_MS=${FLEET_SLACK_MS:-1000}
-REPORT_ONLY=${REPORT_ONLY:-}
 OURS=${OURS:-$root/bin/istioctl}
 UPSTREAM=${UPSTREAM:-$root/bin/upstream/istioctl}
 for b in "$OURS" "$UPSTREAM" bin/kubectl; do
@@ -152,10 +156,17 @@ beside_round() {
 purge # a bed that has never had Istio still passes through the same purge once
 for i in $(seq 1 "$FLEET_RUNS"); do
 	log "round $i/$FLEET_RUNS"
-	ours_round "$i"
-	upstream_round "$i"
-	crit_round "$i"
-	beside_round "$i"
+	if [ $((i % 2)) = 1 ]; then
+		ours_round "$i"
+		beside_round "$i"
+		upstream_round "$i"
+		crit_round "$i"
+	else
+		beside_round "$i"
+		ours_round "$i"
+		crit_round "$i"
+		upstream_round "$i"
+	fi
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -166,10 +177,10 @@ su_ours=$(awk '$1 == "ours" { print $3 }' <<<"$startup")
 su_up=$(awk '$1 == "upstream" { print $3 }' <<<"$startup")
 n_up=$((${#clusters[@]} + ${#links[@]}))
 
-mo=$(med "${t_ours[@]}") mu=$(med "${t_up[@]}") mc=$(med "${t_crit[@]}")
+mo=$(med "${t_ours[@]}") mu=$(med "${t_up[@]}") mc=$(med "${t_crit[@]}") mb=$(med "${t_beside[@]}")
 ratio=$(awk -v a="$mu" -v b="$mo" 'BEGIN { printf "%.1f", a / (b ? b : 1) }')
 ok_ratio=$(awk -v a="$mu" -v b="$mo" -v r="$FLEET_RATIO" 'BEGIN { print (a >= r * b) ? 1 : 0 }')
-ok_crit=$([ "$mo" -le $((mc + FLEET_SLACK_MS)) ] && echo 1 || echo 0)
+ok_beside=$([ "$mo" -le $((mb + FLEET_SLACK_MS)) ] && echo 1 || echo 0)
 gw="the file gives each remote its remotePilotAddress and has one network, so upstream's guide has no east-west gateway and no expose-istiod step here"
 {
 	echo "$FLEET_RUNS rounds on one bed of 3 clusters (\`$FLEET_FILE\`), each step on the empty bed and purged"
@@ -182,21 +193,25 @@ gw="the file gives each remote its remotePilotAddress and has one network, so up
 	echo "  \`istioctl create-remote-secret --context FROM --name FROM | kubectl --context INTO apply -f -\`;"
 	echo "  $gw."
 	[ -z "$stripped" ] || echo "  Upstream rejects our IstioOperator's \`spec.external\` (\`unknown field\`): it is stripped and the namespace annotated by kubectl instead, as upstream's guide does ($(grep -o 'cluster-[^:]*' <<<"$stripped" | paste -sd, -))."
-	echo "- the critical path: our single-cluster \`install -y -f\` of $crit_primary's dumped IstioOperator, then of"
-	echo "  $crit_remote's (a remote waits for its primary; the other primary installs beside them)."
+	echo "- the same installs as the fleet runs them: our single-cluster \`install -y -f\` of each dumped"
+	echo "  IstioOperator, the other primary beside $crit_primary, then $crit_remote (a remote waits for its"
+	echo "  primary); no links. The bed's three apiservers share the installer's $(nproc) CPUs, so installs"
+	echo "  beside each other slow each other down, inside the fleet as here: the limit reads the fleet's"
+	echo "  own cost against these."
+	echo "- the critical path alone: $crit_primary's install alone on the bed, then $crit_remote's (shown, not a limit)."
 	echo
 	echo "| wall ms, median (min-max) | |"
 	echo "|---|---|"
 	echo "| ours: fleet install | $(stats "${t_ours[@]}") |"
 	echo "| upstream's steps in sequence | $(stats "${t_up[@]}") |"
+	echo "| the same installs as the fleet runs them (the other primary beside), no links | $(stats "${t_beside[@]}") |"
 	echo "| our install of $crit_primary alone | $(stats "${t_primary[@]}") |"
 	echo "| our install of $crit_remote alone, after it | $(stats "${t_remote[@]}") |"
-	echo "| critical path: the two summed, per round | $(stats "${t_crit[@]}") |"
-	echo "| the same installs as the fleet runs them (the other primary beside), no links | $(stats "${t_beside[@]}") |"
+	echo "| critical path alone: the two summed, per round | $(stats "${t_crit[@]}") |"
 	echo
 	echo "upstream's steps / ours: ${ratio}x (limit >= ${FLEET_RATIO}x): $([ "$ok_ratio" = 1 ] && echo within || echo MISSED)"
-	echo "ours - critical path: $((mo - mc)) ms (limit <= +$FLEET_SLACK_MS ms): $([ "$ok_crit" = 1 ] && echo within || echo MISSED)"
-	echo "ours - the same installs run beside each other: $((mo - $(med "${t_beside[@]}"))) ms (the links, the plan, one process's start; not a limit)"
+	echo "ours - the same installs run beside each other: $((mo - mb)) ms (limit <= +$FLEET_SLACK_MS ms): $([ "$ok_beside" = 1 ] && echo within || echo MISSED)"
+	echo "ours - the critical path alone: $((mo - mc)) ms (what the bed's shared CPUs add besides; not a limit)"
 	echo "start-up (version --remote=false, median of 10): ours $su_ours, upstream $su_up; the upstream sequence starts $n_up of them"
 	echo
 	echo "Ours, the last round's summary:"
@@ -209,6 +224,6 @@ gw="the file gives each remote its remotePilotAddress and has one network, so up
 	echo "$startup"
 	echo '```'
 } 
-if [ "$ok_ratio" != 1 ] || [ "$ok_crit" != 1 ]; then
+if [ "$ok_ratio" != 1 ] || [ "$ok_beside" != 1 ]; then
 	[ -n "$REPORT_ONLY" ] || { log "a fleet limit was missed (REPORT_ONLY=1 to only report)"; exit 1; }
 fi

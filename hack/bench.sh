@@ -16,7 +16,7 @@
 #    (`hack/bench.sh lock` prints only that, on a cluster of its own, in ~30 s)
 #  - x fleet install of docs/examples/fleet-3-clusters.yaml against upstream's documented
 #    steps in sequence, on a 3-cluster bed of its own (hack/bench-fleet.sh; `hack/bench.sh
-#    fleet` prints only that, in ~6 minutes, and exits 1 when a limit is missed)
+#    fleet` prints only that, 5 rounds in ~10 minutes, and exits 1 when a limit is missed)
 #  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
 #    upstream, RUNS (5) alternating rounds on fresh clusters, and exits 1 when our median is
 #    over upstream's
@@ -393,7 +393,7 @@ fleet_rc=0
 	echo
 } >>"$out"
 limit "fleet install" "$([ "$fleet_rc" = 0 ] && echo 1 || echo 0)" \
-	"upstream's steps under 3x ours, or ours over its critical path + 1 s (the section above)"
+	"upstream's steps under 3x ours, or ours over the same installs run beside each other + 1 s (the section above)"
 # Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
 # start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
 # its limits (20x upstream's cost, 48 MiB, every profile) are missed.

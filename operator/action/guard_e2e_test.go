@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -107,7 +108,7 @@ spec:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fleet := &action.Fleet{Config: cfg, File: fleetFile}
+	fleet := &fleetrun.Fleet{Config: cfg, File: fleetFile}
 
 	for _, step := range []struct {
 		name   string
@@ -154,11 +155,11 @@ spec:
 		}},
 		{"install --atomic that fails and removes", false, true, func() error { _, err := broken.Run(ctx, nil); return err }},
 		{"fleet install", false, false, func() error {
-			_, err := (&action.FleetInstall{Fleet: fleet, ReadinessTimeout: 2 * time.Minute}).Run(ctx, nil)
+			_, err := (&fleetrun.Install{Fleet: fleet, ReadinessTimeout: 2 * time.Minute}).Run(ctx, nil)
 			return err
 		}},
 		{"fleet uninstall", false, false, func() error {
-			_, err := (&action.FleetUninstall{Fleet: fleet, Purge: true, Timeout: 2 * time.Minute}).Run(ctx, nil)
+			_, err := (&fleetrun.Uninstall{Fleet: fleet, Purge: true, Timeout: 2 * time.Minute}).Run(ctx, nil)
 			return err
 		}},
 	} {

@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -48,6 +49,10 @@ type Install struct {
 	Replan bool
 	// Events receives the run's events; nil drops them.
 	Events event.Sink
+	// Hooks, when given, are where the run reports each component ready (its hook, by the
+	// component's name, ends): what a run beside it waits on (a fleet's remote, on its
+	// primary's Pilot). nil: the run's own.
+	Hooks *schedule.Hooks
 
 	// rollbackOf, what and skipRelied say how a rollback's install is recorded and named
 	// (a rollback also does not check the pieces the spec relies on, as it never did).

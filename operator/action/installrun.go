@@ -45,7 +45,7 @@ const tagComponent = "revision-tags"
 // carryOut applies the plan, then points the default revision tag at the revision and
 // retires the Helm releases the install emptied.
 func (a *Install) carryOut(ctx context.Context, r *run, p *InstallPlan) (*InstallResult, error) {
-	result, installErr := p.apply.Install(ctx, r.events, p.manifests, p.stale)
+	result, installErr := p.apply.Install(ctx, r.events, a.Hooks, p.manifests, p.stale)
 	if installErr == nil && !a.DryRun && p.defaultTag.Needed {
 		var tagged []tag.Change
 		tagged, installErr = p.defaultTag.Run(ctx, p.client, r.events)

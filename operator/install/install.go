@@ -19,6 +19,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
 // Options tune a run.
@@ -160,9 +161,13 @@ func stopped(ctx context.Context) string {
 // Install applies every manifest in dependency order, waits for readiness and prunes stale
 // (what the plan found this install owns and no longer renders: see Stale). A component
 // starts once all its parents are ready (runGraph); a failed component skips its
-// dependents. The caller emits the run's plan and done events: Install emits what happens
-// in between, to events.
-func (r *Run) Install(ctx context.Context, events event.Sink, manifests []render.Manifest, stale []*unstructured.Unstructured) (*Result, error) {
+// dependents. Each component ends its hook in hooks (nil: hooks of the run's own) once its
+// instances are done: what a run beside this one waits on. The caller emits the run's plan
+// and done events: Install emits what happens in between, to events.
+func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Hooks, manifests []render.Manifest, stale []*unstructured.Unstructured) (*Result, error) {
+	if hooks == nil {
+		hooks = schedule.New()
+	}
 	in := r.newPass(events)
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
@@ -187,7 +192,7 @@ func (r *Run) Install(ctx context.Context, events event.Sink, manifests []render
 			errs = append(errs, err)
 		}
 	}
-	runGraph(ctx, manifests, func(m render.Manifest) error {
+	runGraph(ctx, hooks, manifests, func(m render.Manifest) error {
 		ev := componentEvent(m.Instance)
 		e := ev
 		e.Type, e.Total = event.ComponentStarted, len(m.Objects)

@@ -118,7 +118,7 @@ func TestInstallWaitPrune(t *testing.T) {
 		if err != nil {
 			return nil, rec, err
 		}
-		res, err := in.Install(ctx, rec, ms, stale)
+		res, err := in.Install(ctx, rec, nil, ms, stale)
 		return res, rec, err
 	}
 
@@ -195,7 +195,7 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
 		Opts: install.Options{Timeout: 4 * time.Second}}).Start()
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
-	_, err = in.Install(context.Background(), rec, []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
+	_, err = in.Install(context.Background(), rec, nil, []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
 	var nr *install.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("err = %v, want NotReadyError", err)
@@ -243,7 +243,7 @@ spec:
 `
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
 		Opts: install.Options{Timeout: 6 * time.Second}}).Start()
-	_, err = in.Install(context.Background(), &event.Recorder{}, []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
+	_, err = in.Install(context.Background(), &event.Recorder{}, nil, []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
 	if err == nil {
 		t.Fatal("the install succeeded although the quota allows no pod")
 	}
@@ -291,7 +291,7 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}).Start()
-	if _, err := in.Install(ctx, nil, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
+	if _, err := in.Install(ctx, nil, nil, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
 		t.Fatalf("install into a terminating namespace: %v", err)
 	}
 	if _, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-reader-service-account", metav1.GetOptions{}); err != nil {

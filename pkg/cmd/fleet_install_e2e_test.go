@@ -154,7 +154,8 @@ func TestFleetInstallE2E(t *testing.T) {
 				dones[e.Cluster]++
 			}
 		}
-		// A remote's install starts once its primary's istiod is ready, not before.
+		// A remote's install starts once its primary's istiod is ready, not before, and
+		// within a second of it.
 		pilot, remote := -1, -1
 		for i, e := range evs {
 			if e.Cluster == "cluster-1" && e.Type == event.ComponentReady && e.Component == "Pilot" && pilot < 0 {
@@ -166,6 +167,12 @@ func TestFleetInstallE2E(t *testing.T) {
 		}
 		if pilot < 0 || remote < pilot {
 			t.Errorf("cluster-3's install began at event %d, cluster-1's istiod was ready at event %d", remote, pilot)
+		} else if gap := evs[remote].Time.Sub(evs[pilot].Time); gap > time.Second {
+			// It waits on the readiness hook cluster-1's install ends, not on that
+			// install's end: it starts as the hook ends.
+			t.Errorf("cluster-3's install began %v after cluster-1's istiod was ready, want within 1s", gap)
+		} else {
+			t.Logf("cluster-3's install began %v after cluster-1's istiod was ready", gap)
 		}
 		last := evs[len(evs)-1]
 		if want := map[string]int{"cluster-1": 1, "cluster-2": 1, "cluster-3": 1, "": 1}; !maps.Equal(dones, want) {

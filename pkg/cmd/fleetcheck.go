@@ -7,10 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
-// FleetCheckCommand is x fleet precheck or x fleet verify: flags into an action.Fleet.
+// FleetCheckCommand is x fleet precheck or x fleet verify: flags into an fleetrun.Fleet.
 type FleetCheckCommand struct {
 	// Command is precheck or verify.
 	Command              string
@@ -68,7 +69,7 @@ func (a *FleetCheckCommand) Run(ctx context.Context) error {
 	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
 		return Usagef("--fail-on %q: use error or warning", a.FailOn)
 	}
-	f := &action.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, FailOn: a.FailOn}
+	f := &fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, FailOn: a.FailOn}
 	run := f.Precheck
 	if a.Command == "verify" {
 		run = f.Verify

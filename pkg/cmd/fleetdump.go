@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
-// FleetDumpCommand is x fleet dump: flags into an action.Fleet.
+// FleetDumpCommand is x fleet dump: flags into an fleetrun.Fleet.
 type FleetDumpCommand struct {
 	File, Output string
 	Globals      *Globals
@@ -49,7 +49,7 @@ func (a *FleetDumpCommand) Run(ctx context.Context) error {
 	if a.File == "" {
 		return Usagef("-f is required: the fleet file")
 	}
-	d, err := (&action.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File}).Dump(ctx)
+	d, err := (&fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File}).Dump(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
 // FleetWriteCommand is x fleet install or x fleet uninstall: flags into an
-// action.FleetInstall or action.FleetUninstall.
+// fleetrun.Install or fleetrun.Uninstall.
 type FleetWriteCommand struct {
 	// Command is install or uninstall.
 	Command          string
@@ -77,8 +77,8 @@ wrote. A cluster that fails or cannot be reached stops only what it serves.`
 
 // fleetRun is what the command needs of either action.
 type fleetRun interface {
-	Plan(context.Context) (*action.FleetPlan, error)
-	Run(context.Context, *action.FleetPlan) (*action.FleetResult, error)
+	Plan(context.Context) (*fleetrun.Plan, error)
+	Run(context.Context, *fleetrun.Plan) (*fleetrun.Result, error)
 }
 
 // Run plans every cluster, shows the plan and asks unless -y, then runs.
@@ -95,11 +95,11 @@ func (a *FleetWriteCommand) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	fleet := &action.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File}
+	fleet := &fleetrun.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File}
 	sink := printer.NewFleetEvents(a.Out, printer.Format(a.Output), isTerminalFile(a.Out), printer.TerminalOptions{Verbose: a.Verbose})
-	var run fleetRun = &action.FleetInstall{Fleet: fleet, ReadinessTimeout: a.Timeout, Replan: prompt, Events: sink}
+	var run fleetRun = &fleetrun.Install{Fleet: fleet, ReadinessTimeout: a.Timeout, Replan: prompt, Events: sink}
 	if a.Command == "uninstall" {
-		run = &action.FleetUninstall{Fleet: fleet, Purge: a.Purge, Timeout: a.Timeout, Replan: prompt, Events: sink}
+		run = &fleetrun.Uninstall{Fleet: fleet, Purge: a.Purge, Timeout: a.Timeout, Replan: prompt, Events: sink}
 	}
 	plan, err := run.Plan(ctx)
 	if err != nil {
@@ -123,7 +123,7 @@ func (a *FleetWriteCommand) Run(ctx context.Context) error {
 }
 
 // show prints each cluster's plan and the links, before the question.
-func (a *FleetWriteCommand) show(ctx context.Context, plan *action.FleetPlan) {
+func (a *FleetWriteCommand) show(ctx context.Context, plan *fleetrun.Plan) {
 	var clusters []printer.FleetPlanCluster
 	for _, m := range plan.Members {
 		c := printer.FleetPlanCluster{Name: m.Name, Role: m.Role, Notes: m.Notes}

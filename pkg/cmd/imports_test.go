@@ -18,6 +18,7 @@ const module = "github.com/istioctl-installer/istioctl/"
 // decides lives behind operator/action.
 var allowedImports = map[string]bool{
 	module + "operator/action":    true,
+	module + "operator/fleetrun":  true, // the fleet's operations, beside the single-cluster ones
 	module + "operator/spec":      true, // the spec options and output format names
 	module + "operator/event":     true, // the event types, for the sinks
 	module + "operator/kubeflags": true, // the connection flags
@@ -49,7 +50,7 @@ func TestCommandLayerImports(t *testing.T) {
 		for _, imp := range parsed.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(path, module) && !allowedImports[path] {
-				t.Errorf("%s imports %s: the command layer reaches the engine only through operator/action (allowed: operator/action, operator/spec, operator/event, operator/kubeflags, pkg/printer, pkg/version)", f, path)
+				t.Errorf("%s imports %s: the command layer reaches the engine only through operator/action (allowed: operator/action, operator/fleetrun, operator/spec, operator/event, operator/kubeflags, pkg/printer, pkg/version)", f, path)
 			}
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/install"
 )
 
@@ -290,7 +290,7 @@ type FleetPlanCluster struct {
 // FleetPlanLink is one link step of a fleet plan: create, check or remove.
 type FleetPlanLink struct {
 	Into, From, Secret string
-	Action             action.LinkStep
+	Action             fleetrun.LinkStep
 }
 
 // FleetPlan prints what a fleet run will do, before it asks: each cluster's change summary
@@ -319,9 +319,9 @@ func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) 
 	for _, l := range links {
 		mark, what := green("+"), "to create"
 		switch l.Action {
-		case action.LinkCheck:
+		case fleetrun.LinkCheck:
 			mark, what = " ", "there: kept while its token authenticates, else its token is replaced"
-		case action.LinkRemove:
+		case fleetrun.LinkRemove:
 			mark, what = red("-"), "to remove"
 		}
 		from := ""

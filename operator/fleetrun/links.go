@@ -1,4 +1,4 @@
-package action
+package fleetrun
 
 import (
 	"context"
@@ -10,18 +10,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
 // planLinks decides each link: the ones the file implies are created, or checked when
 // there already; the ones of this fleet (its labels) it no longer implies are removed, in
 // the clusters of the file and in those an earlier run linked and the file dropped (reached
 // through the context the links' annotation names).
-func (a *Fleet) planLinks(ctx context.Context, p *FleetPlan, desired func(ns func(*fleet.Cluster) string) []fleet.Link) ([]*FleetLinkPlan, error) {
+func (a *Fleet) planLinks(ctx context.Context, p *Plan, desired func(ns func(*fleet.Cluster) string) []fleet.Link) ([]*LinkPlan, error) {
 	members := p.members()
 	ns := func(c *fleet.Cluster) string {
 		if m := members[c.Name]; m.Namespace != "" {
@@ -50,9 +52,9 @@ func (a *Fleet) planLinks(ctx context.Context, p *FleetPlan, desired func(ns fun
 			}
 		}
 	}
-	var out []*FleetLinkPlan
+	var out []*LinkPlan
 	for _, l := range desired(ns) {
-		lp := &FleetLinkPlan{Into: l.Into.Name, From: l.From.Name, Secret: l.Secret.Namespace + "/" + l.Secret.Name, Action: LinkCreate, link: &l, fromContext: l.From.Context}
+		lp := &LinkPlan{Into: l.Into.Name, From: l.From.Name, Secret: l.Secret.Namespace + "/" + l.Secret.Name, Action: LinkCreate, link: &l, fromContext: l.From.Context}
 		if s := found[l.Into.Name][l.Secret.Name]; s != nil {
 			lp.Action = LinkCheck
 			delete(found[l.Into.Name], l.Secret.Name)
@@ -66,7 +68,7 @@ func (a *Fleet) planLinks(ctx context.Context, p *FleetPlan, desired func(ns fun
 	return append(out, more...), err
 }
 
-func (p *FleetPlan) hasContext(ctx string) bool {
+func (p *Plan) hasContext(ctx string) bool {
 	for _, m := range p.Members {
 		if m.Context == ctx {
 			return true
@@ -76,11 +78,11 @@ func (p *FleetPlan) hasContext(ctx string) bool {
 }
 
 // removals are the link Secrets of into to remove, in name order.
-func removals(into string, secrets map[string]*unstructured.Unstructured) []*FleetLinkPlan {
-	var out []*FleetLinkPlan
+func removals(into string, secrets map[string]*unstructured.Unstructured) []*LinkPlan {
+	var out []*LinkPlan
 	for _, n := range slices.Sorted(maps.Keys(secrets)) {
 		s := secrets[n]
-		out = append(out, &FleetLinkPlan{Into: into, From: s.GetAnnotations()[ownership.AnnotationCluster], Secret: s.GetNamespace() + "/" + n,
+		out = append(out, &LinkPlan{Into: into, From: s.GetAnnotations()[ownership.AnnotationCluster], Secret: s.GetNamespace() + "/" + n,
 			Action: LinkRemove, fromContext: s.GetAnnotations()[ownership.AnnotationFleetFrom]})
 	}
 	return out
@@ -90,8 +92,8 @@ func removals(into string, secrets map[string]*unstructured.Unstructured) []*Fle
 // point at, a member reached through that context (installed by nothing: its control plane
 // stays) and the removal of this fleet's links in it. One that cannot be reached is left
 // out with its error.
-func (a *Fleet) planDropped(ctx context.Context, p *FleetPlan, dropped map[string]string) ([]*FleetLinkPlan, error) {
-	var out []*FleetLinkPlan
+func (a *Fleet) planDropped(ctx context.Context, p *Plan, dropped map[string]string) ([]*LinkPlan, error) {
+	var out []*LinkPlan
 	for _, kctx := range slices.Sorted(maps.Keys(dropped)) {
 		name := dropped[kctx]
 		if name == "" {
@@ -101,7 +103,7 @@ func (a *Fleet) planDropped(ctx context.Context, p *FleetPlan, dropped map[strin
 		m.Role = "dropped"
 		p.dropped = append(p.dropped, m)
 		if !a.reach(ctx, m) {
-			out = append(out, &FleetLinkPlan{Into: name, Secret: "the link Secrets of fleet " + p.Fleet, Action: LinkRemove})
+			out = append(out, &LinkPlan{Into: name, Secret: "the link Secrets of fleet " + p.Fleet, Action: LinkRemove})
 			continue
 		}
 		secrets, err := m.client.ListIn(ctx, kube.SecretGVK, "", ownership.FleetSelector(p.Fleet))
@@ -121,7 +123,7 @@ func (a *Fleet) planDropped(ctx context.Context, p *FleetPlan, dropped map[strin
 // runLink carries out one link step once the clusters it needs stand: a create or check
 // through create-remote-secret's action (Keep: a link whose token still authenticates is
 // left as it is), a removal with the tokens issued for it.
-func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, members map[string]*FleetMember, steps *fleetSteps) (event.Outcome, error) {
+func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map[string]*Member, hooks *schedule.Hooks) (event.Outcome, error) {
 	into := members[l.Into]
 	if into == nil {
 		into = p.droppedMember(l.Into)
@@ -129,18 +131,18 @@ func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPl
 	if l.Action == LinkRemove {
 		if members[l.Into] != nil {
 			// After the cluster's own install: one writer of it at a time in this run.
-			_ = steps.wait(ctx, l.Into)
+			_ = hooks.Wait(ctx, l.Into)
 		}
 		return a.removeLink(ctx, p, l, into)
 	}
-	if err := steps.wait(ctx, l.Into, l.From); err != nil {
-		return event.OutcomeLeftOut, err
+	if err := hooks.Wait(ctx, l.Into, l.From); err != nil {
+		return event.OutcomeLeftOut, needError(err)
 	}
 	from := members[l.From]
 	into.mu.Lock()
 	defer into.mu.Unlock()
-	rs := &CreateRemoteSecret{
-		Config: &Config{Kube: from.cfg.Kube, IstioNamespace: l.link.Secret.Namespace, Lock: a.Lock, Warn: a.clusterWarn(l.Into), Version: a.Version,
+	rs := &action.CreateRemoteSecret{
+		Config: &action.Config{Kube: from.cfg.Kube, IstioNamespace: l.link.Secret.Namespace, Lock: a.Lock, Warn: a.clusterWarn(l.Into), Version: a.Version,
 			NewClient: func() (*kube.Client, error) { return from.client, nil }},
 		Name: l.From, Type: string(l.link.Type), ApplyTo: into.Context, CreateServiceAccount: true,
 		Labels: ownership.FleetLabels(p.MeshID, p.Fleet), Annotations: map[string]string{ownership.AnnotationFleetFrom: from.Context}, Keep: true,
@@ -157,7 +159,7 @@ func (a *FleetInstall) runLink(ctx context.Context, p *FleetPlan, l *FleetLinkPl
 	return event.OutcomeRotated, nil
 }
 
-func (p *FleetPlan) droppedMember(name string) *FleetMember {
+func (p *Plan) droppedMember(name string) *Member {
 	for _, m := range p.dropped {
 		if m.Name == name {
 			return m
@@ -169,14 +171,14 @@ func (p *FleetPlan) droppedMember(name string) *FleetMember {
 // removeLink deletes a link Secret under its cluster's lock, then the tokens the cluster
 // whose credentials it held issued for it (when that cluster answers: else they stay, and
 // the result says so).
-func (a *Fleet) removeLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, into *FleetMember) (event.Outcome, error) {
+func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Member) (event.Outcome, error) {
 	if into == nil || !into.Reached() {
 		return event.OutcomeLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
 	}
 	ns, name, _ := strings.Cut(l.Secret, "/")
 	var revokeErr error
 	into.mu.Lock()
-	err := into.cfg.write(ctx, into.client, event.Discard{}, lockRun{action: "fleet-links", namespace: ns}, func(ctx context.Context) error {
+	err := into.cfg.WriteLocked(ctx, into.client, "fleet-links", ns, func(ctx context.Context) error {
 		if err := link.DeleteLink(ctx, into.client, ns, name, nil, true, false); err != nil {
 			return err
 		}
@@ -196,12 +198,12 @@ func (a *Fleet) removeLink(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, 
 
 // revokeTokens deletes the token Secrets the link's credentials came from: those its
 // source cluster issued for the cluster the link was in alone.
-func (a *Fleet) revokeTokens(ctx context.Context, p *FleetPlan, l *FleetLinkPlan, into *FleetMember, ns string) error {
+func (a *Fleet) revokeTokens(ctx context.Context, p *Plan, l *LinkPlan, into *Member, ns string) error {
 	if l.fromContext == "" {
 		return nil
 	}
 	var source *kube.Client
-	for _, m := range append(append([]*FleetMember(nil), p.Members...), p.dropped...) {
+	for _, m := range append(append([]*Member(nil), p.Members...), p.dropped...) {
 		if m.Context == l.fromContext && m.Reached() {
 			source = m.client
 		}
@@ -228,7 +230,7 @@ func (a *Fleet) revokeTokens(ctx context.Context, p *FleetPlan, l *FleetLinkPlan
 }
 
 // linkEvent says what happened to a link, in the cluster holding it.
-func linkEvent(events event.Sink, l *FleetLinkPlan, outcome event.Outcome, err error) {
+func linkEvent(events event.Sink, l *LinkPlan, outcome event.Outcome, err error) {
 	e := event.Event{Type: event.Link, Cluster: l.Into, Object: "Secret/" + l.Secret, Outcome: outcome,
 		Message: fmt.Sprintf("%s reads %s with it", l.Into, l.From)}
 	if l.Action == LinkRemove {

@@ -1,15 +1,18 @@
-package action
+package fleetrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -23,12 +26,13 @@ const addressWait = 2 * time.Minute
 // once its control plane stands (the gateway is injected by that istiod; its expose objects
 // are Istio resources): an install of its own, named eastwest, as upstream's guides make it.
 // It says whether the run wrote anything.
-func (a *FleetInstall) installEastWest(ctx context.Context, f *fleet.Fleet, m *FleetMember) (bool, error) {
+func (a *Install) installEastWest(ctx context.Context, f *fleet.Fleet, m *Member, hooks *schedule.Hooks) (bool, error) {
 	opts, ok := f.EastWest(m.cluster, m.Install.Revision)
 	if !ok {
 		return false, nil
 	}
-	in := &Install{Config: m.cfg, Spec: opts, ReadinessTimeout: a.ReadinessTimeout, Events: event.InCluster(orDiscard(a.Events), m.Name)}
+	in := &action.Install{Config: m.cfg, Spec: opts, ReadinessTimeout: a.ReadinessTimeout, Events: event.InCluster(orDiscard(a.Events), m.Name),
+		Hooks: hooks.Scope("eastwest")}
 	r, err := in.Run(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("its east-west gateway: %w", err)
@@ -38,13 +42,13 @@ func (a *FleetInstall) installEastWest(ctx context.Context, f *fleet.Fleet, m *F
 
 // needsAddress says m is a remote whose file gives no remotePilotAddress: it gets the
 // address of its primary's east-west gateway.
-func needsAddress(m *FleetMember) bool {
+func needsAddress(m *Member) bool {
 	return m.Primary != "" && m.cluster.RemotePilotAddress == ""
 }
 
 // planAddress plans such a remote again with the address its primary's gateway already has
 // (a re-run), so its plan is what the run does; on a first run the address comes later.
-func (a *FleetInstall) planAddress(ctx context.Context, p *FleetPlan, m *FleetMember) {
+func (a *Install) planAddress(ctx context.Context, p *Plan, m *Member) {
 	if !needsAddress(m) || m.Install == nil {
 		return
 	}
@@ -58,56 +62,80 @@ func (a *FleetInstall) planAddress(ctx context.Context, p *FleetPlan, m *FleetMe
 		return
 	}
 	m.address = addr
-	m.action.Spec = p.f.WithAddress(m.cluster, addr)
-	m.Install, m.Err = m.action.Plan(ctx)
+	m.installer.Spec = p.f.WithAddress(m.cluster, addr)
+	m.Install, m.Err = m.installer.Plan(ctx)
 }
 
 // withAddress is the install of m and its plan: for a remote that needs its primary's
 // gateway address, once that address is there (a load balancer address, read from the
 // Service's status: never dialled), planned again when it is not the one planned with.
-func (a *FleetInstall) withAddress(ctx context.Context, p *FleetPlan, m *FleetMember) (*Install, *InstallPlan, error) {
+func (a *Install) withAddress(ctx context.Context, p *Plan, m *Member) (*action.Install, *action.InstallPlan, error) {
 	if !needsAddress(m) {
-		return m.action, m.Install, nil
+		return m.installer, m.Install, nil
 	}
 	addr, err := lbAddress(ctx, p.members()[m.Primary], addressWait)
 	if err != nil {
 		return nil, nil, err
 	}
 	if addr == m.address {
-		return m.action, m.Install, nil
+		return m.installer, m.Install, nil
 	}
-	in := *m.action
+	in := *m.installer
 	in.Spec = p.f.WithAddress(m.cluster, addr)
 	in.Replan = false
 	return &in, nil, nil
 }
 
 // lbAddress waits for the load balancer address of m's east-west gateway.
-func lbAddress(ctx context.Context, m *FleetMember, wait time.Duration) (string, error) {
+func lbAddress(ctx context.Context, m *Member, wait time.Duration) (string, error) {
 	return gatewayAddress(ctx, m.client, m.Namespace, m.Name, wait)
 }
 
-// gatewayAddress waits up to wait for the load balancer address of the east-west gateway
-// of cluster (its Service in namespace, read through client); one read for a wait of 0.
+// gatewayAddress is the load balancer address of the east-west gateway of cluster (its
+// Service in namespace, read through client): one read for a wait of 0, else a watch of
+// the Service up to wait, which says when its load balancer gave it one.
 func gatewayAddress(ctx context.Context, client *kube.Client, namespace, cluster string, wait time.Duration) (string, error) {
 	probe := &unstructured.Unstructured{}
 	probe.SetGroupVersionKind(kube.ServiceGVK)
 	probe.SetNamespace(namespace)
 	probe.SetName(eastWestGateway)
-	deadline := time.Now().Add(wait)
-	for {
+	noAddress := func(err error) error {
+		msg := fmt.Sprintf("the east-west gateway of cluster %s (Service %s/%s) has no load balancer address after %s: check its cloud load balancer, or give remotePilotAddress in the fleet file", cluster, namespace, eastWestGateway, wait)
+		if err != nil {
+			return fmt.Errorf("%s (%w)", msg, err)
+		}
+		return errors.New(msg)
+	}
+	if wait <= 0 {
 		if svc, err := client.Get(ctx, probe); err == nil && svc != nil {
 			if addr := ingressAddress(svc); addr != "" {
 				return addr, nil
 			}
 		}
-		if !time.Now().Before(deadline) {
-			return "", fmt.Errorf("the east-west gateway of cluster %s (Service %s/%s) has no load balancer address after %s: check its cloud load balancer, or give remotePilotAddress in the fleet file", cluster, namespace, eastWestGateway, wait)
+		return "", noAddress(nil)
+	}
+	w := client.NewWatcher()
+	defer w.Stop()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	var lastErr error
+	for {
+		changed := w.Changed() // before reading: a change made meanwhile is not missed
+		svc, err := w.Get(ctx, probe, "")
+		if err == nil && svc != nil {
+			if addr := ingressAddress(svc); addr != "" {
+				return addr, nil
+			}
+		}
+		if err != nil {
+			lastErr = err
 		}
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-deadline.C:
+			return "", noAddress(lastErr)
+		case <-changed:
 		}
 	}
 }
@@ -124,7 +152,7 @@ func (a *Fleet) verifiedSpec(ctx context.Context, f *fleet.Fleet, c *fleet.Clust
 			primary = o
 		}
 	}
-	client, err := a.member(primary, a.clusterWarn(primary.Name)).connect(ctx)
+	client, err := a.member(primary, a.clusterWarn(primary.Name)).Connect(ctx)
 	if err != nil {
 		return spec.Options{}, fmt.Errorf("its istiod address is %s's east-west gateway's, and %s cannot be reached: %w", primary.Name, primary.Name, err)
 	}

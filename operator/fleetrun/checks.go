@@ -1,4 +1,4 @@
-package action
+package fleetrun
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -19,15 +20,15 @@ import (
 // Fleet is the fleet commands (x fleet dump, precheck, verify): a fleet file, each of its
 // clusters reached through its own kubeconfig context.
 type Fleet struct {
-	*Config
+	*action.Config
 	// File is the fleet file (-f).
 	File string
 	// FailOn is the severity the report fails at: error (default) or warning.
 	FailOn string
 }
 
-// FleetDump is fleet dump's result.
-type FleetDump = fleet.Dump
+// Dump is fleet dump's result.
+type Dump = fleet.Dump
 
 // loadFleet reads the fleet file and resolves every cluster's spec; say says the specs'
 // warnings (dump), which the checks otherwise say as they render.
@@ -37,21 +38,21 @@ func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, er
 		flags = &kubeflags.Flags{}
 	}
 	if flags.Context != "" {
-		return nil, nil, &UsageError{Err: fmt.Errorf("--context %s: the fleet commands reach each cluster through the context the fleet file names", flags.Context)}
+		return nil, nil, &action.UsageError{Err: fmt.Errorf("--context %s: the fleet commands reach each cluster through the context the fleet file names", flags.Context)}
 	}
 	f, err := fleet.Load(a.File, flags.Contexts())
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, p := range f.Warnings {
-		a.warn(p.Error())
+		a.Say(p.Error())
 	}
 	resolved := map[string]*spec.Resolved{}
 	for _, c := range f.Clusters {
 		res, err := spec.Resolve(f.Spec(c))
 		if res != nil && say {
 			for _, p := range res.Warnings {
-				a.warn("cluster " + c.Name + ": " + p.Error())
+				a.Say("cluster " + c.Name + ": " + p.Error())
 			}
 		}
 		if err != nil {
@@ -63,7 +64,7 @@ func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, er
 }
 
 // Dump is fleet dump: what each cluster gets and the links, without touching a cluster.
-func (a *Fleet) Dump(context.Context) (*FleetDump, error) {
+func (a *Fleet) Dump(context.Context) (*Dump, error) {
 	f, resolved, err := a.loadFleet(true)
 	if err != nil {
 		return nil, err
@@ -73,20 +74,20 @@ func (a *Fleet) Dump(context.Context) (*FleetDump, error) {
 
 // member is the Config of one cluster: the connection flags with its context, and none of
 // the flags that name one cluster's server or user.
-func (a *Fleet) member(c *fleet.Cluster, warn func(string)) *Config {
+func (a *Fleet) member(c *fleet.Cluster, warn func(string)) *action.Config {
 	k := kubeflags.Flags{Timeout: kubeflags.DefaultTimeout}
 	if a.Kube != nil {
 		k = kubeflags.Flags{Kubeconfig: a.Kube.Kubeconfig, As: a.Kube.As, AsGroups: a.Kube.AsGroups, AsUID: a.Kube.AsUID,
 			Timeout: a.Kube.Timeout, RequestTimeout: a.Kube.RequestTimeout}
 	}
 	k.Context = c.Context
-	return &Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version}
+	return &action.Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version}
 }
 
 // memberRun is one cluster's part of a fleet check run.
 type memberRun struct {
 	cluster *fleet.Cluster
-	cfg     *Config
+	cfg     *action.Config
 	report  *check.Report
 	input   check.ClusterInput
 	// revision is its control plane's; primaryNamespace its primary's istio namespace.
@@ -96,23 +97,23 @@ type memberRun struct {
 // Precheck is fleet precheck: every cluster's precheck, in parallel, then the checks across
 // clusters and of the links the fleet will make. A cluster that cannot be reached fails its
 // own section; the others are still checked.
-func (a *Fleet) Precheck(ctx context.Context) (*CheckResult, error) {
-	return a.run(ctx, "fleet precheck", Precheck)
+func (a *Fleet) Precheck(ctx context.Context) (*action.CheckResult, error) {
+	return a.run(ctx, "fleet precheck", action.Precheck)
 }
 
 // Verify is fleet verify: every cluster's verify-install against its spec (with the link
 // checks of remote-clusters, as its spec names the cluster), then the checks across
 // clusters and that every link the fleet makes is there.
-func (a *Fleet) Verify(ctx context.Context) (*CheckResult, error) {
-	return a.run(ctx, "fleet verify", func(cfg *Config) *Check { c := Verify(cfg); c.Spec = &spec.Options{}; return c })
+func (a *Fleet) Verify(ctx context.Context) (*action.CheckResult, error) {
+	return a.run(ctx, "fleet verify", func(cfg *action.Config) *action.Check { c := action.Verify(cfg); c.Spec = &spec.Options{}; return c })
 }
 
-func (a *Fleet) run(ctx context.Context, command string, selection func(*Config) *Check) (*CheckResult, error) {
+func (a *Fleet) run(ctx context.Context, command string, selection func(*action.Config) *action.Check) (*action.CheckResult, error) {
 	failOn := a.FailOn
 	if failOn == "" {
-		failOn = FailOnError
+		failOn = action.FailOnError
 	}
-	if failOn != FailOnError && failOn != FailOnWarning {
+	if failOn != action.FailOnError && failOn != action.FailOnWarning {
 		return nil, fmt.Errorf("--fail-on %q: use error or warning", a.FailOn)
 	}
 	f, resolved, err := a.loadFleet(false)
@@ -126,7 +127,7 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*Config)
 		warn := func(s string) {
 			mu.Lock()
 			defer mu.Unlock()
-			a.warn("cluster " + c.Name + ": " + s)
+			a.Say("cluster " + c.Name + ": " + s)
 		}
 		r := &memberRun{cluster: c, cfg: a.member(c, warn), revision: resolved[c.Name].IOP.Spec.Revision}
 		if c.Primary != "" {
@@ -152,7 +153,7 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*Config)
 	reports = append(reports, check.RunCross(ctx, command, check.CrossCluster(), inputs))
 	reports = append(reports, a.links(ctx, command, f, resolved, runs))
 	rep := check.Join(command, reports...)
-	return &CheckResult{Report: rep, Failed: rep.FailedAt(check.Severity(failOn))}, nil
+	return &action.CheckResult{Report: rep, Failed: rep.FailedAt(check.Severity(failOn))}, nil
 }
 
 // unreachableCheck is the result of a cluster the run could not reach.
@@ -160,8 +161,8 @@ const unreachableCheck = "cluster-reachable"
 
 // member1 runs one cluster's checks; a cluster that cannot be reached (or whose checks
 // cannot run) is one failed result naming it.
-func (a *Fleet) member1(ctx context.Context, r *memberRun, f *fleet.Fleet, command string, selection func(*Config) *Check) (*check.Report, *kube.Client, error) {
-	client, err := r.cfg.connect(ctx)
+func (a *Fleet) member1(ctx context.Context, r *memberRun, f *fleet.Fleet, command string, selection func(*action.Config) *action.Check) (*check.Report, *kube.Client, error) {
+	client, err := r.cfg.Connect(ctx)
 	if err != nil {
 		return failedReport(command, r.cluster, fmt.Errorf("cannot reach it through context %s: %w", r.cluster.Context, err)), nil, err
 	}

@@ -1,4 +1,4 @@
-package action
+package fleetrun
 
 import (
 	"context"
@@ -8,19 +8,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
-// FleetInstall is x fleet install: every cluster of a fleet file installed by the same
+// Install is x fleet install: every cluster of a fleet file installed by the same
 // Install action a single-cluster install runs, under that cluster's lock, and the links
 // between them, in the order the mesh needs: each cluster's cacerts, then its install (a
 // remote's once its primary's stands), each link once both its clusters stand. Steps run
 // as soon as what they need is done; a cluster that fails stops only what needs it.
-type FleetInstall struct {
+type Install struct {
 	*Fleet
 	// ReadinessTimeout bounds each cluster's wait for readiness.
 	ReadinessTimeout time.Duration
@@ -30,35 +32,34 @@ type FleetInstall struct {
 	Events event.Sink
 }
 
-// FleetPlan is what a fleet install will do, from reads only.
-type FleetPlan struct {
-	planned
+// Plan is what a fleet install will do, from reads only.
+type Plan struct {
 	Fleet, MeshID string
-	Members       []*FleetMember
+	Members       []*Member
 	// Links are the link Secrets to create, check (kept while their token authenticates)
 	// and remove.
-	Links []*FleetLinkPlan
+	Links []*LinkPlan
 
 	f *fleet.Fleet
 	// dropped are the clusters the file no longer names that this fleet's links point at.
-	dropped []*FleetMember
+	dropped []*Member
 }
 
-// FleetMember is one cluster's part of a fleet plan.
-type FleetMember struct {
+// Member is one cluster's part of a fleet plan.
+type Member struct {
 	Name, Context, Role, Primary, Namespace string
 	// Install (Uninstall) is its install (uninstall) plan; nil when it could not be
 	// planned (Err says why).
-	Install   *InstallPlan
-	Uninstall *UninstallPlan
+	Install   *action.InstallPlan
+	Uninstall *action.UninstallPlan
 	Err       error
 	// Notes say what the run does in it that its install plan cannot show yet.
 	Notes []string
 
 	cluster   *fleet.Cluster
-	cfg       *Config
-	action    *Install
-	uninstall *Uninstall
+	cfg       *action.Config
+	installer *action.Install
+	uninstall *action.Uninstall
 	client    *kube.Client
 	// address is the east-west gateway address of its primary it was planned with, when
 	// the file gives it none.
@@ -69,7 +70,7 @@ type FleetMember struct {
 }
 
 // Reached says the cluster answered.
-func (m *FleetMember) Reached() bool { return m.client != nil }
+func (m *Member) Reached() bool { return m.client != nil }
 
 // LinkStep is what a fleet run does to a link Secret.
 type LinkStep string
@@ -81,8 +82,8 @@ const (
 	LinkRemove LinkStep = "remove"
 )
 
-// FleetLinkPlan is one link Secret a fleet run makes, checks or removes.
-type FleetLinkPlan struct {
+// LinkPlan is one link Secret a fleet run makes, checks or removes.
+type LinkPlan struct {
 	// Into is the cluster holding the Secret, From the one whose credentials it holds;
 	// Secret is namespace/name.
 	Into, From, Secret string
@@ -96,12 +97,12 @@ type FleetLinkPlan struct {
 // Plan reads every cluster at once: its install plan, the link Secrets of this fleet it
 // holds. It writes nothing. A cluster that cannot be reached or planned is in the plan with
 // its error; the rest goes on.
-func (a *FleetInstall) Plan(ctx context.Context) (*FleetPlan, error) {
+func (a *Install) Plan(ctx context.Context) (*Plan, error) {
 	f, _, err := a.loadFleet(false)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.planMembers(ctx, f, func(m *FleetMember) { a.planMember(ctx, f, m) })
+	p, err := a.planMembers(ctx, f, func(m *Member) { a.planMember(ctx, f, m) })
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +114,8 @@ func (a *FleetInstall) Plan(ctx context.Context) (*FleetPlan, error) {
 }
 
 // planMembers plans every cluster of f at once with plan.
-func (a *Fleet) planMembers(ctx context.Context, f *fleet.Fleet, plan func(*FleetMember)) (*FleetPlan, error) {
-	p := &FleetPlan{Fleet: f.Name, MeshID: f.MeshID, f: f}
+func (a *Fleet) planMembers(ctx context.Context, f *fleet.Fleet, plan func(*Member)) (*Plan, error) {
+	p := &Plan{Fleet: f.Name, MeshID: f.MeshID, f: f}
 	var wg sync.WaitGroup
 	for _, c := range f.Clusters {
 		m := a.newMember(c)
@@ -129,13 +130,13 @@ func (a *Fleet) planMembers(ctx context.Context, f *fleet.Fleet, plan func(*Flee
 	return p, ctx.Err()
 }
 
-func (a *FleetInstall) planMember(ctx context.Context, f *fleet.Fleet, m *FleetMember) {
+func (a *Install) planMember(ctx context.Context, f *fleet.Fleet, m *Member) {
 	c := m.cluster
 	if !a.reach(ctx, m) {
 		return
 	}
-	m.action = &Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
-	if m.Install, m.Err = m.action.Plan(ctx); m.Install != nil {
+	m.installer = &action.Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
+	if m.Install, m.Err = m.installer.Plan(ctx); m.Install != nil {
 		m.Namespace = m.Install.Namespace
 	}
 	if ex := f.Exposes(c); len(ex) > 0 {
@@ -144,158 +145,117 @@ func (a *FleetInstall) planMember(ctx context.Context, f *fleet.Fleet, m *FleetM
 }
 
 // newMember is cluster c's part of a plan, with its own connection (not made yet).
-func (a *Fleet) newMember(c *fleet.Cluster) *FleetMember {
-	return &FleetMember{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary, cluster: c, cfg: a.member(c, a.clusterWarn(c.Name))}
+func (a *Fleet) newMember(c *fleet.Cluster) *Member {
+	return &Member{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary, cluster: c, cfg: a.member(c, a.clusterWarn(c.Name))}
 }
 
 // reach connects to the member's cluster; false (with its Err) when it does not answer.
 // Every action of the member then goes through that one client.
-func (a *Fleet) reach(ctx context.Context, m *FleetMember) bool {
-	client, err := m.cfg.connect(ctx)
+func (a *Fleet) reach(ctx context.Context, m *Member) bool {
+	client, err := m.cfg.Connect(ctx)
 	if err != nil {
 		m.Err = fmt.Errorf("cannot reach it through context %s: %w", m.Context, err)
 		return false
 	}
-	m.client, m.cfg = client, m.cfg.reached(client)
+	m.client, m.cfg = client, m.cfg.Reached(client)
 	return true
 }
 
 func (a *Fleet) clusterWarn(name string) func(string) {
-	return func(s string) { a.warn("cluster " + name + ": " + s) }
+	return func(s string) { a.Say("cluster " + name + ": " + s) }
 }
 
-// FleetResult is what a fleet run did.
-type FleetResult struct {
+// Result is what a fleet run did.
+type Result struct {
 	event.FleetOutcome
 	// Failed names what failed or was left out; empty when everything converged.
 	Failed []string
 }
 
 // Err is the run's error: nil when every cluster and link converged.
-func (r *FleetResult) Err() error {
+func (r *Result) Err() error {
 	if len(r.Failed) == 0 {
 		return nil
 	}
-	return &FleetError{Failed: r.Failed}
+	return &Error{Failed: r.Failed}
 }
 
-// FleetError is a fleet run that did not converge everywhere: what failed, and each
+// Error is a fleet run that did not converge everywhere: what failed, and each
 // cluster and link it left out.
-type FleetError struct{ Failed []string }
+type Error struct{ Failed []string }
 
-func (e *FleetError) Error() string {
+func (e *Error) Error() string {
 	return "the fleet did not converge:\n  " + strings.Join(e.Failed, "\n  ") +
 		"\nFix what these lines name, then run the same command again: it continues from what is there"
 }
 
-// fleetSteps are the run's steps by name, each done once: what later steps wait for.
-type fleetSteps struct {
-	mu    sync.Mutex
-	steps map[string]*fleetStep
-}
-
-type fleetStep struct {
-	done chan struct{}
-	// err says why the step failed or was skipped; nil when it stands.
-	err error
-}
-
-func (s *fleetSteps) get(name string) *fleetStep {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.steps == nil {
-		s.steps = map[string]*fleetStep{}
+// needError is a wait on hooks that did not stand, as a fleet run says it: the cluster
+// that did not converge, or ctx's error when the run was stopped.
+func needError(err error) error {
+	var need *schedule.NeedError
+	if errors.As(err, &need) {
+		cluster, _, _ := strings.Cut(need.Need, "/")
+		return fmt.Errorf("needs cluster %s, which did not converge", cluster)
 	}
-	st, ok := s.steps[name]
-	if !ok {
-		st = &fleetStep{done: make(chan struct{})}
-		s.steps[name] = st
+	var stop *schedule.StoppedError
+	if errors.As(err, &stop) {
+		return stop.Err
 	}
-	return st
-}
-
-// finish ends the named step with err; a step already finished keeps its end.
-func (s *fleetSteps) finish(name string, err error) {
-	st := s.get(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-st.done:
-	default:
-		st.err = err
-		close(st.done)
-	}
-}
-
-// wait waits for the named steps; the error names the first that did not stand.
-func (s *fleetSteps) wait(ctx context.Context, names ...string) error {
-	for _, n := range names {
-		st := s.get(n)
-		select {
-		case <-st.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if st.err != nil {
-			return fmt.Errorf("needs cluster %s, which did not converge", n)
-		}
-	}
-	return nil
+	return err
 }
 
 // Run carries out the plan (nil: it plans first) by the plan-then-write protocol: each
 // cluster's install is a run of its own, under its cluster's lock, as soon as what it needs
 // stands, and each link the same; the fleet's done says what happened to each. Its error
-// (a *FleetError) names what failed.
-func (a *FleetInstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
+// (a *Error) names what failed.
+func (a *Install) Run(ctx context.Context, p *Plan) (*Result, error) {
 	return a.execute(ctx, a.Events, p, event.OperationInstall, a.Plan, a.converge)
 }
 
 // execute is a fleet run by the plan-then-write protocol: its plan (when given none), its
 // clusters and links carried out by carry, each in runs of its own, then the fleet's done.
-func (a *Fleet) execute(ctx context.Context, events event.Sink, p *FleetPlan, op event.Operation,
-	plan func(context.Context) (*FleetPlan, error), carry func(context.Context, *run, *FleetPlan) (*FleetResult, error)) (*FleetResult, error) {
-	steps := protocol[*FleetPlan, *FleetResult]{
-		plan:     func(ctx context.Context, _ *run) (*FleetPlan, error) { return plan(ctx) },
-		carryOut: carry,
-		done:     func(_ *FleetPlan, res *FleetResult, err error) event.Event { return fleetDone(res, op, err) },
+func (a *Fleet) execute(ctx context.Context, events event.Sink, p *Plan, op event.Operation,
+	plan func(context.Context) (*Plan, error), carry func(context.Context, *Plan) (*Result, error)) (*Result, error) {
+	return action.Composite(ctx, a.Config, events, p, plan, carry, func(res *Result, err error) event.Event { return fleetDone(res, op, err) })
+}
+
+// orDiscard is s, or a sink that drops events when there is none.
+func orDiscard(s event.Sink) event.Sink {
+	if s == nil {
+		return event.Discard{}
 	}
-	return steps.execute(ctx, a.begin(nil, events, false), p, false)
+	return s
 }
 
 // converge installs every cluster and makes every link, each as soon as what it needs
 // stands.
-func (a *FleetInstall) converge(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
+func (a *Install) converge(ctx context.Context, p *Plan) (*Result, error) {
 	res := p.newResult()
-	steps := &fleetSteps{}
-	var wg sync.WaitGroup
+	hooks := schedule.New()
+	var nodes []schedule.Node
 	for i, m := range p.Members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		nodes = append(nodes, schedule.Node{Name: m.Name, Run: func(ctx context.Context) error {
 			start := time.Now()
-			outcome, err := a.installMember(ctx, p, m, steps)
-			steps.finish(istiodStep(m.Name), err)
-			steps.finish(m.Name, err)
+			outcome, err := a.installMember(ctx, p, m, hooks)
 			res.Clusters[i] = clusterRow(m, outcome, err, start)
-		}()
+			return err
+		}})
 	}
 	members := p.members()
 	for i, l := range p.Links {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outcome, err := a.runLink(ctx, p, l, members, steps)
+		nodes = append(nodes, schedule.Node{Name: "link " + l.Into + " " + l.Secret, Run: func(ctx context.Context) error {
+			outcome, err := a.runLink(ctx, p, l, members, hooks)
 			res.Links[i] = linkRow(l, outcome, err)
 			linkEvent(a.Events, l, outcome, err)
-		}()
+			return err
+		}})
 	}
-	wg.Wait()
+	hooks.Run(ctx, nodes, nil)
 	return res, res.end(ctx)
 }
 
 // end is the error a fleet run ends with: interrupted, or what failed.
-func (r *FleetResult) end(ctx context.Context) error {
+func (r *Result) end(ctx context.Context) error {
 	r.Failed = failures(r.FleetOutcome)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -304,37 +264,20 @@ func (r *FleetResult) end(ctx context.Context) error {
 }
 
 // newResult is a result with a row for each cluster and link of the plan, to fill in.
-func (p *FleetPlan) newResult() *FleetResult {
-	return &FleetResult{FleetOutcome: event.FleetOutcome{Clusters: make([]event.FleetCluster, len(p.Members)), Links: make([]event.FleetLink, len(p.Links))}}
+func (p *Plan) newResult() *Result {
+	return &Result{FleetOutcome: event.FleetOutcome{Clusters: make([]event.FleetCluster, len(p.Members)), Links: make([]event.FleetLink, len(p.Links))}}
 }
 
-func (p *FleetPlan) members() map[string]*FleetMember {
-	out := map[string]*FleetMember{}
+func (p *Plan) members() map[string]*Member {
+	out := map[string]*Member{}
 	for _, m := range p.Members {
 		out[m.Name] = m
 	}
 	return out
 }
 
-// istiodStep names the step of a cluster's istiod being ready: what its remotes wait for.
-func istiodStep(cluster string) string { return cluster + "/istiod" }
-
-// istiodTap passes a member's install events on and calls ready once its istiod (the Pilot
-// component) is ready.
-type istiodTap struct {
-	event.Sink
-	ready func()
-}
-
-func (t istiodTap) Emit(e event.Event) {
-	t.Sink.Emit(e)
-	if e.Type == event.ComponentReady && e.Component == string(component.Pilot) {
-		t.ready()
-	}
-}
-
 // installMember writes the cluster's cacerts, then installs it once its primary stands.
-func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps) (event.Outcome, error) {
+func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -342,32 +285,30 @@ func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *Fleet
 		return event.OutcomeFailed, err
 	}
 	if m.Primary != "" {
-		// A remote needs its primary's istiod serving (its injection goes there), not the
-		// rest of that install; with no address in the file, the gateway that gives it one.
-		need := istiodStep(m.Primary)
+		// A remote needs its primary's istiod serving (its injection goes there): the hook
+		// its primary's install ends once its Pilot is ready, not the rest of that install;
+		// with no address in the file, the gateway that gives it one: the whole of it.
+		need := m.Primary + "/" + string(component.Pilot)
 		if needsAddress(m) {
 			need = m.Primary
 		}
-		if err := steps.wait(ctx, need); err != nil {
-			if ctx.Err() == nil {
-				err = fmt.Errorf("needs cluster %s, which did not converge", m.Primary)
-			}
-			return event.OutcomeSkipped, err
+		if err := hooks.Wait(ctx, need); err != nil {
+			return event.OutcomeSkipped, needError(err)
 		}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
-	// A copy, its events tapped: the member's action stays as planned.
-	tapped := *in
-	tapped.Events = istiodTap{in.Events, func() { steps.finish(istiodStep(m.Name), nil) }}
-	in = &tapped
-	r, err := in.Run(ctx, plan)
+	// A copy reporting its components to the fleet's hooks: the member's action stays as
+	// planned.
+	scoped := *in
+	scoped.Hooks = hooks.Scope(m.Name)
+	r, err := scoped.Run(ctx, plan)
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
-	wrote, err := a.installEastWest(ctx, p.f, m)
+	wrote, err := a.installEastWest(ctx, p.f, m, hooks.Scope(m.Name))
 	if err != nil {
 		return event.OutcomeFailed, err
 	}
@@ -379,7 +320,7 @@ func (a *FleetInstall) installMember(ctx context.Context, p *FleetPlan, m *Fleet
 
 // writeCACerts applies the cluster's cacerts Secret, when the fleet gives one, under the
 // cluster's lock and before its install: istiod signs with it from its first start.
-func (a *FleetInstall) writeCACerts(ctx context.Context, f *fleet.Fleet, m *FleetMember) error {
+func (a *Install) writeCACerts(ctx context.Context, f *fleet.Fleet, m *Member) error {
 	cc := f.CACertsOf(m.cluster)
 	if cc == nil {
 		return nil
@@ -388,13 +329,12 @@ func (a *FleetInstall) writeCACerts(ctx context.Context, f *fleet.Fleet, m *Flee
 	if err != nil {
 		return err
 	}
-	run := lockRun{action: "fleet-cacerts", namespace: m.Namespace}
-	return m.cfg.write(ctx, m.client, event.Discard{}, run, func(ctx context.Context) error {
+	return m.cfg.WriteLocked(ctx, m.client, "fleet-cacerts", m.Namespace, func(ctx context.Context) error {
 		return writeSecret(ctx, m.client, secret)
 	})
 }
 
-func clusterRow(m *FleetMember, outcome event.Outcome, err error, start time.Time) event.FleetCluster {
+func clusterRow(m *Member, outcome event.Outcome, err error, start time.Time) event.FleetCluster {
 	row := event.FleetCluster{Cluster: m.Name, Role: m.Role, Outcome: outcome, Seconds: time.Since(start).Round(10 * time.Millisecond).Seconds()}
 	if err != nil {
 		row.Error = firstLineOf(err.Error())
@@ -402,7 +342,7 @@ func clusterRow(m *FleetMember, outcome event.Outcome, err error, start time.Tim
 	return row
 }
 
-func linkRow(l *FleetLinkPlan, outcome event.Outcome, err error) event.FleetLink {
+func linkRow(l *LinkPlan, outcome event.Outcome, err error) event.FleetLink {
 	row := event.FleetLink{Into: l.Into, From: l.From, Secret: l.Secret, Outcome: outcome}
 	if err != nil {
 		row.Error = firstLineOf(err.Error())
@@ -435,7 +375,7 @@ func failures(o event.FleetOutcome) []string {
 }
 
 // fleetDone is the fleet's last done: no cluster, the outcome of each.
-func fleetDone(res *FleetResult, operation event.Operation, err error) event.Event {
+func fleetDone(res *Result, operation event.Operation, err error) event.Event {
 	e := event.Event{Operation: operation}
 	if res != nil {
 		e.Fleet = &res.FleetOutcome
@@ -453,7 +393,7 @@ func fleetDone(res *FleetResult, operation event.Operation, err error) event.Eve
 func resolvedNamespace(f *fleet.Fleet, c *fleet.Cluster) string {
 	res, err := spec.Resolve(f.Spec(c))
 	if err != nil || res == nil {
-		return DefaultIstioNamespace
+		return action.DefaultIstioNamespace
 	}
 	return fleet.Namespace(res)
 }

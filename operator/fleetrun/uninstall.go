@@ -1,24 +1,25 @@
-package action
+package fleetrun
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
-// FleetUninstall is x fleet uninstall: every link Secret of the fleet removed first (in the
+// Uninstall is x fleet uninstall: every link Secret of the fleet removed first (in the
 // clusters of the file and in those it dropped), then the clusters in the reverse of the
 // install's order, each by the Uninstall action of its spec: the remotes, then each
 // control plane once the clusters it serves are removed.
-type FleetUninstall struct {
+type Uninstall struct {
 	*Fleet
 	// Purge removes every revision and the CRDs in each cluster, and the cacerts Secrets
 	// the fleet wrote.
@@ -31,16 +32,16 @@ type FleetUninstall struct {
 }
 
 // Plan reads every cluster at once: what its uninstall removes, and the fleet's links.
-func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
+func (a *Uninstall) Plan(ctx context.Context) (*Plan, error) {
 	f, _, err := a.loadFleet(false)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.planMembers(ctx, f, func(m *FleetMember) {
+	p, err := a.planMembers(ctx, f, func(m *Member) {
 		if !a.reach(ctx, m) {
 			return
 		}
-		m.uninstall = &Uninstall{Config: m.cfg, Spec: f.Spec(m.cluster), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
+		m.uninstall = &action.Uninstall{Config: m.cfg, Spec: f.Spec(m.cluster), Purge: a.Purge, IgnoreNotFound: true, Timeout: a.Timeout,
 			Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), m.Name)}
 		if m.Uninstall, m.Err = m.uninstall.Plan(ctx); m.Uninstall != nil {
 			m.Namespace = m.Uninstall.Namespace
@@ -54,19 +55,18 @@ func (a *FleetUninstall) Plan(ctx context.Context) (*FleetPlan, error) {
 }
 
 // Run removes the links, then the clusters (nil plan: it plans first), by the
-// plan-then-write protocol as FleetInstall.Run.
-func (a *FleetUninstall) Run(ctx context.Context, p *FleetPlan) (*FleetResult, error) {
+// plan-then-write protocol as Install.Run.
+func (a *Uninstall) Run(ctx context.Context, p *Plan) (*Result, error) {
 	return a.execute(ctx, a.Events, p, event.OperationUninstall, a.Plan, a.remove)
 }
 
 // remove removes the links, then the clusters, each as soon as what it serves is gone.
-func (a *FleetUninstall) remove(ctx context.Context, _ *run, p *FleetPlan) (*FleetResult, error) {
+func (a *Uninstall) remove(ctx context.Context, p *Plan) (*Result, error) {
 	res := p.newResult()
-	var wg sync.WaitGroup
+	hooks := schedule.New()
+	links := make([]schedule.Node, len(p.Links))
 	for i, l := range p.Links {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		links[i] = schedule.Node{Name: "link " + l.Into + " " + l.Secret, Run: func(ctx context.Context) error {
 			into := p.members()[l.Into]
 			if into == nil {
 				into = p.droppedMember(l.Into)
@@ -74,21 +74,21 @@ func (a *FleetUninstall) remove(ctx context.Context, _ *run, p *FleetPlan) (*Fle
 			outcome, err := a.removeLink(ctx, p, l, into)
 			res.Links[i] = linkRow(l, outcome, err)
 			linkEvent(a.Events, l, outcome, err)
-		}()
+			return err
+		}}
 	}
-	wg.Wait()
-	steps := &fleetSteps{}
+	hooks.Run(ctx, links, nil)
+	// The clusters once every link is gone: each waits, on its way, for those it serves.
+	members := make([]schedule.Node, len(p.Members))
 	for i, m := range p.Members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		members[i] = schedule.Node{Name: m.Name, Run: func(ctx context.Context) error {
 			start := time.Now()
-			outcome, err := a.removeMember(ctx, p, m, steps, res)
-			steps.finish(m.Name, err)
+			outcome, err := a.removeMember(ctx, p, m, hooks, res)
 			res.Clusters[i] = clusterRow(m, outcome, err, start)
-		}()
+			return err
+		}}
 	}
-	wg.Wait()
+	hooks.Run(ctx, members, nil)
 	return res, res.end(ctx)
 }
 
@@ -98,7 +98,7 @@ var errLinksStay = errors.New("some of the links to or from it could not be remo
 
 // removeMember uninstalls a cluster once the clusters it serves are removed and its links
 // are gone.
-func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *FleetMember, steps *fleetSteps, res *FleetResult) (event.Outcome, error) {
+func (a *Uninstall) removeMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks, res *Result) (event.Outcome, error) {
 	if m.Err != nil {
 		return event.OutcomeFailed, m.Err
 	}
@@ -111,12 +111,12 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 	for _, o := range p.f.Served(m.cluster) {
 		served = append(served, o.Name)
 	}
-	if err := steps.wait(ctx, served...); err != nil {
-		return event.OutcomeSkipped, err
+	if err := hooks.Wait(ctx, served...); err != nil {
+		return event.OutcomeSkipped, needError(err)
 	}
 	if ew, ok := p.f.EastWest(m.cluster, m.Uninstall.Revision); ok && !a.Purge {
 		// The east-west gateway's own install first (a purge takes it with the rest).
-		u := &Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
+		u := &action.Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
 		if _, err := u.Run(ctx, nil); err != nil {
 			return event.OutcomeFailed, fmt.Errorf("its east-west gateway: %w", err)
 		}
@@ -136,7 +136,7 @@ func (a *FleetUninstall) removeMember(ctx context.Context, p *FleetPlan, m *Flee
 }
 
 // removeCACerts deletes the cacerts Secret the fleet gave the cluster.
-func (a *FleetUninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *FleetMember) error {
+func (a *Uninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *Member) error {
 	if f.CACertsOf(m.cluster) == nil {
 		return nil
 	}
@@ -144,7 +144,7 @@ func (a *FleetUninstall) removeCACerts(ctx context.Context, f *fleet.Fleet, m *F
 	s.SetGroupVersionKind(kube.SecretGVK)
 	s.SetNamespace(m.Namespace)
 	s.SetName("cacerts")
-	return m.cfg.write(ctx, m.client, event.Discard{}, lockRun{action: "fleet-cacerts", namespace: m.Namespace}, func(ctx context.Context) error {
+	return m.cfg.WriteLocked(ctx, m.client, "fleet-cacerts", m.Namespace, func(ctx context.Context) error {
 		return m.client.Delete(ctx, s, false)
 	})
 }
