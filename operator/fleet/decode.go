@@ -17,17 +17,32 @@ import (
 // context names: every cluster's context must be one of them. The error is a
 // v1alpha1.Problems naming the file and line of each problem.
 func Load(path string, contexts []string) (*Fleet, error) {
+	return load(path, contexts, false)
+}
+
+// LoadOffline is Load for what touches no cluster (fleet dump): a context the kubeconfig
+// lacks, or no kubeconfig at all, is a warning, so a pipeline renders a fleet where no
+// credentials exist.
+func LoadOffline(path string, contexts []string) (*Fleet, error) {
+	return load(path, contexts, true)
+}
+
+func load(path string, contexts []string, offline bool) (*Fleet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the fleet file: %w", err)
 	}
-	return Decode(path, filepath.Dir(path), data, contexts)
+	return decode(path, filepath.Dir(path), data, contexts, offline)
 }
 
 // Decode decodes and validates a fleet file's bytes; source names it in errors and dir is
 // where its relative paths start.
 func Decode(source, dir string, data []byte, contexts []string) (*Fleet, error) {
-	d := &decoder{source: source, f: &Fleet{Source: source, Dir: dir}}
+	return decode(source, dir, data, contexts, false)
+}
+
+func decode(source, dir string, data []byte, contexts []string, offline bool) (*Fleet, error) {
+	d := &decoder{source: source, f: &Fleet{Source: source, Dir: dir}, offline: offline}
 	root, ok := d.document(data)
 	if !ok {
 		return nil, d.problems
@@ -50,6 +65,8 @@ type decoder struct {
 	problems v1alpha1.Problems
 	// lines of the fields validate names: "spec.meshID", "clusters[1].primary", ...
 	lines map[string]int
+	// offline: contexts missing from the kubeconfig are warnings (LoadOffline).
+	offline bool
 }
 
 func (d *decoder) add(line int, path, msg string) {

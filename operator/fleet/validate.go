@@ -77,6 +77,11 @@ func validate(d *decoder, contexts []string) {
 		switch {
 		case c.Context == "":
 			d.add(c.Line, p+".context", "is missing: the kubeconfig context that reaches the cluster")
+		case !slices.Contains(contexts, c.Context) && d.offline:
+			l, fp := at("context")
+			d.problems = append(d.problems, v1alpha1.Problem{Source: d.source, Line: l, Path: fp, Warning: true,
+				Msg: fmt.Sprintf("context %q is not in the kubeconfig%s: not checked (install, precheck and verify need it)", c.Context, knownContexts(contexts))})
+			unique(ctxs, "context", c.Context, "context %q is also the context of the cluster at line %d: one cluster cannot be two members of the fleet")
 		case !slices.Contains(contexts, c.Context):
 			l, fp := at("context")
 			d.add(l, fp, fmt.Sprintf("context %q is not in the kubeconfig%s: add it, or pass --kubeconfig with the file that has it", c.Context, knownContexts(contexts)))

@@ -33,6 +33,11 @@ type Dump = fleet.Dump
 // loadFleet reads the fleet file and resolves every cluster's spec; say says the specs'
 // warnings (dump), which the checks otherwise say as they render.
 func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, error) {
+	return a.loadFleetFrom(say, fleet.Load)
+}
+
+// loadFleetFrom is loadFleet with the loader of the fleet file (fleet.LoadOffline for dump).
+func (a *Fleet) loadFleetFrom(say bool, load func(string, []string) (*fleet.Fleet, error)) (*fleet.Fleet, map[string]*spec.Resolved, error) {
 	flags := a.Kube
 	if flags == nil {
 		flags = &kubeflags.Flags{}
@@ -40,7 +45,7 @@ func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, er
 	if flags.Context != "" {
 		return nil, nil, &action.UsageError{Err: fmt.Errorf("--context %s: the fleet commands reach each cluster through the context the fleet file names", flags.Context)}
 	}
-	f, err := fleet.Load(a.File, flags.Contexts())
+	f, err := load(a.File, flags.Contexts())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,7 +70,7 @@ func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, er
 
 // Dump is fleet dump: what each cluster gets and the links, without touching a cluster.
 func (a *Fleet) Dump(context.Context) (*Dump, error) {
-	f, resolved, err := a.loadFleet(true)
+	f, resolved, err := a.loadFleetFrom(true, fleet.LoadOffline)
 	if err != nil {
 		return nil, err
 	}

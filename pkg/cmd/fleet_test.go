@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -53,5 +54,33 @@ func TestFleetBadInput(t *testing.T) {
 	}
 	if _, _, err := run(t, "--kubeconfig", fleetKubeconfig, "--context", "cluster-1", "x", "fleet", "precheck", "-f", "../../docs/examples/fleet-3-clusters.yaml"); mainExit(err) != 64 {
 		t.Errorf("--context with a fleet: %v (exit %d), want a usage error", err, mainExit(err))
+	}
+}
+
+// TestFleetDumpOffline: fleet dump touches no cluster, so a pipeline renders a fleet where
+// no credentials exist: without a kubeconfig (or without a context it names) each context
+// it cannot check is a warning naming its line; precheck still refuses.
+func TestFleetDumpOffline(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	const file = "../../docs/examples/fleet-3-clusters.yaml"
+	out, errOut, err := run(t, "x", "fleet", "dump", "-f", file)
+	if err != nil {
+		t.Fatalf("fleet dump without a kubeconfig: %v\n%s", err, errOut)
+	}
+	for _, cluster := range []string{"cluster-1", "cluster-2", "cluster-3"} {
+		if !strings.Contains(errOut, `context "`+cluster+`" is not in the kubeconfig (it has none): not checked`) {
+			t.Errorf("no warning for %s's context:\n%s", cluster, errOut)
+		}
+	}
+	want, err := os.ReadFile("../../testdata/fleet/dump-fleet-3-clusters.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("the offline dump differs from the dump with the contexts:\n%s", out)
+	}
+	if _, _, err := run(t, "x", "fleet", "precheck", "-f", file); err == nil || !strings.Contains(err.Error(), "is not in the kubeconfig") {
+		t.Errorf("fleet precheck without the contexts: %v, want the missing contexts as errors", err)
 	}
 }

@@ -26,8 +26,9 @@ func newFleetDumpCommand(g *Globals) *cobra.Command {
 one: the shared spec, the cluster's overlay and the multi-cluster values the fleet sets), the
 labels of its istio namespace and its cacerts Secret (the files, never their content), then
 every link: which remote Secret goes into which cluster, with its labels, and the
-create-remote-secret command that makes it by hand. Reads the kubeconfig to check the
-contexts exist; contacts no cluster.`,
+create-remote-secret command that makes it by hand. Reads the kubeconfig, when there is
+one, to check the contexts exist (a context it cannot check is a warning); contacts no
+cluster and needs no credentials.`,
 		Example: `  istioctl x fleet dump -f docs/examples/fleet-3-clusters.yaml
   istioctl x fleet dump -f fleet.yaml -o json`,
 		Args: cobra.NoArgs,
