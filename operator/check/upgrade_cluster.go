@@ -26,15 +26,19 @@ func pdbBlocksDrain(ctx context.Context, env *Env) []Result {
 		return notChecked(err)
 	}
 	var out []Result
+	deployments := map[string][]unstructured.Unstructured{} // by namespace: one list each
 	for i := range pdbs {
 		p := &pdbs[i]
 		sel, err := pdbSelector(p)
 		if err != nil || sel.Empty() {
 			continue
 		}
-		deps, err := env.Client.ListIn(ctx, kube.DeploymentGVK, p.GetNamespace(), "")
-		if err != nil {
-			return notChecked(err)
+		deps, ok := deployments[p.GetNamespace()]
+		if !ok {
+			if deps, err = env.Client.ListIn(ctx, kube.DeploymentGVK, p.GetNamespace(), ""); err != nil {
+				return notChecked(err)
+			}
+			deployments[p.GetNamespace()] = deps
 		}
 		for j := range deps {
 			d := &deps[j]

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -232,7 +233,7 @@ type status struct {
 // proxies adds every injected pod to the revision its status names, grouped by workload,
 // and marks the proxies out of skew with the revision's istiod.
 func proxies(ctx context.Context, c *kube.Client, get func(string) *Revision) error {
-	items, err := c.List(ctx, kube.PodGVK, "")
+	items, err := injectedPods(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -271,6 +272,33 @@ func proxies(ctx context.Context, c *kube.Client, get func(string) *Revision) er
 		r.Workloads[i].Pods = append(r.Workloads[i].Pods, p)
 	}
 	return nil
+}
+
+// injectedPods lists in full only the namespaces holding a pod with an injection status,
+// found from the pods' metadata a page at a time: a cluster without injected pods (a
+// precheck before the first install) costs one metadata list, not every pod's spec.
+func injectedPods(ctx context.Context, c *kube.Client) ([]unstructured.Unstructured, error) {
+	var nss []string
+	seen := map[string]bool{}
+	err := c.EachMeta(ctx, kube.PodGVK, "", func(m *metav1.PartialObjectMetadata) {
+		if m.Annotations[annotationStatus] != "" && !seen[m.Namespace] {
+			seen[m.Namespace] = true
+			nss = append(nss, m.Namespace)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(nss)
+	var out []unstructured.Unstructured
+	for _, ns := range nss {
+		items, err := c.ListIn(ctx, kube.PodGVK, ns, "")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
 }
 
 func proxyImage(pod *corev1.Pod) string {
