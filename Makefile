@@ -10,14 +10,17 @@ GIT_STATUS  := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo 
 VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
 LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
+# BIN is where build writes the binary: `make build VERSION=1.29.4 BIN=/tmp/istioctl-1.29.4`
+# builds a second one that installs and reports 1.29.4 (the e2e tests' older side).
+BIN         ?= bin/istioctl
 
 .PHONY: build generate test demo fuzz bench bench-crds bench-startup bench-spec bench-scale conformance cluster-bin helm-bin cluster-up cluster-down vet fmt clean
 
-## build: bin/istioctl, version-stamped and static. Without cgo the binary maps no libc or
+## build: bin/istioctl (or BIN), version-stamped and static. Without cgo the binary maps no libc or
 ## ld.so (1.5 MiB of every run's max RSS) and starts faster; it uses Go's own DNS resolver
 ## and user lookup, as upstream's release builds do.
 build:
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/istioctl ./cmd/istioctl
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/istioctl
 
 ## generate: regenerate generated files (the version line's stamps, the Base CRDs from istio.io/api, the charts' profiles)
 generate:

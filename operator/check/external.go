@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
+	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -88,9 +89,10 @@ func reliedControlPlane(ctx context.Context, env *Env) []Result {
 		r.Message = "not ready: " + p.Status
 		out = append(out, r)
 	}
-	ok, known, compat := existing.Compatible(p.Version, d.DataPlaneVersion)
-	if !ok {
-		out = append(out, Result{Object: p.Object, Severity: sev, Message: "incompatible: " + compat,
+	skewed := skew.Proxy(p.Version, d.DataPlaneVersion)
+	known, compat := skewed.Known, skewed.Message
+	if !skewed.OK {
+		out = append(out, Result{Object: p.Object, Severity: sev, Message: "incompatible: " + skewed.String(),
 			Hint: "install proxies of istiod's minor version or the one before it (spec.tag), or upgrade istiod first"})
 	}
 	if len(out) == 0 {

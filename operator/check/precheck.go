@@ -44,7 +44,7 @@ func Precheck() []Check {
 			Hint: "CNI and ztunnel pods are privileged: install them into a namespace whose pod-security.kubernetes.io/enforce is privileged (e.g. kube-system)", Run: podSecurity},
 		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
 			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
-	}, append(slices.Clone(morePrechecks), External()...)...)
+	}, append(append(slices.Clone(morePrechecks), upgradePrechecks()...), External()...)...)
 }
 
 func kubernetesVersion(ctx context.Context, env *Env) []Result {
@@ -253,6 +253,9 @@ func gatewayAPI(ctx context.Context, env *Env) []Result {
 		} else if want := need[n][1]; want != "" && !served[want] {
 			r.Passed, r.Severity, r.Code = false, Warning, "IST0172"
 			r.Message = fmt.Sprintf("does not serve %s; upgrade Gateway API", want)
+		}
+		if r.Passed {
+			r = gatewayAPIBundle(live, env.Version, r)
 		}
 		out = append(out, r)
 	}

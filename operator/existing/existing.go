@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -141,24 +140,4 @@ func (p *Piece) read(ctx context.Context, c *kube.Client, gvk schema.GroupVersio
 	p.Ready, p.Status = v.Status == readiness.Ready, v.Message
 	p.Manager = ManagerOf(live)
 	return nil
-}
-
-// Compatible says whether proxies of version dataPlane may run against an istiod of version
-// controlPlane: Istio supports an istiod at most one minor version newer than its proxies,
-// never older. known is false when either version does not parse (a dev build, a digest).
-func Compatible(controlPlane, dataPlane string) (ok, known bool, why string) {
-	cp, err1 := utilversion.ParseGeneric(controlPlane)
-	dp, err2 := utilversion.ParseGeneric(dataPlane)
-	if err1 != nil || err2 != nil {
-		return true, false, fmt.Sprintf("cannot compare versions %q and %q", controlPlane, dataPlane)
-	}
-	switch {
-	case cp.Major() != dp.Major():
-		return false, true, fmt.Sprintf("istiod %s and proxies %s differ in major version", controlPlane, dataPlane)
-	case dp.Minor() > cp.Minor():
-		return false, true, fmt.Sprintf("proxies %s would be newer than istiod %s: upgrade the control plane first", dataPlane, controlPlane)
-	case cp.Minor()-dp.Minor() > 1:
-		return false, true, fmt.Sprintf("proxies %s are more than one minor version behind istiod %s", dataPlane, controlPlane)
-	}
-	return true, true, fmt.Sprintf("istiod %s serves proxies %s", controlPlane, dataPlane)
 }

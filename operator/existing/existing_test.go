@@ -39,23 +39,3 @@ func TestExternalManager(t *testing.T) {
 		t.Error("Ours: an apply by istio-operator is ours, an update is not")
 	}
 }
-
-func TestExternalCompatible(t *testing.T) {
-	for _, tc := range []struct {
-		cp, dp    string
-		ok, known bool
-	}{
-		{"1.30.0", "1.30.0", true, true},
-		{"1.30.2", "1.29.1", true, true},  // istiod one minor ahead
-		{"1.30.0", "1.28.0", false, true}, // two behind
-		{"1.29.0", "1.30.0", false, true}, // proxies newer
-		{"2.0.0", "1.30.0", false, true},
-		{"1.30.0-distroless", "1.30.0", true, true},
-		{"latest", "1.30.0", true, false},
-	} {
-		ok, known, why := Compatible(tc.cp, tc.dp)
-		if ok != tc.ok || known != tc.known || why == "" {
-			t.Errorf("Compatible(%s, %s) = %v, %v, %q", tc.cp, tc.dp, ok, known, why)
-		}
-	}
-}

@@ -68,6 +68,8 @@ type pass struct {
 	events    event.Sink
 	watch     *kube.Watcher
 	missingNS map[string]bool
+	// services are the Services the run renders, by the component rendering each.
+	services map[string]string
 }
 
 // newPass begins a call of r, its events stamped as they go to events (nil: dropped).
@@ -171,6 +173,7 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 	in := r.newPass(events)
 	in.watch = in.Client.NewWatcher()
 	defer in.watch.Stop()
+	in.services = renderedServices(manifests)
 	caller := ctx
 	if in.Opts.Timeout > 0 && !in.Opts.DryRun {
 		var cancel context.CancelFunc
@@ -288,7 +291,7 @@ func (in *pass) installComponent(ctx context.Context, m render.Manifest, ev even
 			err = fmt.Errorf("%s while applying %s", stopped(ctx), st.Name)
 		}
 		if err == nil && !in.Opts.DryRun {
-			err = in.wait(ctx, objs, live, ev)
+			err = in.wait(ctx, toWaitFor(objs, key, in.services), live, ev)
 		}
 		if err != nil {
 			return append(changes, rest(i+1)...), err

@@ -22,6 +22,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -301,4 +302,62 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 
 func metav1SchemeConfigMaps() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+}
+
+// A webhook configuration of Base calling a Service that Pilot renders (what
+// values.defaultRevision does to istiod-default-validator): Pilot starts only once Base is
+// ready, so Base must not wait for that Service's endpoints. The install finishes, and the
+// webhook is served once Pilot is ready.
+func TestInstallWebhookServedByALaterComponent(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	ctx := context.Background()
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator := `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: default-validator-NS}
+webhooks:
+- name: validation.istioctl.test
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Ignore
+  clientConfig: {service: {name: istiod, namespace: NS, path: /validate}}
+  rules: [{apiGroups: [istioctl.test], apiVersions: ["*"], operations: [CREATE], resources: [nothings]}]
+`
+	base := manifest(t, component.Base, ns, baseYAML+"---"+validator)
+	vwcs := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+	t.Cleanup(func() {
+		_ = c.Dynamic.Resource(vwcs).Delete(context.Background(), base.Objects[1].GetName(), metav1.DeleteOptions{})
+	})
+	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
+		Opts: install.Options{Timeout: time.Minute}}).Start()
+	if _, err := in.Install(ctx, nil, []render.Manifest{base, manifest(t, component.Pilot, ns, pilotYAML)}, nil); err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	list := func(gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
+		items, err := client.ListIn(ctx, gvk, namespace, selector)
+		out := make([]*unstructured.Unstructured, len(items))
+		for i := range items {
+			out[i] = &items[i]
+		}
+		return out, err
+	}
+	live, err := client.Get(ctx, base.Objects[1])
+	if err != nil || live == nil {
+		t.Fatalf("the validator: %v, %v", live, err)
+	}
+	// The EndpointSlice controller follows the pods a moment later.
+	var r readiness.Result
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if r, err = readiness.CheckWith(live, list); err != nil || r.Status == readiness.Ready {
+			break
+		}
+	}
+	if err != nil || r.Status != readiness.Ready {
+		t.Errorf("the validator once Pilot is ready: %+v, %v", r, err)
+	}
 }

@@ -2,6 +2,7 @@ package install
 
 import (
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -54,6 +55,45 @@ func PlanOf(manifests []render.Manifest) []event.PlannedComponent {
 			p.Stages = append(p.Stages, event.Stage{Name: st.Name, Objects: len(st.Objects)})
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// renderedServices maps each Service the manifests render ("namespace/name") to the key of
+// the component instance that renders it.
+func renderedServices(manifests []render.Manifest) map[string]string {
+	out := map[string]string{}
+	for _, m := range manifests {
+		for _, o := range m.Objects {
+			if o.GetKind() == "Service" && o.GetAPIVersion() == "v1" {
+				out[o.GetNamespace()+"/"+o.GetName()] = m.Instance.Key()
+			}
+		}
+	}
+	return out
+}
+
+// toWaitFor is what a component's stage waits for: objs without the webhook configurations
+// calling a Service that another component of the run renders. values.defaultRevision puts
+// Base's istiod-default-validator on the revision's istiod, whose Service Pilot renders, and
+// Pilot starts only once Base is ready: waiting there for its endpoints would wait until the
+// deadline. The component serving it waits for its workloads, and for its own webhooks on
+// the same Service. (Upstream waits for no webhook at all.)
+func toWaitFor(objs []*unstructured.Unstructured, own string, services map[string]string) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if o.GetKind() == "MutatingWebhookConfiguration" || o.GetKind() == "ValidatingWebhookConfiguration" {
+			elsewhere := false
+			for _, svc := range readiness.WebhookServices(o) {
+				if by, ok := services[svc.String()]; ok && by != own {
+					elsewhere = true
+				}
+			}
+			if elsewhere {
+				continue
+			}
+		}
+		out = append(out, o)
 	}
 	return out
 }

@@ -45,7 +45,7 @@ func (c *Client) ControlPlanes(ctx context.Context, namespace string) ([]Control
 		if cp.Version == "" {
 			for _, ctr := range d.Spec.Template.Spec.Containers {
 				if ctr.Name == "discovery" {
-					cp.Version = imageTag(ctr.Image)
+					cp.Version = ImageTag(ctr.Image)
 				}
 			}
 		}
@@ -65,9 +65,9 @@ func (c *Client) ControlPlanes(ctx context.Context, namespace string) ([]Control
 	return out, nil
 }
 
-// imageTag returns the tag of an image reference ("hub/pilot:1.30.0" -> "1.30.0"),
+// ImageTag returns the tag of an image reference ("hub/pilot:1.30.0" -> "1.30.0"),
 // ignoring a registry port and a digest.
-func imageTag(image string) string {
+func ImageTag(image string) string {
 	if i := strings.Index(image, "@"); i >= 0 {
 		image = image[:i]
 	}

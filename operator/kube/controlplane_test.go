@@ -10,8 +10,8 @@ func TestImageTag(t *testing.T) {
 		{"istio/pilot@sha256:abcd", "latest"},
 		{"istio/pilot:1.2@sha256:abcd", "1.2"},
 	} {
-		if got := imageTag(tc.in); got != tc.want {
-			t.Errorf("imageTag(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := ImageTag(tc.in); got != tc.want {
+			t.Errorf("ImageTag(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

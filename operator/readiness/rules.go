@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Lister gives a rule the related objects it reads: those of kind gvk in namespace
@@ -163,23 +164,32 @@ func pvc(obj *unstructured.Unstructured) Result {
 // endpoint. Until then each API request it intercepts fails (failurePolicy Fail) or skips
 // the webhook (Ignore), so the install is not done.
 func webhook(wh *unstructured.Unstructured, list Lister) (Result, error) {
+	for _, svc := range WebhookServices(wh) {
+		slices, err := list(kube.EndpointSliceGVK, svc.Namespace, discoveryv1.LabelServiceName)
+		if err != nil {
+			return Result{}, err
+		}
+		if ReadyEndpoints(slices, svc.Namespace, svc.Name) == 0 {
+			return progress("Service %s has no ready endpoint yet", svc), nil
+		}
+	}
+	return ready("its services have ready endpoints"), nil
+}
+
+// WebhookServices are the Services a webhook configuration's webhooks call, in order (a
+// webhook calling a URL has none in the cluster).
+func WebhookServices(wh *unstructured.Unstructured) []types.NamespacedName {
+	var out []types.NamespacedName
 	hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
 	for _, h := range hooks {
 		m, _ := h.(map[string]any)
 		svc, ok, _ := unstructured.NestedMap(m, "clientConfig", "service")
 		if !ok {
-			continue // a URL: nothing in the cluster to wait for
+			continue
 		}
-		ns, name := fmt.Sprint(svc["namespace"]), fmt.Sprint(svc["name"])
-		slices, err := list(kube.EndpointSliceGVK, ns, discoveryv1.LabelServiceName)
-		if err != nil {
-			return Result{}, err
-		}
-		if ReadyEndpoints(slices, ns, name) == 0 {
-			return progress("Service %s/%s has no ready endpoint yet", ns, name), nil
-		}
+		out = append(out, types.NamespacedName{Namespace: fmt.Sprint(svc["namespace"]), Name: fmt.Sprint(svc["name"])})
 	}
-	return ready("its services have ready endpoints"), nil
+	return out
 }
 
 // ReadyEndpoints counts the ready endpoints of Service namespace/name in slices (any

@@ -25,6 +25,11 @@ type Options struct {
 	Profile string
 	// Force turns validation errors into warnings, as upstream's --force.
 	Force bool
+	// Version is the Istio version this istioctl was built to install: the default
+	// profile's image tag ("" keeps the tag the profile names). A build at the version line
+	// changes nothing; one built at another VERSION installs that version's images, as
+	// upstream's builds do.
+	Version string
 	// Docs are IstioOperator documents decoded already (a fleet file's parts, with the
 	// fleet file's lines), laid over the Files in order.
 	Docs []Doc
@@ -202,6 +207,9 @@ func (r *resolution) loadProfiles(profileName, manifests string) (map[string]any
 	}
 	tree, lines, ps := profs.Load(DefaultProfile)
 	r.problems = append(r.problems, ps...)
+	if sp, ok := tree["spec"].(map[string]any); ok && r.opts.Version != "" {
+		sp["tag"] = r.opts.Version
+	}
 	r.record(fmt.Sprintf("profile %q", DefaultProfile), lines)
 	if profileName != DefaultProfile {
 		prof, lines, ps := profs.Load(profileName)

@@ -3,78 +3,27 @@ package tag
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 )
 
-// Description is one tag, as `tag list` shows it.
-type Description struct {
-	Tag      string `json:"tag"`
-	Revision string `json:"revision"`
-	// Namespaces are those labelled istio.io/rev=<tag>.
-	Namespaces []string `json:"namespaces"`
-}
+// Description is one tag, as `tag list` shows it (revision.Tag: the revision list reads
+// tags too, and the checks that import it cannot import this package).
+type Description = revision.Tag
 
-// List finds the tags: the MutatingWebhookConfigurations labelled istio.io/tag and the
-// tag Services in the istio namespace, sorted by revision, then tag.
+// List finds the tags (revision.Tags).
 func List(ctx context.Context, c *kube.Client, ns string) ([]Description, error) {
-	hooks, err := c.List(ctx, kube.MutatingWebhookGVK, LabelTag)
-	if err != nil {
-		return nil, err
-	}
-	svcs, err := listIn(ctx, c, kube.ServiceGVK, ns, LabelTag)
-	if err != nil {
-		return nil, err
-	}
-	type key struct{ tag, rev string }
-	seen := map[key]bool{}
-	var out []Description
-	for _, o := range append(hooks, svcs...) {
-		if o.GetDeletionTimestamp() != nil {
-			continue // removed a moment ago
-		}
-		l := o.GetLabels()
-		rev, ok := l[LabelRev]
-		if !ok {
-			continue // not a tag of any revision we can tell
-		}
-		k := key{l[LabelTag], rev}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		nss, err := NamespacesUsing(ctx, c, k.tag)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Description{Tag: k.tag, Revision: k.rev, Namespaces: nss})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Revision != out[j].Revision {
-			return out[i].Revision < out[j].Revision
-		}
-		return out[i].Tag < out[j].Tag
-	})
-	return out, nil
+	return revision.Tags(ctx, c, ns)
 }
 
 // NamespacesUsing lists the namespaces labelled istio.io/rev=<tag>, sorted.
 func NamespacesUsing(ctx context.Context, c *kube.Client, tag string) ([]string, error) {
-	items, err := c.List(ctx, kube.NamespaceGVK, LabelRev+"="+tag)
-	if err != nil {
-		return nil, err
-	}
-	out := []string{}
-	for _, it := range items {
-		out = append(out, it.GetName())
-	}
-	sort.Strings(out)
-	return out, nil
+	return revision.NamespacesUsing(ctx, c, tag)
 }
 
 // Objects lists a tag's objects: its MutatingWebhookConfigurations, its

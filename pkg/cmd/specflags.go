@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // SpecFlags are the flags that pick an install spec, shared by every command that resolves
@@ -34,5 +35,5 @@ func (f *SpecFlags) add(fs *pflag.FlagSet) {
 
 // options turns the flags (and --revision, as an alias) into resolution options.
 func (f *SpecFlags) options(stdin io.Reader, revision string) spec.Options {
-	return spec.Options{Files: f.Files, Stdin: stdin, Sets: f.Sets, ManifestsDir: f.Manifests, Force: f.Force, Revision: revision}
+	return spec.Options{Files: f.Files, Stdin: stdin, Sets: f.Sets, ManifestsDir: f.Manifests, Force: f.Force, Revision: revision, Version: version.Version}
 }

@@ -1,0 +1,266 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/revision"
+	"github.com/istioctl-installer/istioctl/operator/skew"
+)
+
+// SectionUpgradeHop holds the checks of the upgrade from what the cluster runs.
+const SectionUpgradeHop = "Upgrade"
+
+// upgradePrechecks are x precheck's checks of an upgrade: the hop, the skew of what runs,
+// the behaviour compatibilityVersion gates, and what users hit on upgrade.
+func upgradePrechecks() []Check {
+	d := documented{section: SectionUpgradeHop, page: "upgrade"}
+	return []Check{
+		d.check("upgrade-hop", "The upgrade's hop keeps the skew rules", Error,
+			"upgrade through the versions in between, or install the new version as a revision beside the old one (--revision)", upgradeHop),
+		d.check("version-skew", "What runs keeps the skew rules with its control plane", Error,
+			"upgrade the control plane first, then CNI, then ztunnel; restart workloads whose proxies are too old onto their revision's proxy", versionSkew),
+		d.check("compatibility-version", "Behaviour changes the upgrade crosses", Info,
+			"set compatibilityVersion (spec.compatibilityVersion) to the value given to keep the behaviour of before", compatibilityChanges),
+		d.check("default-revision", "values.defaultRevision agrees with the default tag", Warning,
+			"make them agree: istioctl tag set default --revision <rev> --overwrite, or install with values.defaultRevision=<rev>", defaultRevision),
+		d.check("foreign-field-managers", "No other field manager owns what the install applies", Warning,
+			"stop the other manager from setting these fields (or exclude them there) before the install takes them over", foreignFieldManagers),
+		d.check("pdb-blocks-drain", "No PodDisruptionBudget blocks node drains", Warning,
+			"lower minAvailable below the replicas (or raise the replicas), so a node drain can evict a pod", pdbBlocksDrain),
+		d.check("native-sidecar-webhooks", "Other pod-mutating webhooks know native sidecars", Warning,
+			"with native sidecars istio-proxy is an init container: check that these webhooks handle it, or set values.pilot.env.ENABLE_NATIVE_SIDECARS=\"false\"", nativeSidecarWebhooks),
+	}
+}
+
+// hop is one control plane's move to env.Version.
+type hop struct {
+	object, from string
+	inPlace      bool
+}
+
+// hops are the control plane upgrades the install makes: in place when its revision runs
+// already, else a new revision beside each one that runs; --from-version overrides the
+// version read from the cluster.
+func hops(ctx context.Context, env *Env) ([]hop, error) {
+	cps, err := env.Client.ControlPlanes(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	rev := ownership.Rev(env.Revision)
+	var out []hop
+	for _, cp := range cps {
+		if cp.Revision == rev {
+			out = []hop{{object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), from: cp.Version, inPlace: true}}
+			break
+		}
+		out = append(out, hop{object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), from: cp.Version})
+	}
+	if env.FromVersion != "" {
+		if len(out) == 0 {
+			return []hop{{object: "(Cluster)", from: env.FromVersion, inPlace: true}}, nil
+		}
+		for i := range out {
+			out[i].from = env.FromVersion
+		}
+	}
+	return out, nil
+}
+
+func upgradeHop(ctx context.Context, env *Env) []Result {
+	hs, err := hops(ctx, env)
+	if err != nil {
+		return notChecked(err)
+	}
+	if len(hs) == 0 || env.Version == "" || env.External.Relies(component.Pilot) {
+		return []Result{{Object: "(Cluster)", Passed: true, Severity: Info, Message: "no control plane to upgrade: a fresh install"}}
+	}
+	var out []Result
+	for _, h := range hs {
+		v := skew.Hop(h.from, env.Version, h.inPlace)
+		out = append(out, Result{Object: h.object, Passed: v.OK, Message: v.String()})
+	}
+	if info, err := env.Client.ServerVersion(ctx); err == nil {
+		// Outside the window is a note: below it the kubernetes-version check fails the
+		// install already; above it is untested upstream, not known broken.
+		if v := skew.Kubernetes(env.Version, info.GitVersion); !v.OK {
+			out = append(out, Result{Object: "(Cluster)", Severity: Info, Message: v.String(),
+				Hint: "a Kubernetes version outside the window is untested by Istio"})
+		}
+	}
+	return out
+}
+
+// versionSkew applies the skew rules to what runs, with the install's revision at
+// env.Version: the node agents beside every control plane, and each proxy beside its
+// revision's istiod.
+func versionSkew(ctx context.Context, env *Env) []Result {
+	revs, err := revision.List(ctx, env.Client, env.IstioNamespace)
+	if err != nil {
+		return notChecked(err)
+	}
+	target := ownership.Rev(env.Revision)
+	cpVersion := func(r *revision.Revision) string {
+		if r.Name == target && env.Version != "" && !env.External.Relies(component.Pilot) {
+			return env.Version
+		}
+		return r.Version
+	}
+	var out []Result
+	for _, r := range revs {
+		for _, c := range r.Components {
+			what := map[string]string{string(component.Cni): "CNI", string(component.Ztunnel): "ztunnel"}[c.Name]
+			if what == "" {
+				continue
+			}
+			for _, cp := range revs {
+				if cp.Version == "" {
+					continue
+				}
+				v := skew.NodeAgent(what, cp.Version, c.Version)
+				if !v.OK {
+					out = append(out, Result{Object: c.Object, Message: v.String() + fmt.Sprintf(" (revision %s)", cp.Name)})
+				}
+			}
+		}
+		cp := cpVersion(r)
+		if cp == "" {
+			continue
+		}
+		for _, w := range r.Workloads {
+			byVersion := map[string][]string{}
+			for _, p := range w.Pods {
+				byVersion[p.Version] = append(byVersion[p.Version], p.Pod)
+			}
+			for version, pods := range byVersion {
+				if v := skew.Proxy(cp, version); !v.OK {
+					out = append(out, Result{Object: fmt.Sprintf("%s/%s/%s", w.Kind, w.Namespace, w.Name), Severity: Warning,
+						Message: fmt.Sprintf("%s (revision %s; pods %s)", v, r.Name, strings.Join(pods, ", "))})
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: "control planes, node agents and proxies keep the skew rules"})
+	}
+	return out
+}
+
+// compatibilityChanges lists, for every minor the upgrade crosses, the behaviour changes
+// compatibilityVersion gates and the value that keeps each.
+func compatibilityChanges(ctx context.Context, env *Env) []Result {
+	hs, err := hops(ctx, env)
+	if err != nil {
+		return notChecked(err)
+	}
+	if len(hs) == 0 || env.Version == "" {
+		return nil
+	}
+	if cv := specCompatibilityVersion(env); cv != "" {
+		return []Result{{Object: "(Cluster)", Passed: true, Message: "the spec sets compatibilityVersion " + cv}}
+	}
+	froms := map[string]bool{}
+	var out []Result
+	for _, h := range hs {
+		if froms[skew.Minor(h.from)] {
+			continue
+		}
+		froms[skew.Minor(h.from)] = true
+		changes, err := skew.Changes(h.from, env.Version)
+		if err != nil {
+			out = append(out, Result{Object: h.object, Message: fmt.Sprintf("from %s: %v", h.from, err)})
+		}
+		for _, c := range changes {
+			out = append(out, Result{Object: h.object, Message: fmt.Sprintf("from %s: %s", h.from, c)})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: "the upgrade crosses no behaviour change compatibilityVersion gates"})
+	}
+	return out
+}
+
+// specCompatibilityVersion is the compatibilityVersion the rendered install carries (its
+// values ConfigMap), "" without one.
+func specCompatibilityVersion(env *Env) string {
+	for _, o := range env.Expected() {
+		if vals := valuesOf(o); vals != nil {
+			if cv, _ := vals["compatibilityVersion"].(string); cv != "" {
+				return cv
+			}
+		}
+	}
+	return ""
+}
+
+// valuesOf reads istiod's values ConfigMap (values, values-<rev>: the merged values the
+// chart writes), nil for any other object.
+func valuesOf(o *unstructured.Unstructured) map[string]any {
+	if o.GetKind() != "ConfigMap" || (o.GetName() != "values" && !strings.HasPrefix(o.GetName(), "values-")) {
+		return nil
+	}
+	raw, _, _ := unstructured.NestedString(o.Object, "data", "merged-values")
+	if raw == "" {
+		return nil
+	}
+	vals := map[string]any{}
+	if json.Unmarshal([]byte(raw), &vals) != nil {
+		return nil
+	}
+	return vals
+}
+
+// defaultRevision compares values.defaultRevision, of the install and of every installed
+// revision, with the revision the default tag points at.
+func defaultRevision(ctx context.Context, env *Env) []Result {
+	tags, err := revision.Tags(ctx, env.Client, env.IstioNamespace)
+	if err != nil {
+		return notChecked(err)
+	}
+	tagged := ""
+	for _, t := range tags {
+		if t.Tag == "default" {
+			tagged = t.Revision
+		}
+	}
+	if tagged == "" {
+		return []Result{{Object: "(Cluster)", Passed: true, Message: "no default tag"}}
+	}
+	live, err := env.Client.ListIn(ctx, kube.ConfigMapGVK, "", "app.kubernetes.io/name=istiod")
+	if err != nil {
+		return notChecked(err)
+	}
+	var out []Result
+	check := func(o *unstructured.Unstructured, where string) {
+		vals := valuesOf(o)
+		d, _ := vals["defaultRevision"].(string)
+		if vals == nil || d == "" {
+			return
+		}
+		r := Result{Object: fmt.Sprintf("ConfigMap/%s/%s", o.GetNamespace(), o.GetName()), Passed: d == tagged,
+			Message: fmt.Sprintf("%s values.defaultRevision is %s, and the default tag points at %s", where, d, tagged)}
+		if !r.Passed {
+			r.Message = fmt.Sprintf("%s values.defaultRevision is %s, but the default tag points at revision %s", where, d, tagged)
+		}
+		out = append(out, r)
+	}
+	for i := range live {
+		check(&live[i], "installed:")
+	}
+	for _, o := range env.Expected() {
+		check(o, "this install:")
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: "no values.defaultRevision set; the default tag points at " + tagged})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Object < out[j].Object })
+	return out
+}
