@@ -23,6 +23,8 @@ type Case struct {
 	Files map[string]string `json:"files,omitempty"`
 	// Class is the spec-fidelity class of issue 23 (1-7) the case belongs to, if any.
 	Class int `json:"class,omitempty"`
+	// InputClass is the class of issue 45 (real users' files, 1-6) the case belongs to, if any.
+	InputClass int `json:"inputClass,omitempty"`
 	// Difference names the deliberate difference (differences.yaml) the case shows.
 	Difference string `json:"difference,omitempty"`
 }

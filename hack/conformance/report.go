@@ -17,7 +17,7 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 	total, rejected, conform, listed := len(outcomes), 0, 0, 0
 	type counts struct{ cases, rejected, conform, listed int }
 	byCat := map[string]*counts{}
-	byClass := map[int]int{}
+	byClass, byInput := map[int]int{}, map[int]int{}
 	for _, o := range outcomes {
 		c := byCat[o.Case.Category]
 		if c == nil {
@@ -39,6 +39,9 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		}
 		if o.Case.Class > 0 {
 			byClass[o.Case.Class]++
+		}
+		if o.Case.InputClass > 0 {
+			byInput[o.Case.InputClass]++
 		}
 	}
 	p("# Conformance with upstream istioctl")
@@ -63,7 +66,12 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		}
 	}
 	p("")
-	p("Cases per class of issue 23 (spec fidelity): %s.", classLine(byClass))
+	p("Cases per class of issue 23 (spec fidelity): %s.", classLine(byClass, 7))
+	p("")
+	p("Cases per class of issue 45 (real users' files): %s.", classLine(byInput, InputClasses))
+	for class := 1; class <= InputClasses; class++ {
+		p("- class %d: %s", class, inputClassNames[class-1])
+	}
 	p("")
 	p("## Deliberate differences")
 	p("")
@@ -149,9 +157,22 @@ func pct(n, of int) float64 {
 	return 100 * float64(n) / float64(of)
 }
 
-func classLine(byClass map[int]int) string {
+// InputClasses are issue 45's classes of real users' input upstream accepts, in its order.
+var inputClassNames = []string{
+	"overlay patch values written as YAML text (and the strings upstream leaves alone)",
+	"an IstioOperator with a missing or misspelled apiVersion (a warning; the kind decides)",
+	"numbers written as strings in protobuf-typed sections (meshConfig, values)",
+	"a CIDR with host bits set in a values range list",
+	"metadata.name and values.ownerName of the values ConfigMap",
+	"a gateway Service port without targetPort",
+}
+
+// InputClasses is how many classes issue 45 lists.
+var InputClasses = len(inputClassNames)
+
+func classLine(byClass map[int]int, n int) string {
 	var parts []string
-	for class := 1; class <= 7; class++ {
+	for class := 1; class <= n; class++ {
 		parts = append(parts, fmt.Sprintf("class %d: %d", class, byClass[class]))
 	}
 	return strings.Join(parts, ", ")

@@ -15,6 +15,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
@@ -238,7 +239,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 				if p.Value == nil {
 					delete(m, seg.Key)
 				} else {
-					m[seg.Key] = normalize(p.Value)
+					m[seg.Key] = patchValue(p.Value)
 				}
 				return nil
 			}
@@ -273,7 +274,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 			case appending:
 				var item any = map[string]any{}
 				if last {
-					item = normalize(p.Value)
+					item = patchValue(p.Value)
 				} else if path[i+1].Kind() != spec.SegmentKey {
 					item = []any{}
 				}
@@ -286,7 +287,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 				replace(append(list[:idx:idx], list[idx+1:]...))
 				return nil
 			case last:
-				list[idx] = normalize(p.Value)
+				list[idx] = patchValue(p.Value)
 				return nil
 			}
 			parent, replace, created = list[idx], func(v any) { list[idx] = v }, appending
@@ -332,6 +333,29 @@ func overlayItem(list []any, seg spec.Segment) (int, error) {
 		return 0, fmt.Errorf("no such item: the list holds objects; select one with [key:value]")
 	}
 	return 0, fmt.Errorf("no such item")
+}
+
+// patchValue reads a patch's value as upstream does (tpath's tryToUnmarshalStringToYAML): a
+// string holding a YAML mapping (one line with ": ", or several lines with a ":") patches
+// with that mapping, as the customize-installation docs' "value: |" blocks expect. JSON object
+// text, list text and any other string stay text, as upstream leaves them.
+func patchValue(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return normalize(v)
+	}
+	oneLine := !strings.Contains(s, "\n")
+	if !(oneLine && strings.Contains(s, ": ") || !oneLine && strings.Contains(s, ":")) {
+		return s
+	}
+	if json.Unmarshal([]byte(s), &map[string]any{}) == nil {
+		return s
+	}
+	m := map[string]any{}
+	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+		return s
+	}
+	return normalize(m)
 }
 
 // normalize makes numbers JSON-like (int64/float64), as decoded objects hold them.
