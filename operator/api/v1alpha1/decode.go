@@ -312,12 +312,18 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 		return text, nil
 	case KindInt:
 		i, err := strconv.ParseInt(text, 10, 64)
+		if n, ok := s.(NumbersAsText); ok && quoted && err == nil && n.NumbersAsText() {
+			return text, nil // kept as written, as upstream passes it on
+		}
 		if err != nil || quoted {
 			return text, fmt.Errorf("want an integer, got %q", text)
 		}
 		return i, nil
 	case KindFloat:
 		f, err := strconv.ParseFloat(text, 64)
+		if n, ok := s.(NumbersAsText); ok && quoted && err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && n.NumbersAsText() {
+			return text, nil // kept as written, as upstream passes it on
+		}
 		if err != nil || quoted || math.IsNaN(f) || math.IsInf(f, 0) {
 			return text, fmt.Errorf("want a number, got %q", text)
 		}
