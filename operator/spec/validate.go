@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
@@ -404,6 +405,9 @@ func checkMeshConfig(path string, mc map[string]any) v1alpha1.Problems {
 	return nil
 }
 
+// checkCIDRs reads a comma-separated range list as upstream and the sidecar's iptables
+// setup do (netip.ParsePrefix on each item, as written): host bits may be set
+// (10.0.0.1/24), a space or an empty item is not a CIDR.
 func checkCIDRs(path string, v any) v1alpha1.Problems {
 	s, _ := v.(string)
 	if s == "" || s == "*" {
@@ -411,11 +415,7 @@ func checkCIDRs(path string, v any) v1alpha1.Problems {
 	}
 	var ps v1alpha1.Problems
 	for _, c := range strings.Split(s, ",") {
-		c = strings.TrimSpace(c)
-		if c == "" {
-			continue
-		}
-		if errs := validation.IsValidCIDR(nil, c); len(errs) > 0 {
+		if _, err := netip.ParsePrefix(c); err != nil {
 			ps = append(ps, v1alpha1.Problem{Path: path, Msg: fmt.Sprintf("%q is not a CIDR (like 10.0.0.0/8)", c)})
 		}
 	}
