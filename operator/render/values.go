@@ -57,6 +57,9 @@ func setDefault(vals map[string]any, path string, v any) {
 	setPath(vals, keys, v)
 }
 
+// ownerFromMetadata marks values whose ownerName the renderer took from metadata.name.
+const ownerFromMetadata = "_internal_owner_from_metadata"
+
 // translateSpec puts the spec's top-level fields into the values, as upstream.
 func translateSpec(tree, specTree, vals map[string]any) {
 	setDefault(vals, "global.hub", specTree["hub"])
@@ -75,8 +78,14 @@ func translateSpec(tree, specTree, vals map[string]any) {
 		user, _ := vals["meshConfig"].(map[string]any)
 		vals["meshConfig"] = spec.Merge(mc, user)
 	}
-	if name, ok := spec.Lookup(tree, "metadata", "name"); ok {
-		setDefault(vals, "ownerName", name)
+	// metadata.name names the owner in the charts' owning-resource labels; the istiod chart's
+	// values ConfigMap records ownerName as the user gave it (upstream's, "" unless set), which
+	// the marker tells it (templates/setup/effective-values.yaml).
+	if name, ok := spec.Lookup(tree, "metadata", "name"); ok && name != nil && name != "" {
+		if _, set := vals["ownerName"]; !set {
+			vals["ownerName"] = name
+			vals[ownerFromMetadata] = true
+		}
 	}
 	// spec.eastWest (this tool's) reaches the ingress gateway chart, which renders the
 	// expose objects with the gateway named istio-eastwestgateway.
