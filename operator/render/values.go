@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,23 +159,21 @@ func instanceValues(vals map[string]any, inst component.Instance) {
 	}
 }
 
-// servicePorts are a gateway's k8s.service.ports as its chart's ports value.
+// servicePorts are a gateway's k8s.service.ports as its chart's ports value, each port as
+// Kubernetes' JSON writes it, as upstream passes them: a port without targetPort has
+// targetPort 0 (which the apiserver defaults to the port), appProtocol is kept.
 func servicePorts(ports []corev1.ServicePort) []any {
 	var out []any
 	for _, p := range ports {
-		m := map[string]any{"port": int64(p.Port), "name": p.Name}
-		if p.TargetPort.StrVal != "" {
-			m["targetPort"] = p.TargetPort.StrVal
-		} else if p.TargetPort.IntVal != 0 {
-			m["targetPort"] = int64(p.TargetPort.IntVal)
+		b, err := json.Marshal(p)
+		var m map[string]any
+		if err == nil {
+			err = json.Unmarshal(b, &m)
 		}
-		if p.Protocol != "" {
-			m["protocol"] = string(p.Protocol)
+		if err != nil {
+			continue // a typed ServicePort always round-trips
 		}
-		if p.NodePort != 0 {
-			m["nodePort"] = int64(p.NodePort)
-		}
-		out = append(out, m)
+		out = append(out, normalize(m))
 	}
 	return out
 }
