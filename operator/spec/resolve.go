@@ -58,6 +58,18 @@ type resolution struct {
 }
 
 func (r *resolution) record(source string, lines v1alpha1.Lines) {
+	// A list replaces the earlier layers' list (Merge): where they set fields of its items
+	// is no longer where the merged items come from.
+	for path := range lines {
+		if i := strings.LastIndex(path, "["); i > 0 && strings.HasSuffix(path, "]") {
+			list := path[:i] + "["
+			for o := range r.origins {
+				if strings.HasPrefix(o, list) {
+					delete(r.origins, o)
+				}
+			}
+		}
+	}
 	for path, line := range lines {
 		r.origins[path] = v1alpha1.Problem{Source: source, Line: line}
 	}
