@@ -118,11 +118,32 @@ func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance
 	return applyOverlays(objs, inst, k.Overlays)
 }
 
+// OverlayError is an overlay that fits no object or path: which one, and why. The render
+// names the file and line that set it (Renderer.Render).
+type OverlayError struct {
+	// Field is its path below the component's spec: k8s.overlays[i] or
+	// k8s.overlays[i].patches[j].
+	Field string
+	// Detail follows the field in the message.
+	Detail string
+	Err    error
+}
+
+func (e *OverlayError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s%s: %v", e.Field, e.Detail, e.Err)
+	}
+	return e.Field + e.Detail
+}
+
+func (e *OverlayError) Unwrap() error { return e.Err }
+
 // applyOverlays applies k8s.overlays: each patches one rendered object by path.
 func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, overlays []v1alpha1.KubernetesOverlay) error {
 	for i, o := range overlays {
+		field := fmt.Sprintf("k8s.overlays[%d]", i)
 		if o.Kind == "" || o.Name == "" {
-			return fmt.Errorf("k8s.overlays[%d]: an overlay needs the kind and name of the object it patches (got kind %q, name %q)", i, o.Kind, o.Name)
+			return &OverlayError{Field: field, Detail: fmt.Sprintf(": an overlay needs the kind and name of the object it patches (got kind %q, name %q)", o.Kind, o.Name)}
 		}
 		at := -1
 		for j, x := range objs {
@@ -132,7 +153,7 @@ func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, o
 			}
 		}
 		if at < 0 {
-			return fmt.Errorf("k8s.overlays[%d]: no %s %q among the objects %s renders", i, o.Kind, o.Name, inst.Key())
+			return &OverlayError{Field: field, Detail: fmt.Sprintf(": no %s %q among the objects %s renders", o.Kind, o.Name, inst.Key())}
 		}
 		// A CRD read lazily is read whole, and patched it no longer prints as its text.
 		if err := Materialize(objs[at : at+1]); err != nil {
@@ -142,7 +163,7 @@ func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, o
 		pristine.Delete(obj)
 		for j, p := range o.Patches {
 			if err := applyPathPatch(obj.Object, p); err != nil {
-				return fmt.Errorf("k8s.overlays[%d].patches[%d] (%s on %s %s): %w", i, j, p.Path, o.Kind, o.Name, err)
+				return &OverlayError{Field: fmt.Sprintf("%s.patches[%d]", field, j), Detail: fmt.Sprintf(" (%s on %s %s)", p.Path, o.Kind, o.Name), Err: err}
 			}
 		}
 	}
