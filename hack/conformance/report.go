@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -75,7 +76,12 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 	p("")
 	p("## Deliberate differences")
 	p("")
-	p("Each is listed once, in `testdata/conformance/differences.yaml`, with the test that keeps it.")
+	p("Each is listed once, in `testdata/conformance/differences.yaml`, with the test that keeps it. The rule: a")
+	p("deliberate difference refuses only what would fail at apply time or install something broken, and then names")
+	p("the user's file, line and field (for a `--set` flag: the flag as given and its path); everything else gets")
+	p("upstream's behaviour, with a warning where we would have been stricter. Under it a missing or misspelled")
+	p("apiVersion, a kind other than IstioOperator and a duplicate key are warnings (the last key counts, as upstream")
+	p("reads it); a file without kind is refused, as upstream refuses it.")
 	p("")
 	for _, id := range corpus.Order {
 		d := corpus.Differences[id]
@@ -93,6 +99,10 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		p("")
 		p("%s (%s). Test: `%s`.", d.Reason, what, d.Test)
 		p("")
+		if d.Protects != "" {
+			p("What it protects: %s", d.Protects)
+			p("")
+		}
 		for _, o := range cases {
 			p("- `%s`: %s", o.Case.ID, o.Case.About)
 			if !o.Upstream.Accepted {
@@ -109,6 +119,27 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		}
 		p("")
 	}
+	p("## Deprecation warnings")
+	p("")
+	p("Every setting upstream istioctl or ours warns is deprecated, with its replacement: one table, `Deprecations` in")
+	p("operator/api/v1alpha1/deprecations.go, which our warnings are made from. *Upstream* says where the pinned upstream")
+	p("module (`istio.io/istio@%s`) warns; the harness compares, case by case, the warnings of the rows upstream's", upstreamVersion)
+	p("`manifest generate` prints (marked compared), and fails a case where ours prints a deprecation warning no row lists.")
+	p("")
+	p("| setting | replacement | upstream warns | ours warns | compared |")
+	p("|---|---|---|---|---|")
+	for _, d := range v1alpha1.Deprecations() {
+		up := d.Upstream
+		if up == "" {
+			up = "no (values_types.proto marks the field deprecated: operator/pkg/apis/values_types.pb.go)"
+		}
+		cmp := ""
+		if d.Generate {
+			cmp = "yes"
+		}
+		p("| `%s` | %s | %s | %s | %s |", d.Setting, inline(d.Replacement), inline(up), inline(d.Ours), cmp)
+	}
+	p("")
 	p("## What is normalised")
 	p("")
 	p("- Upstream gets, before the case's own arguments, a file setting `hub: docker.io/istio` and `tag: " + version.Version + "`: a")

@@ -261,6 +261,19 @@ func validateMesh(v *checker) {
 	if mc, ok := v.values["meshConfig"].(map[string]any); ok {
 		v.ps = append(v.ps, checkMeshConfig("spec.values.meshConfig", mc)...)
 	}
+	// upstream checks both copies of meshConfig for deprecated settings, and so do we
+	for _, root := range []string{"spec.meshConfig", "spec.values.meshConfig"} {
+		for _, d := range v1alpha1.Deprecations() {
+			rel, ok := strings.CutPrefix(d.Setting, "meshConfig.")
+			if !ok {
+				continue
+			}
+			keys := append(strings.Split(root, "."), strings.Split(rel, ".")...)
+			if val, set := Lookup(v.tree, keys...); set && val != nil && val != "" {
+				v.warn(root+"."+rel, "%s", d.Warning())
+			}
+		}
+	}
 	for _, key := range []string{"includeIPRanges", "excludeIPRanges"} {
 		if val, ok := Lookup(v.values, "global", "proxy", key); ok {
 			v.ps = append(v.ps, checkCIDRs("spec.values.global.proxy."+key, val)...)

@@ -255,7 +255,11 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 				return
 			}
 			if fs.Deprecated() {
-				d.warn(k, p, "is deprecated")
+				msg := "is deprecated"
+				if dep, ok := deprecationAt(p); ok {
+					msg = dep.Warning()
+				}
+				d.warn(k, p, msg)
 			}
 			out[key] = d.node(v, fs, p)
 		})
