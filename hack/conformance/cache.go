@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 )
 
 // cache keeps upstream's results between runs (-cache DIR), keyed by the upstream binary
@@ -21,12 +24,19 @@ func (c *cache) path(cs Case) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(struct {
-		Bin   string
-		Args  []string
-		Files map[string]string
-		Base  string
-	}{fmt.Sprint(fi.Size(), fi.ModTime().UnixNano()), cs.Args, cs.Files, upstreamHubTag})
+	key := struct {
+		Bin      string
+		Args     []string
+		Files    map[string]string
+		Base     string
+		Warnings string `json:",omitempty"`
+	}{fmt.Sprint(fi.Size(), fi.ModTime().UnixNano()), cs.Args, cs.Files, upstreamHubTag, ""}
+	// Results cached before deprecation warnings were kept lack them; only a case whose
+	// input names a setting upstream's manifest generate warns of can have any.
+	if mentionsWarned(cs) {
+		key.Warnings = "deprecations"
+	}
+	b, err := json.Marshal(key)
 	if err != nil {
 		return "", err
 	}
@@ -69,4 +79,17 @@ func (c *cache) put(cs Case, r Result) error {
 		return err
 	}
 	return os.WriteFile(p, b, 0o644)
+}
+
+func mentionsWarned(cs Case) bool {
+	text := strings.Join(cs.Args, " ")
+	for _, f := range cs.Files {
+		text += f
+	}
+	for _, d := range v1alpha1.Deprecations() {
+		if d.Generate && strings.Contains(strings.ToLower(text), strings.ToLower(d.Match)) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fingerprint"
 )
 
@@ -54,6 +56,10 @@ func Compare(up, ours Result) []string {
 	return diffs
 }
 
+// locatedError is how a refusal of what upstream accepts starts: the file and line, or the
+// --set flag as given, then the field's path.
+var locatedError = regexp.MustCompile(`^(\S+:\d+|--set [^:]+?): (spec|metadata)[.\[]`)
+
 // Outcome is the judgement on one case.
 type Outcome struct {
 	Case     Case
@@ -67,6 +73,36 @@ type Outcome struct {
 
 // Judge compares the two results and checks them against the case's listed difference.
 func Judge(corpus *Corpus, c Case, up, ours Result) Outcome {
+	o := judgeObjects(corpus, c, up, ours)
+	if o.Problem == "" {
+		o.Problem = judgeDeprecations(up, ours)
+	}
+	return o
+}
+
+// judgeDeprecations compares the deprecation warnings: every one of ours is a row of the
+// table (v1alpha1.Deprecations), and for the rows upstream's manifest generate prints, both
+// warn of the same settings. (The istiod chart's rows upstream prints at install only.)
+func judgeDeprecations(up, ours Result) string {
+	if len(ours.Unlisted) > 0 {
+		return fmt.Sprintf("a deprecation warning the table does not list: %s", ours.Unlisted[0])
+	}
+	compared := func(r Result) string {
+		var out []string
+		for _, s := range r.Deprecations {
+			if d, ok := v1alpha1.DeprecationOf(s); ok && d.Generate {
+				out = append(out, s)
+			}
+		}
+		return fmt.Sprint(out)
+	}
+	if u, o := compared(up), compared(ours); u != o {
+		return fmt.Sprintf("deprecation warnings differ: upstream %s, ours %s", u, o)
+	}
+	return ""
+}
+
+func judgeObjects(corpus *Corpus, c Case, up, ours Result) Outcome {
 	o := Outcome{Case: c, Upstream: up, Ours: ours, Diffs: Compare(up, ours)}
 	if c.Difference == "" {
 		if len(o.Diffs) > 0 {
@@ -77,9 +113,12 @@ func Judge(corpus *Corpus, c Case, up, ours Result) Outcome {
 	d := corpus.Differences[c.Difference]
 	switch d.Kind {
 	case "verdict":
-		if verdict(ours.Accepted) != d.Ours || up.Accepted == ours.Accepted {
+		switch {
+		case verdict(ours.Accepted) != d.Ours || up.Accepted == ours.Accepted:
 			o.Problem = fmt.Sprintf("listed as %s (ours %s, upstream not), but upstream %s and ours %s",
 				d.ID, d.Ours, verdict(up.Accepted), verdict(ours.Accepted))
+		case !ours.Accepted && !locatedError.MatchString(ours.Error):
+			o.Problem = fmt.Sprintf("listed as %s, but the refusal names no file:line (or --set flag) and field: %s", d.ID, ours.Error)
 		}
 	case "render":
 		// the objects are Kind/namespace/name patterns (path.Match: * stops at a /)

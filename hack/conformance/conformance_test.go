@@ -84,9 +84,11 @@ func TestCorpus(t *testing.T) {
 	}
 	rejected := 0
 	perCategory, perClass, perDifference := map[string]int{}, map[int]int{}, map[string]int{}
+	perInput := map[int]int{}
 	for _, c := range corpus.Cases {
 		perCategory[c.Category]++
 		perClass[c.Class]++
+		perInput[c.InputClass]++
 		perDifference[c.Difference]++
 		if rc, ok := rec.Cases[c.ID]; ok && rc.Verdict == "rejected" {
 			rejected++
@@ -118,6 +120,11 @@ func TestCorpus(t *testing.T) {
 	for class := 1; class <= 7; class++ {
 		if perClass[class] < 5 {
 			t.Errorf("class %d of issue 23: %d cases, want at least 5", class, perClass[class])
+		}
+	}
+	for class := 1; class <= InputClasses; class++ {
+		if perInput[class] < 5 {
+			t.Errorf("input class %d of issue 45: %d cases, want at least 5", class, perInput[class])
 		}
 	}
 	for _, id := range corpus.Order {

@@ -23,6 +23,8 @@ type Case struct {
 	Files map[string]string `json:"files,omitempty"`
 	// Class is the spec-fidelity class of issue 23 (1-7) the case belongs to, if any.
 	Class int `json:"class,omitempty"`
+	// InputClass is the class of issue 45 (real users' files, 1-6) the case belongs to, if any.
+	InputClass int `json:"inputClass,omitempty"`
 	// Difference names the deliberate difference (differences.yaml) the case shows.
 	Difference string `json:"difference,omitempty"`
 }
@@ -39,6 +41,9 @@ type Difference struct {
 	// patterns, as path.Match reads them.
 	Objects []string `json:"objects,omitempty"`
 	Reason  string   `json:"reason"`
+	// Protects says, for a refusal, what would fail at apply time or be installed broken
+	// without it (the rule of issue 45).
+	Protects string `json:"protects,omitempty"`
 	// Test is the test that backs it: "package-dir TestName".
 	Test string `json:"test"`
 }
@@ -78,6 +83,8 @@ func LoadCorpus(dir string) (*Corpus, error) {
 			return nil, fmt.Errorf("differences.yaml: %s: ours must be rejected or accepted", d.ID)
 		case d.Kind == "render" && len(d.Objects) == 0:
 			return nil, fmt.Errorf("differences.yaml: %s: a render difference names its objects", d.ID)
+		case d.Kind == "verdict" && d.Ours == "rejected" && d.Protects == "":
+			return nil, fmt.Errorf("differences.yaml: %s: a refusal says what it protects", d.ID)
 		case d.Kind != "verdict" && d.Kind != "render":
 			return nil, fmt.Errorf("differences.yaml: %s: kind must be verdict or render", d.ID)
 		}

@@ -24,6 +24,8 @@ type RecordedCase struct {
 	Error   string `json:"error,omitempty"`
 	// Objects maps each rendered object (Kind/namespace/name) to its fingerprint in the pool.
 	Objects map[string]string `json:"objects,omitempty"`
+	// Deprecations are the settings upstream warned are deprecated.
+	Deprecations []string `json:"deprecations,omitempty"`
 }
 
 // Record pools the upstream results of the cases.
@@ -31,7 +33,7 @@ func Record(version string, cases []Case, results map[string]Result) *Recorded {
 	r := &Recorded{Upstream: version, Cases: map[string]RecordedCase{}, Objects: map[string]fingerprint.Object{}}
 	for _, c := range cases {
 		res := results[c.ID]
-		rc := RecordedCase{Verdict: verdict(res.Accepted), Error: res.Error}
+		rc := RecordedCase{Verdict: verdict(res.Accepted), Error: res.Error, Deprecations: res.Deprecations}
 		if res.Accepted {
 			rc.Objects = map[string]string{}
 			for k, o := range res.Objects {
@@ -51,7 +53,7 @@ func (r *Recorded) Result(id string) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("%s: no recorded upstream result: run make conformance to record it", id)
 	}
-	res := Result{Accepted: rc.Verdict == "accepted", Error: rc.Error}
+	res := Result{Accepted: rc.Verdict == "accepted", Error: rc.Error, Deprecations: rc.Deprecations}
 	if res.Accepted {
 		res.Objects = map[string]fingerprint.Object{}
 		for k, id := range rc.Objects {

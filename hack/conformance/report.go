@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -17,7 +18,7 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 	total, rejected, conform, listed := len(outcomes), 0, 0, 0
 	type counts struct{ cases, rejected, conform, listed int }
 	byCat := map[string]*counts{}
-	byClass := map[int]int{}
+	byClass, byInput := map[int]int{}, map[int]int{}
 	for _, o := range outcomes {
 		c := byCat[o.Case.Category]
 		if c == nil {
@@ -39,6 +40,9 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		}
 		if o.Case.Class > 0 {
 			byClass[o.Case.Class]++
+		}
+		if o.Case.InputClass > 0 {
+			byInput[o.Case.InputClass]++
 		}
 	}
 	p("# Conformance with upstream istioctl")
@@ -63,11 +67,21 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		}
 	}
 	p("")
-	p("Cases per class of issue 23 (spec fidelity): %s.", classLine(byClass))
+	p("Cases per class of issue 23 (spec fidelity): %s.", classLine(byClass, 7))
+	p("")
+	p("Cases per class of issue 45 (real users' files): %s.", classLine(byInput, InputClasses))
+	for class := 1; class <= InputClasses; class++ {
+		p("- class %d: %s", class, inputClassNames[class-1])
+	}
 	p("")
 	p("## Deliberate differences")
 	p("")
-	p("Each is listed once, in `testdata/conformance/differences.yaml`, with the test that keeps it.")
+	p("Each is listed once, in `testdata/conformance/differences.yaml`, with the test that keeps it. The rule: a")
+	p("deliberate difference refuses only what would fail at apply time or install something broken, and then names")
+	p("the user's file, line and field (for a `--set` flag: the flag as given and its path); everything else gets")
+	p("upstream's behaviour, with a warning where we would have been stricter. Under it a missing or misspelled")
+	p("apiVersion, a kind other than IstioOperator and a duplicate key are warnings (the last key counts, as upstream")
+	p("reads it); a file without kind is refused, as upstream refuses it.")
 	p("")
 	for _, id := range corpus.Order {
 		d := corpus.Differences[id]
@@ -85,6 +99,10 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		p("")
 		p("%s (%s). Test: `%s`.", d.Reason, what, d.Test)
 		p("")
+		if d.Protects != "" {
+			p("What it protects: %s", d.Protects)
+			p("")
+		}
 		for _, o := range cases {
 			p("- `%s`: %s", o.Case.ID, o.Case.About)
 			if !o.Upstream.Accepted {
@@ -101,6 +119,27 @@ func Report(corpus *Corpus, upstreamVersion string, outcomes []Outcome) []byte {
 		}
 		p("")
 	}
+	p("## Deprecation warnings")
+	p("")
+	p("Every setting upstream istioctl or ours warns is deprecated, with its replacement: one table, `Deprecations` in")
+	p("operator/api/v1alpha1/deprecations.go, which our warnings are made from. *Upstream* says where the pinned upstream")
+	p("module (`istio.io/istio@%s`) warns; the harness compares, case by case, the warnings of the rows upstream's", upstreamVersion)
+	p("`manifest generate` prints (marked compared), and fails a case where ours prints a deprecation warning no row lists.")
+	p("")
+	p("| setting | replacement | upstream warns | ours warns | compared |")
+	p("|---|---|---|---|---|")
+	for _, d := range v1alpha1.Deprecations() {
+		up := d.Upstream
+		if up == "" {
+			up = "no (values_types.proto marks the field deprecated: operator/pkg/apis/values_types.pb.go)"
+		}
+		cmp := ""
+		if d.Generate {
+			cmp = "yes"
+		}
+		p("| `%s` | %s | %s | %s | %s |", d.Setting, inline(d.Replacement), inline(up), inline(d.Ours), cmp)
+	}
+	p("")
 	p("## What is normalised")
 	p("")
 	p("- Upstream gets, before the case's own arguments, a file setting `hub: docker.io/istio` and `tag: " + version.Version + "`: a")
@@ -149,9 +188,22 @@ func pct(n, of int) float64 {
 	return 100 * float64(n) / float64(of)
 }
 
-func classLine(byClass map[int]int) string {
+// InputClasses are issue 45's classes of real users' input upstream accepts, in its order.
+var inputClassNames = []string{
+	"overlay patch values written as YAML text (and the strings upstream leaves alone)",
+	"an IstioOperator with a missing or misspelled apiVersion (a warning; the kind decides)",
+	"numbers written as strings in protobuf-typed sections (meshConfig, values)",
+	"a CIDR with host bits set in a values range list",
+	"metadata.name and values.ownerName of the values ConfigMap",
+	"a gateway Service port without targetPort",
+}
+
+// InputClasses is how many classes issue 45 lists.
+var InputClasses = len(inputClassNames)
+
+func classLine(byClass map[int]int, n int) string {
 	var parts []string
-	for class := 1; class <= 7; class++ {
+	for class := 1; class <= n; class++ {
 		parts = append(parts, fmt.Sprintf("class %d: %d", class, byClass[class]))
 	}
 	return strings.Join(parts, ", ")

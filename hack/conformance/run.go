@@ -8,11 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fingerprint"
@@ -29,6 +31,33 @@ type Result struct {
 	// Normalised are the whole objects (fingerprint.Normalise), kept for a live run's
 	// field-by-field report; nil for a recorded result.
 	Normalised map[string]map[string]any
+	// Deprecations are the settings (v1alpha1.Deprecations rows) the tool warned are
+	// deprecated; Unlisted the deprecation warnings no row names.
+	Deprecations []string `json:",omitempty"`
+	Unlisted     []string `json:",omitempty"`
+}
+
+// withDeprecations fills in the deprecation warnings found in a tool's output (upstream's
+// log lines, our "! warning:" lines).
+func withDeprecations(r Result, output string) Result {
+	seen := map[string]bool{}
+	for _, line := range strings.Split(output, "\n") {
+		if !strings.Contains(line, "deprecated") {
+			continue
+		}
+		found := v1alpha1.DeprecationsIn(line)
+		if len(found) == 0 {
+			r.Unlisted = append(r.Unlisted, strings.TrimSpace(line))
+		}
+		for _, d := range found {
+			if !seen[d] {
+				seen[d] = true
+				r.Deprecations = append(r.Deprecations, d)
+			}
+		}
+	}
+	sort.Strings(r.Deprecations)
+	return r
 }
 
 // Upstream's images come from its own default hub and tag (registry.istio.io/testing,
@@ -77,13 +106,13 @@ func runUpstream(ctx context.Context, bin string, c Case) (Result, error) {
 		if _, ok := runErr.(*exec.ExitError); !ok {
 			return Result{}, fmt.Errorf("running upstream istioctl: %w", runErr)
 		}
-		return Result{Error: firstError(errOut.String(), runErr)}, nil
+		return withDeprecations(Result{Error: firstError(errOut.String(), runErr)}, logs(out.Bytes())+errOut.String()), nil
 	}
 	r, err := parsed(withoutLogs(out.Bytes()))
 	if err != nil {
 		return Result{}, fmt.Errorf("upstream istioctl on %s: %w", c.ID, err)
 	}
-	return r, nil
+	return withDeprecations(r, logs(out.Bytes())+errOut.String()), nil
 }
 
 // runOurs runs our manifest generate in this process, with dir (made by the caller, holding
@@ -102,18 +131,36 @@ func runOurs(ctx context.Context, c Case, dir string) (Result, error) {
 	root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	root.SetArgs(append([]string{"manifest", "generate"}, c.Args...))
 	if err := root.ExecuteContext(ctx); err != nil {
-		return Result{Error: firstError("Error: "+err.Error(), err)}, nil
+		return withDeprecations(Result{Error: firstError("Error: "+err.Error(), err)}, errOut.String()), nil
 	}
 	r, err := parsed(out.Bytes())
 	if err != nil {
 		return Result{}, fmt.Errorf("ours on %s: %w", c.ID, err)
 	}
-	return r, nil
+	return withDeprecations(r, errOut.String()), nil
 }
 
 // Upstream's logger writes to standard output, in the manifest: a line
 // "2026-12-02T00:11:54.005629Z\twarn\t..." and its tab-indented continuation lines.
 var logLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+Z\t[a-z]+\t`)
+
+// logs are the log lines (and their continuation lines) of upstream's standard output.
+func logs(manifest []byte) string {
+	var out []string
+	inLog := false
+	for _, l := range strings.SplitAfter(string(manifest), "\n") {
+		switch {
+		case logLine.MatchString(l):
+			inLog = true
+		case inLog && strings.HasPrefix(l, "\t"):
+		default:
+			inLog = false
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "")
+}
 
 func withoutLogs(manifest []byte) []byte {
 	var out [][]byte

@@ -157,6 +157,13 @@ var driftIgnored = map[string]bool{
 	deactivatedInjector + ":webhooks[].objectSelector":    true,
 }
 
+// serverDefaulted are the fields whose zero the apiserver replaces with a default: a Service
+// port's targetPort 0 (rendered, as upstream renders it, for a port without one) becomes
+// the port.
+var serverDefaulted = map[string]bool{
+	"Service:spec.ports[].targetPort": true,
+}
+
 // deactivatedInjector is the kind drift compares a deactivated injector as.
 const deactivatedInjector = "MutatingWebhookConfiguration(deactivated)"
 
@@ -271,6 +278,9 @@ func diffInto(kind, path string, want, live any, out *[]string) {
 	case string, bool, int64, float64:
 		if live == nil && zero(want) {
 			return // the API drops empty values of optional fields
+		}
+		if zero(want) && serverDefaulted[kind+":"+path] {
+			return
 		}
 		diffScalar(path, want, live, out)
 	default:

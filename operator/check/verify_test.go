@@ -24,6 +24,12 @@ func TestDiffInto(t *testing.T) {
 		{"null in the spec", "Service", map[string]any{"metadata": map[string]any{"annotations": nil}}, map[string]any{"metadata": map[string]any{"annotations": map[string]any{"x": "y"}}}, nil},
 		{"list items compared in place", "Deployment", map[string]any{"l": []any{map[string]any{"name": "a", "v": "1"}}},
 			map[string]any{"l": []any{map[string]any{"name": "a", "v": "1", "defaulted": true}}}, nil},
+		{"a Service targetPort 0 the apiserver defaulted is not drift", "Service",
+			map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(8080), "targetPort": int64(0)}}}},
+			map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(8080), "targetPort": int64(8080), "protocol": "TCP"}}}}, nil},
+		{"a targetPort changed live is", "Service",
+			map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(443), "targetPort": int64(8443)}}}},
+			map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(443), "targetPort": int64(9443)}}}}, []string{"targetPort"}},
 		{"list length", "Deployment", map[string]any{"l": []any{"a"}}, map[string]any{"l": []any{"a", "b"}}, []string{"- l:"}},
 		{"multi-line values as a unified diff", "ConfigMap", map[string]any{"mesh": "a: 1\nb: 2"}, map[string]any{"mesh": "a: 1\nb: 3"}, []string{"--- mesh (spec)", "-b: 2", "+b: 3"}},
 		// Unless a controller took it: then kube.Yield leaves it out of the spec's side.

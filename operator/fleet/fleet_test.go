@@ -140,7 +140,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Warnings) != 1 || f.Warnings[0].Error() != "w.yaml:9: spec.istioOperator.values.istiodRemote: is deprecated" {
+	if len(f.Warnings) != 1 || f.Warnings[0].Error() != "w.yaml:9: spec.istioOperator.values.istiodRemote: is deprecated; use the remote profile (profile: remote) and values.global.remotePilotAddress instead" {
 		t.Errorf("warnings %v", f.Warnings)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
@@ -117,11 +118,32 @@ func ApplyK8sSettings(objs []*unstructured.Unstructured, inst component.Instance
 	return applyOverlays(objs, inst, k.Overlays)
 }
 
+// OverlayError is an overlay that fits no object or path: which one, and why. The render
+// names the file and line that set it (Renderer.Render).
+type OverlayError struct {
+	// Field is its path below the component's spec: k8s.overlays[i] or
+	// k8s.overlays[i].patches[j].
+	Field string
+	// Detail follows the field in the message.
+	Detail string
+	Err    error
+}
+
+func (e *OverlayError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s%s: %v", e.Field, e.Detail, e.Err)
+	}
+	return e.Field + e.Detail
+}
+
+func (e *OverlayError) Unwrap() error { return e.Err }
+
 // applyOverlays applies k8s.overlays: each patches one rendered object by path.
 func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, overlays []v1alpha1.KubernetesOverlay) error {
 	for i, o := range overlays {
+		field := fmt.Sprintf("k8s.overlays[%d]", i)
 		if o.Kind == "" || o.Name == "" {
-			return fmt.Errorf("k8s.overlays[%d]: an overlay needs the kind and name of the object it patches (got kind %q, name %q)", i, o.Kind, o.Name)
+			return &OverlayError{Field: field, Detail: fmt.Sprintf(": an overlay needs the kind and name of the object it patches (got kind %q, name %q)", o.Kind, o.Name)}
 		}
 		at := -1
 		for j, x := range objs {
@@ -131,7 +153,7 @@ func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, o
 			}
 		}
 		if at < 0 {
-			return fmt.Errorf("k8s.overlays[%d]: no %s %q among the objects %s renders", i, o.Kind, o.Name, inst.Key())
+			return &OverlayError{Field: field, Detail: fmt.Sprintf(": no %s %q among the objects %s renders", o.Kind, o.Name, inst.Key())}
 		}
 		// A CRD read lazily is read whole, and patched it no longer prints as its text.
 		if err := Materialize(objs[at : at+1]); err != nil {
@@ -141,7 +163,7 @@ func applyOverlays(objs []*unstructured.Unstructured, inst component.Instance, o
 		pristine.Delete(obj)
 		for j, p := range o.Patches {
 			if err := applyPathPatch(obj.Object, p); err != nil {
-				return fmt.Errorf("k8s.overlays[%d].patches[%d] (%s on %s %s): %w", i, j, p.Path, o.Kind, o.Name, err)
+				return &OverlayError{Field: fmt.Sprintf("%s.patches[%d]", field, j), Detail: fmt.Sprintf(" (%s on %s %s)", p.Path, o.Kind, o.Name), Err: err}
 			}
 		}
 	}
@@ -238,7 +260,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 				if p.Value == nil {
 					delete(m, seg.Key)
 				} else {
-					m[seg.Key] = normalize(p.Value)
+					m[seg.Key] = patchValue(p.Value)
 				}
 				return nil
 			}
@@ -273,7 +295,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 			case appending:
 				var item any = map[string]any{}
 				if last {
-					item = normalize(p.Value)
+					item = patchValue(p.Value)
 				} else if path[i+1].Kind() != spec.SegmentKey {
 					item = []any{}
 				}
@@ -286,7 +308,7 @@ func applyPathPatch(obj map[string]any, p v1alpha1.Patch) error {
 				replace(append(list[:idx:idx], list[idx+1:]...))
 				return nil
 			case last:
-				list[idx] = normalize(p.Value)
+				list[idx] = patchValue(p.Value)
 				return nil
 			}
 			parent, replace, created = list[idx], func(v any) { list[idx] = v }, appending
@@ -332,6 +354,29 @@ func overlayItem(list []any, seg spec.Segment) (int, error) {
 		return 0, fmt.Errorf("no such item: the list holds objects; select one with [key:value]")
 	}
 	return 0, fmt.Errorf("no such item")
+}
+
+// patchValue reads a patch's value as upstream does (tpath's tryToUnmarshalStringToYAML): a
+// string holding a YAML mapping (one line with ": ", or several lines with a ":") patches
+// with that mapping, as the customize-installation docs' "value: |" blocks expect. JSON object
+// text, list text and any other string stay text, as upstream leaves them.
+func patchValue(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return normalize(v)
+	}
+	oneLine := !strings.Contains(s, "\n")
+	if !(oneLine && strings.Contains(s, ": ") || !oneLine && strings.Contains(s, ":")) {
+		return s
+	}
+	if json.Unmarshal([]byte(s), &map[string]any{}) == nil {
+		return s
+	}
+	m := map[string]any{}
+	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+		return s
+	}
+	return normalize(m)
 }
 
 // normalize makes numbers JSON-like (int64/float64), as decoded objects hold them.

@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -95,13 +96,41 @@ func (r *Renderer) Render(res *spec.Resolved, only ...component.Name) ([]Manifes
 	var errs []error
 	for i, inst := range insts {
 		if err := results[i].err; err != nil {
-			errs = append(errs, fmt.Errorf("rendering %s: %w", inst.Key(), err))
+			errs = append(errs, located(res, inst, fmt.Errorf("rendering %s: %w", inst.Key(), err)))
 			continue
 		}
 		warnings = append(warnings, results[i].warnings...)
 		out = append(out, Manifest{Instance: inst, Objects: results[i].objs, texts: results[i].texts})
 	}
 	return out, warnings, errors.Join(errs...)
+}
+
+// located puts the file and line (or --set flag) that set an overlay in front of its error.
+func located(res *spec.Resolved, inst component.Instance, err error) error {
+	var oe *OverlayError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	path := "spec.components." + inst.SpecKey
+	if inst.Multi {
+		list, _ := spec.Lookup(res.Tree, "spec", "components", inst.SpecKey)
+		items, _ := list.([]any)
+		for i, item := range items {
+			if m, ok := item.(map[string]any); ok && m["name"] == inst.InstanceName {
+				path += fmt.Sprintf("[%d]", i)
+			}
+		}
+	}
+	path += "." + oe.Field
+	source, line := res.Where(path)
+	if source == "" {
+		return err
+	}
+	msg := strings.TrimPrefix(oe.Detail, ": ")
+	if oe.Err != nil {
+		msg = strings.Trim(oe.Detail, " ()") + ": " + oe.Err.Error()
+	}
+	return v1alpha1.Problem{Source: source, Line: line, Path: path, Msg: msg}
 }
 
 func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) ([]*unstructured.Unstructured, []string, error) {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,6 +58,9 @@ func setDefault(vals map[string]any, path string, v any) {
 	setPath(vals, keys, v)
 }
 
+// ownerFromMetadata marks values whose ownerName the renderer took from metadata.name.
+const ownerFromMetadata = "_internal_owner_from_metadata"
+
 // translateSpec puts the spec's top-level fields into the values, as upstream.
 func translateSpec(tree, specTree, vals map[string]any) {
 	setDefault(vals, "global.hub", specTree["hub"])
@@ -75,8 +79,14 @@ func translateSpec(tree, specTree, vals map[string]any) {
 		user, _ := vals["meshConfig"].(map[string]any)
 		vals["meshConfig"] = spec.Merge(mc, user)
 	}
-	if name, ok := spec.Lookup(tree, "metadata", "name"); ok {
-		setDefault(vals, "ownerName", name)
+	// metadata.name names the owner in the charts' owning-resource labels; the istiod chart's
+	// values ConfigMap records ownerName as the user gave it (upstream's, "" unless set), which
+	// the marker tells it (templates/setup/effective-values.yaml).
+	if name, ok := spec.Lookup(tree, "metadata", "name"); ok && name != nil && name != "" {
+		if _, set := vals["ownerName"]; !set {
+			vals["ownerName"] = name
+			vals[ownerFromMetadata] = true
+		}
 	}
 	// spec.eastWest (this tool's) reaches the ingress gateway chart, which renders the
 	// expose objects with the gateway named istio-eastwestgateway.
@@ -149,23 +159,21 @@ func instanceValues(vals map[string]any, inst component.Instance) {
 	}
 }
 
-// servicePorts are a gateway's k8s.service.ports as its chart's ports value.
+// servicePorts are a gateway's k8s.service.ports as its chart's ports value, each port as
+// Kubernetes' JSON writes it, as upstream passes them: a port without targetPort has
+// targetPort 0 (which the apiserver defaults to the port), appProtocol is kept.
 func servicePorts(ports []corev1.ServicePort) []any {
 	var out []any
 	for _, p := range ports {
-		m := map[string]any{"port": int64(p.Port), "name": p.Name}
-		if p.TargetPort.StrVal != "" {
-			m["targetPort"] = p.TargetPort.StrVal
-		} else if p.TargetPort.IntVal != 0 {
-			m["targetPort"] = int64(p.TargetPort.IntVal)
+		b, err := json.Marshal(p)
+		var m map[string]any
+		if err == nil {
+			err = json.Unmarshal(b, &m)
 		}
-		if p.Protocol != "" {
-			m["protocol"] = string(p.Protocol)
+		if err != nil {
+			continue // a typed ServicePort always round-trips
 		}
-		if p.NodePort != 0 {
-			m["nodePort"] = int64(p.NodePort)
-		}
-		out = append(out, m)
+		out = append(out, normalize(m))
 	}
 	return out
 }

@@ -51,6 +51,24 @@ type Resolved struct {
 	// Profile is the selected profile's name (or file).
 	Profile  string
 	Warnings v1alpha1.Problems
+	// origins are where each field was last set (file and line, or the --set flag).
+	origins map[string]v1alpha1.Problem
+}
+
+// Where names the file and line (or the --set flag) that set path, or its nearest
+// enclosing field, so a problem found later (by the render) names what to fix.
+func (r *Resolved) Where(path string) (source string, line int) {
+	if r == nil {
+		return "", 0
+	}
+	// an overlay or patch is where its path (or kind, name) was set, not its component
+	for _, f := range []string{".path", ".kind", ".name"} {
+		if o, ok := r.origins[path+f]; ok {
+			return o.Source, o.Line
+		}
+	}
+	o, _ := originOf(r.origins, path)
+	return o.Source, o.Line
 }
 
 // resolution is one Resolve's state: the problems found so far and where each field was
@@ -63,6 +81,18 @@ type resolution struct {
 }
 
 func (r *resolution) record(source string, lines v1alpha1.Lines) {
+	// A list replaces the earlier layers' list (Merge): where they set fields of its items
+	// is no longer where the merged items come from.
+	for path := range lines {
+		if i := strings.LastIndex(path, "["); i > 0 && strings.HasSuffix(path, "]") {
+			list := path[:i] + "["
+			for o := range r.origins {
+				if strings.HasPrefix(o, list) {
+					delete(r.origins, o)
+				}
+			}
+		}
+	}
 	for path, line := range lines {
 		r.origins[path] = v1alpha1.Problem{Source: source, Line: line}
 	}
@@ -131,7 +161,7 @@ func Resolve(opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Tree: tree, IOP: iop, Profile: profileName, Warnings: r.problems.Warnings()}, nil
+	return &Resolved{Tree: tree, IOP: iop, Profile: profileName, Warnings: r.problems.Warnings(), origins: r.origins}, nil
 }
 
 // readFiles reads and merges the -f files, left to right; each file's lines are recorded

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
@@ -260,6 +261,19 @@ func validateMesh(v *checker) {
 	if mc, ok := v.values["meshConfig"].(map[string]any); ok {
 		v.ps = append(v.ps, checkMeshConfig("spec.values.meshConfig", mc)...)
 	}
+	// upstream checks both copies of meshConfig for deprecated settings, and so do we
+	for _, root := range []string{"spec.meshConfig", "spec.values.meshConfig"} {
+		for _, d := range v1alpha1.Deprecations() {
+			rel, ok := strings.CutPrefix(d.Setting, "meshConfig.")
+			if !ok {
+				continue
+			}
+			keys := append(strings.Split(root, "."), strings.Split(rel, ".")...)
+			if val, set := Lookup(v.tree, keys...); set && val != nil && val != "" {
+				v.warn(root+"."+rel, "%s", d.Warning())
+			}
+		}
+	}
 	for _, key := range []string{"includeIPRanges", "excludeIPRanges"} {
 		if val, ok := Lookup(v.values, "global", "proxy", key); ok {
 			v.ps = append(v.ps, checkCIDRs("spec.values.global.proxy."+key, val)...)
@@ -404,6 +418,9 @@ func checkMeshConfig(path string, mc map[string]any) v1alpha1.Problems {
 	return nil
 }
 
+// checkCIDRs reads a comma-separated range list as upstream and the sidecar's iptables
+// setup do (netip.ParsePrefix on each item, as written): host bits may be set
+// (10.0.0.1/24), a space or an empty item is not a CIDR.
 func checkCIDRs(path string, v any) v1alpha1.Problems {
 	s, _ := v.(string)
 	if s == "" || s == "*" {
@@ -411,11 +428,7 @@ func checkCIDRs(path string, v any) v1alpha1.Problems {
 	}
 	var ps v1alpha1.Problems
 	for _, c := range strings.Split(s, ",") {
-		c = strings.TrimSpace(c)
-		if c == "" {
-			continue
-		}
-		if errs := validation.IsValidCIDR(nil, c); len(errs) > 0 {
+		if _, err := netip.ParsePrefix(c); err != nil {
 			ps = append(ps, v1alpha1.Problem{Path: path, Msg: fmt.Sprintf("%q is not a CIDR (like 10.0.0.0/8)", c)})
 		}
 	}

@@ -144,6 +144,33 @@ func TestBadSpecFiles(t *testing.T) {
 	}
 }
 
+// TestWarnedSpecFiles keeps the spec files upstream reads and we read as it does, with a
+// warning where we would have been stricter (a missing or misspelled apiVersion, another
+// kind, a duplicate key): manifest generate and profile dump accept them, and the warnings,
+// each naming the file, line and field, are in testdata/spec/warn/*.warn.
+func TestWarnedSpecFiles(t *testing.T) {
+	toRepoRoot(t)
+	files, err := filepath.Glob("testdata/spec/warn/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("%d warned inputs (%v), want at least 5", len(files), err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, stderr, err := run(t, "manifest", "generate", "-f", f)
+			if err != nil {
+				t.Fatalf("want it accepted (upstream accepts it): %v", err)
+			}
+			if !strings.Contains(stderr, f+":") {
+				t.Errorf("no warning names %s: %q", f, stderr)
+			}
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".warn", []byte(stderr))
+			if _, _, err := run(t, "profile", "dump", "-f", f); err != nil {
+				t.Errorf("profile dump: %v, want it accepted", err)
+			}
+		})
+	}
+}
+
 func badSpecFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("testdata/spec/bad/*.yaml")

@@ -149,14 +149,22 @@ func Documents(source string, data []byte) ([]*yaml.Node, *Problem) {
 	}
 }
 
-// checkHeader insists on apiVersion and kind, so a Deployment or a Helm values file given
-// by mistake is reported as such rather than as a pile of unknown fields.
+// checkHeader reads apiVersion and kind as upstream does: a file without a kind is not an
+// IstioOperator (upstream refuses it too); a missing or misspelled apiVersion, or a kind that
+// is not IstioOperator, is read as an IstioOperator all the same, with a warning, since the
+// fields below decide what is installed and each of them is checked.
 func (d *decoder) checkHeader(root *yaml.Node, tree map[string]any) {
-	if av, _ := tree["apiVersion"].(string); av != APIVersion {
-		d.add(keyNode(root, "apiVersion", root), "apiVersion", fmt.Sprintf("is %q, want %q", av, APIVersion))
+	switch av, _ := tree["apiVersion"].(string); {
+	case av == "":
+		d.warn(keyNode(root, "apiVersion", root), "apiVersion", fmt.Sprintf("is missing (want %q); read as an IstioOperator all the same, as upstream does", APIVersion))
+	case av != APIVersion:
+		d.warn(keyNode(root, "apiVersion", root), "apiVersion", fmt.Sprintf("is %q, want %q; read as an IstioOperator all the same, as upstream does", av, APIVersion))
 	}
-	if k, _ := tree["kind"].(string); k != KindName {
-		d.add(keyNode(root, "kind", root), "kind", fmt.Sprintf("is %q, want %q", k, KindName))
+	switch k, _ := tree["kind"].(string); {
+	case k == "":
+		d.add(keyNode(root, "kind", root), "kind", fmt.Sprintf("is missing: an install spec file is an IstioOperator (kind: %s)", KindName))
+	case k != KindName:
+		d.warn(keyNode(root, "kind", root), "kind", fmt.Sprintf("is %q, want %q; read as an IstioOperator all the same, as upstream does", k, KindName))
 	}
 }
 
@@ -247,7 +255,11 @@ func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
 				return
 			}
 			if fs.Deprecated() {
-				d.warn(k, p, "is deprecated")
+				msg := "is deprecated"
+				if dep, ok := deprecationAt(p); ok {
+					msg = dep.Warning()
+				}
+				d.warn(k, p, msg)
 			}
 			out[key] = d.node(v, fs, p)
 		})
@@ -304,12 +316,18 @@ func ScalarFor(s Schema, text string, quoted bool) (any, error) {
 		return text, nil
 	case KindInt:
 		i, err := strconv.ParseInt(text, 10, 64)
+		if n, ok := s.(NumbersAsText); ok && quoted && err == nil && n.NumbersAsText() {
+			return text, nil // kept as written, as upstream passes it on
+		}
 		if err != nil || quoted {
 			return text, fmt.Errorf("want an integer, got %q", text)
 		}
 		return i, nil
 	case KindFloat:
 		f, err := strconv.ParseFloat(text, 64)
+		if n, ok := s.(NumbersAsText); ok && quoted && err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && n.NumbersAsText() {
+			return text, nil // kept as written, as upstream passes it on
+		}
 		if err != nil || quoted || math.IsNaN(f) || math.IsInf(f, 0) {
 			return text, fmt.Errorf("want a number, got %q", text)
 		}
@@ -414,8 +432,8 @@ func (d *decoder) mapping(n *yaml.Node, path string, f func(k, v *yaml.Node)) {
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
-			d.add(k, join(path, k.Value), fmt.Sprintf("duplicate key (first at line %d)", line))
-			continue
+			// upstream's YAML reader keeps the last one; so do we, with a word
+			d.warn(k, join(path, k.Value), fmt.Sprintf("duplicate key (first at line %d): the last one counts, as upstream reads it", line))
 		}
 		seen[k.Value] = k.Line
 		d.lines[join(path, k.Value)] = k.Line

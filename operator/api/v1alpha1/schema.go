@@ -61,7 +61,14 @@ type Schema interface {
 func SpecSchema() Schema { return typeSchema(reflect.TypeOf(IstioOperator{}), fieldTags{}) }
 
 // ValuesSchema is the schema of spec.values.
-func ValuesSchema() Schema { return typeSchema(reflect.TypeOf(Values{}), fieldTags{}) }
+func ValuesSchema() Schema {
+	return goSchema{t: reflect.TypeOf(Values{}), proto: true}
+}
+
+// NumbersAsText says a number field of this section takes its number as a string too, as
+// protobuf's JSON does: upstream reads meshConfig and values (protobuf messages there) that
+// way, and Kubernetes-typed fields by Go's JSON, which does not.
+type NumbersAsText interface{ NumbersAsText() bool }
 
 // MeshConfigSchema is the schema of spec.meshConfig.
 func MeshConfigSchema() Schema {
@@ -79,6 +86,9 @@ type fieldTags struct {
 type goSchema struct {
 	t    reflect.Type
 	tags fieldTags
+	// proto says the type stands for a protobuf message of upstream's (values): see
+	// NumbersAsText.
+	proto bool
 }
 
 type goField struct {
@@ -191,8 +201,25 @@ func (s goSchema) Field(name string) (Schema, bool) {
 	case "unvalidated":
 		return shapeOf{ValuesSchema()}, true
 	}
-	return typeSchema(f.t, f.tags), true
+	return s.child(f.t, f.tags), true
 }
+
+// child is the schema of a field or element type: still protobuf-read when it is one of
+// this package's values types (or a plain one), not a Kubernetes type held in values.
+func (s goSchema) child(t reflect.Type, tags fieldTags) Schema {
+	c := typeSchema(t, tags)
+	if g, ok := c.(goSchema); ok && s.proto {
+		base := t
+		for base.Kind() == reflect.Pointer || base.Kind() == reflect.Slice || base.Kind() == reflect.Map {
+			base = base.Elem()
+		}
+		g.proto = base.PkgPath() == "" || base.PkgPath() == s.t.PkgPath()
+		return g
+	}
+	return c
+}
+
+func (s goSchema) NumbersAsText() bool { return s.proto }
 
 func (s goSchema) FieldNames() []string {
 	if s.Kind() != KindObject {
@@ -211,7 +238,7 @@ func (s goSchema) Strict() bool { return true }
 func (s goSchema) Elem() Schema {
 	switch s.t.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array:
-		return typeSchema(s.t.Elem(), fieldTags{})
+		return s.child(s.t.Elem(), fieldTags{})
 	}
 	return anySchema{}
 }
@@ -503,6 +530,8 @@ func (s protoSchema) Deprecated() bool {
 }
 
 func (s protoSchema) CheckOpaque(any) error { return nil }
+
+func (s protoSchema) NumbersAsText() bool { return true }
 
 // kindName is how errors name what a field wants.
 func kindName(k Kind) string {

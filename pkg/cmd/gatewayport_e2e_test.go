@@ -1,0 +1,73 @@
+package cmd_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// TestGatewayPortWithoutTargetPortE2E: a gateway Service port without targetPort renders
+// targetPort 0, as upstream; the apiserver defaults it to the port, verify-install does not
+// call that drift, and a second install writes nothing.
+func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
+	c := cluster.Get(t)
+	t.Chdir("../..")
+	t.Setenv("HOME", t.TempDir())
+	ctx := context.Background()
+	k := []string{"--kubeconfig", c.Kubeconfig}
+	ist := func(args ...string) (string, error) {
+		out, _, err := run(t, append(k, args...)...)
+		return out, err
+	}
+	if out, err := ist("uninstall", "--purge", "-y"); err != nil {
+		t.Fatalf("purge: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = ist("uninstall", "--purge", "-y") })
+	f := writeSpecFile(t, "spec.yaml", `spec:
+  profile: minimal
+  components:
+    ingressGateways:
+    - name: istio-ingressgateway
+      enabled: true
+      k8s:
+        service:
+          ports:
+          - port: 15021
+            name: status-port
+            targetPort: 15021
+          - port: 8080
+            name: http2
+  values:
+    gateways:
+      istio-ingressgateway:
+        runAsRoot: true
+`)
+	if out, err := ist("install", "-y", "-f", f); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	svc, err := c.Kube.CoreV1().Services("istio-system").Get(ctx, "istio-ingressgateway", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Name == "http2" && p.TargetPort.IntValue() != 8080 {
+			t.Errorf("live targetPort of http2: %v, want the apiserver's default 8080", p.TargetPort)
+		}
+	}
+	out, err := ist("verify-install", "-f", f)
+	if err != nil || strings.Contains(out, "differ from the spec") {
+		t.Errorf("verify-install: %v\n%s", err, out)
+	}
+	settled(t, c)
+	writes := objectWrites(t, c)
+	if out, err := ist("install", "-y", "-f", f); err != nil {
+		t.Fatalf("second install: %v\n%s", err, out)
+	}
+	if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+		t.Errorf("the second install wrote: %v", w)
+	}
+}
