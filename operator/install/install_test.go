@@ -335,7 +335,7 @@ webhooks:
 	})
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
 		Opts: install.Options{Timeout: time.Minute}}).Start()
-	if _, err := in.Install(ctx, nil, []render.Manifest{base, manifest(t, component.Pilot, ns, pilotYAML)}, nil); err != nil {
+	if _, err := in.Install(ctx, nil, nil, []render.Manifest{base, manifest(t, component.Pilot, ns, pilotYAML)}, nil); err != nil {
 		t.Fatalf("install: %v", err)
 	}
 	list := func(gvk schema.GroupVersionKind, namespace, selector string) ([]*unstructured.Unstructured, error) {
