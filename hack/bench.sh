@@ -17,6 +17,8 @@
 #  - x fleet install of docs/examples/fleet-3-clusters.yaml against upstream's documented
 #    steps in sequence, on a 3-cluster bed of its own (hack/bench-fleet.sh; `hack/bench.sh
 #    fleet` prints only that, in ~6 minutes, and exits 1 when a limit is missed)
+#  - x precheck on a clean cluster, this tree against BASE and upstream, with the apiserver
+#    requests of one run, dry runs apart (`hack/bench.sh precheck` prints only that)
 #  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
 #    upstream, RUNS (5) alternating rounds on fresh clusters, and exits 1 when our median is
 #    over upstream's
@@ -163,7 +165,7 @@ work=$(mktemp -d)
 export HOME=$work/home
 mkdir -p "$HOME"
 out=$work/report.md
-trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; STATE=$work/precheck-cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 # --- install into a fresh cluster ------------------------------------------------------
 metrics() { # prints "<all requests> <write requests>" from the apiserver's counters
 	KUBECONFIG=$STATE/kubeconfig bin/kubectl get --raw /metrics 2>/dev/null | awk '
@@ -254,6 +256,56 @@ if [ "${1:-}" = uninstall ]; then
 	echo "$startup"
 	uninstall_limit
 	exit_on_missed
+	exit 0
+fi
+# precheck_cost: x precheck on one fresh, clean cluster, this tree against BASE (before a
+# change to precheck, its extra cost) and upstream's x precheck, alternating
+# (hack/benchcmp); and the apiserver's requests of one precheck of each, dry runs counted
+# apart from the rest (apiserver_request_total's dry_run label). Needs $work/base.bin.
+precheck_requests() { # prints "<requests> <dry runs> <writes>" of the apiserver's counters
+	bin/kubectl get --raw /metrics 2>/dev/null | awk '
+		/^apiserver_request_total\{/ {
+			n = $NF; all += n
+			if ($0 ~ /dry_run="All"/) dry += n
+			else if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
+			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices|selfsubjectaccessreviews)"/ &&
+			    $0 ~ /subresource=""/) w += n
+		}
+		END { printf "%d %d %d\n", all, dry, w }'
+}
+precheck_cost() {
+	local state=$work/precheck-cluster a b name bin
+	STATE=$state hack/kube/up.sh >/dev/null 2>&1
+	export KUBECONFIG=$state/kubeconfig
+	echo "## x precheck on a clean cluster"
+	echo
+	echo "One fresh cluster, nothing installed; \`x precheck\` of the default profile, 10 runs each,"
+	echo "alternating. This tree proves by server-side dry runs that the cluster admits every rendered"
+	echo "object and a pod of each workload (docs/verify.md#admission); $BASE checked namespace labels only."
+	echo
+	echo '```'
+	bin/benchcmp -n 10 "this tree" "$OURS" x precheck ::: "$BASE" "$work/base.bin" x precheck ::: upstream "$UPSTREAM" x precheck
+	echo '```'
+	echo
+	echo "| one precheck's apiserver requests | all | of them dry runs | writes |"
+	echo "|---|---|---|---|"
+	for name in "this tree" "$BASE" upstream; do
+		case $name in "this tree") bin=$OURS ;; upstream) bin=$UPSTREAM ;; *) bin=$work/base.bin ;; esac
+		a=$(precheck_requests)
+		"$bin" x precheck >/dev/null 2>&1 || true
+		b=$(precheck_requests)
+		read -r a1 a2 a3 <<<"$a"
+		read -r b1 b2 b3 <<<"$b"
+		echo "| $name | $((b1 - a1)) | $((b2 - a2)) | $((b3 - a3)) |"
+	done
+	echo
+	unset KUBECONFIG
+	STATE=$state hack/kube/down.sh >/dev/null 2>&1
+}
+if [ "${1:-}" = precheck ]; then
+	# Only the precheck section: this tree against BASE and upstream, ~1 minute.
+	build_base "$work"
+	precheck_cost
 	exit 0
 fi
 # The base commit's binary: this tree's install -y against it, in the same rounds.
@@ -362,6 +414,8 @@ done
 	echo
 } >>"$out"
 install_vs_base >>"$out"
+echo "[bench] x precheck on a clean cluster" >&2
+precheck_cost >>"$out"
 install_vs_base_limit
 uninstall_limit
 limit "install" "$(le "$(med ${t_install[ours]})" "$(med ${t_install[upstream]})")" \

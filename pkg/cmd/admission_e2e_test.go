@@ -1,0 +1,301 @@
+package cmd_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+)
+
+// The ValidatingAdmissionPolicy of the admission tests: in-tree CEL admission that denies
+// a field the charts set (istiod's and the gateways' pods opt out of sidecar injection).
+const sidecarsRequired = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: sidecars-required}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: "!has(object.metadata.labels) || !('sidecar.istio.io/inject' in object.metadata.labels) || object.metadata.labels['sidecar.istio.io/inject'] != 'false'"
+    message: pods must not opt out of sidecar injection
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: sidecars-required}
+spec:
+  policyName: sidecars-required
+  validationActions: [Deny]
+`
+
+// An admission cause: what to apply to the cluster (in istio-system unless the object
+// names its namespace), with the profile it refuses and what the refusal says.
+type admissionCase struct {
+	name, profile string
+	objects       string
+	// label is set on istio-system instead of applying objects.
+	label string
+	want  []string
+}
+
+var admissionCases = []admissionCase{
+	{name: "pod security restricted", profile: "default", label: "pod-security.kubernetes.io/enforce=restricted",
+		want: []string{"refused by Pod Security", `violates PodSecurity "restricted:latest"`}},
+	{name: "pod security baseline", profile: "ambient", label: "pod-security.kubernetes.io/enforce=baseline",
+		want: []string{"Pod of DaemonSet/istio-system/istio-cni-node: refused by Pod Security", `violates PodSecurity "baseline:latest"`}},
+	{name: "resource quota", profile: "default",
+		objects: "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: no-pods}\nspec: {hard: {pods: \"0\"}}\n",
+		want:    []string{"refused by ResourceQuota", "exceeded quota: no-pods"}},
+	{name: "limit range", profile: "default",
+		objects: "apiVersion: v1\nkind: LimitRange\nmetadata: {name: small}\nspec:\n  limits: [{type: Container, max: {cpu: 100m}}]\n",
+		want:    []string{"Pod of Deployment/istio-system/istiod: refused by validation", "must be less than or equal to cpu limit of 100m"}},
+	{name: "validating admission policy", profile: "default", objects: sidecarsRequired,
+		want: []string{"Pod of Deployment/istio-system/istiod: refused by ValidatingAdmissionPolicy",
+			"ValidatingAdmissionPolicy 'sidecars-required' with binding 'sidecars-required' denied request: pods must not opt out of sidecar injection"}},
+}
+
+// kubectlIn applies or deletes (waiting until gone) the objects of yaml, in namespace ns
+// unless they are cluster-scoped.
+func kubectlIn(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
+	t.Helper()
+	client, err := kube.NewClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		j, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(j); err != nil {
+			t.Fatal(err)
+		}
+		if _, m, err := client.Resource(o.GroupVersionKind(), ns); err != nil {
+			t.Fatal(err)
+		} else if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			o.SetNamespace(ns)
+		}
+		if verb == "apply" {
+			if _, err := client.Apply(ctx, o, kube.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := client.Delete(ctx, o, false); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, kube.Describe(o)+" is gone", func() (bool, string) {
+			live, err := client.Get(ctx, o)
+			return err == nil && live == nil, fmt.Sprint(err)
+		})
+	}
+}
+
+// labelIstioNamespace sets (value "") or removes (value "-") a label of istio-system.
+func labelIstioNamespace(t *testing.T, c *cluster.Cluster, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	if value == "-" {
+		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, key)
+	}
+	if _, err := c.Kube.CoreV1().Namespaces().Patch(context.Background(), "istio-system", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noIstioNamespace removes istio-system and waits until it is gone.
+func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	_ = c.Kube.CoreV1().Namespaces().Delete(ctx, "istio-system", metav1.DeleteOptions{})
+	eventually(t, 2*time.Minute, "istio-system is gone", func() (bool, string) {
+		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, "istio-system", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+// precheckWritesNothing runs precheck and fails the test if it wrote anything (audit log
+// and every object's content); it returns the output and exit code.
+func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, args ...string) (string, int) {
+	t.Helper()
+	versions, writes := objectVersions(t, c), objectWrites(t, c)
+	out, err := x.run(append([]string{"x", "precheck"}, args...)...)
+	var wrote []string
+	for _, w := range writesBetween(writes, objectWrites(t, c)) {
+		if !strings.HasPrefix(w, "POST selfsubjectaccessreviews ") { // asks, stores nothing
+			wrote = append(wrote, w)
+		}
+	}
+	if len(wrote) > 0 {
+		t.Errorf("precheck %v wrote: %v", args, wrote)
+	}
+	if d := versionsDiff(versions, objectVersions(t, c)); len(d) > 0 {
+		t.Errorf("precheck %v changed:\n  %s", args, strings.Join(d, "\n  "))
+	}
+	return out, exitCode(err)
+}
+
+// TestAdmissionPrecheckE2E: precheck proves by dry runs that the cluster admits what the
+// install creates. A clean cluster gives no finding; each admission layer's refusal is
+// named with its message and fails precheck, with istio-system absent (the policy: the
+// namespaced causes cannot exist there yet) and present; nothing is written. A webhook that
+// cannot answer a dry run is "cannot check", not a refusal.
+func TestAdmissionPrecheckE2E(t *testing.T) {
+	c := cluster.Get(t)
+	t.Setenv("HOME", t.TempDir())
+	x := istioctlRunner{t, c.Kubeconfig}
+	x.ok("uninstall", "--purge", "-y")
+	noIstioNamespace(t, c)
+
+	out, code := precheckWritesNothing(t, c, x)
+	if code != 0 || strings.Contains(out, "✘") || !strings.Contains(out, "Namespace/istio-system: admitted (does not exist yet: the install creates it)") {
+		t.Errorf("precheck of a clean cluster without istio-system: exit %d\n%s", code, out)
+	}
+	if _, err := c.Kube.CoreV1().Namespaces().Get(context.Background(), "istio-system", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("precheck created istio-system (%v)", err)
+	}
+	kubectlIn(t, c, "apply", "default", sidecarsRequired)
+	out, code = precheckWritesNothing(t, c, x)
+	if code != 1 {
+		t.Errorf("precheck with the policy, istio-system absent: exit %d, want 1\n%s", code, out)
+	}
+	mustContain(t, "policy, istio-system absent", out, append(admissionCases[4].want,
+		"policies and webhooks asked in namespace default, as ServiceAccount default: namespace istio-system does not exist yet")...)
+	kubectlIn(t, c, "delete", "default", sidecarsRequired)
+
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, code = precheckWritesNothing(t, c, x)
+	if code != 0 || strings.Contains(out, "✘") || !strings.Contains(out, "Admission\n---------\n✔ (Cluster): admits ") {
+		t.Errorf("precheck of a clean cluster with istio-system: exit %d\n%s", code, out)
+	}
+	for _, tc := range admissionCases {
+		t.Run(tc.name, func(t *testing.T) {
+			undo := admissionCause(t, c, tc)
+			defer undo()
+			out, code := precheckWritesNothing(t, c, x, "--set", "profile="+tc.profile)
+			if code != 1 {
+				t.Errorf("exit %d, want 1\n%s", code, out)
+			}
+			mustContain(t, tc.name, out, tc.want...)
+		})
+	}
+
+	// A webhook the apiserver cannot call for pods (no endpoint): a dry run cannot tell.
+	const hook = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: unanswered}
+webhooks:
+- name: pods.unanswered.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: NoneOnDryRun
+  failurePolicy: Fail
+  clientConfig: {service: {namespace: istio-system, name: nobody, port: 443}}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: istio-system}}
+`
+	kubectlIn(t, c, "apply", "default", hook)
+	defer kubectlIn(t, c, "delete", "default", hook)
+	out, code = precheckWritesNothing(t, c, x)
+	if code != 0 || strings.Contains(out, "✘") {
+		t.Errorf("precheck with a webhook it cannot ask: exit %d, want 0 (a warning)\n%s", code, out)
+	}
+	mustContain(t, "webhook", out, "Pod of Deployment/istio-system/istiod: cannot check: ", `failed calling webhook "pods.unanswered.example.com"`)
+}
+
+// admissionCause puts tc's cause into istio-system (which exists) and returns its undo.
+func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
+	t.Helper()
+	if tc.label != "" {
+		kv := strings.SplitN(tc.label, "=", 2)
+		labelIstioNamespace(t, c, kv[0], kv[1])
+		return func() { labelIstioNamespace(t, c, kv[0], "-") }
+	}
+	kubectlIn(t, c, "apply", "istio-system", tc.objects)
+	if strings.Contains(tc.objects, "ResourceQuota") {
+		// Admission refuses pods as "status unknown" until the quota controller counts.
+		eventually(t, time.Minute, "the quota is counted", func() (bool, string) {
+			q, err := c.Kube.CoreV1().ResourceQuotas("istio-system").Get(context.Background(), "no-pods", metav1.GetOptions{})
+			return err == nil && q.Status.Hard != nil, fmt.Sprint(err)
+		})
+	}
+	return func() { kubectlIn(t, c, "delete", "istio-system", tc.objects) }
+}
+
+// TestAdmissionInstallFailsFastE2E: with each cause, install fails within 10 s of the
+// first pod admission refused, naming the workload and the cause, not at
+// --readiness-timeout; with the cause removed, the same command completes.
+func TestAdmissionInstallFailsFastE2E(t *testing.T) {
+	c := cluster.Get(t)
+	t.Setenv("HOME", t.TempDir())
+	x := istioctlRunner{t, c.Kubeconfig}
+	x.ok("uninstall", "--purge", "-y")
+	t.Cleanup(func() { _, _ = x.run("uninstall", "--purge", "-y") })
+	for _, tc := range admissionCases {
+		t.Run(tc.name, func(t *testing.T) {
+			noIstioNamespace(t, c)
+			if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			undo := admissionCause(t, c, tc)
+			args := []string{"install", "-y", "--set", "profile=" + tc.profile, "--readiness-timeout", "5m"}
+			out, err := x.run(args...)
+			ended := time.Now()
+			if err == nil {
+				undo()
+				t.Fatalf("install succeeded despite the cause\n%s", out)
+			}
+			mustContain(t, tc.name, out, "failed: pods refused by ")
+			for _, w := range tc.want[1:] {
+				mustContain(t, tc.name, out, w)
+			}
+			first := firstRefusal(t, c)
+			if first.IsZero() {
+				t.Errorf("no FailedCreate event in istio-system\n%s", out)
+			} else if d := ended.Sub(first); d > 11*time.Second { // events keep whole seconds
+				t.Errorf("install ended %s after the first refused pod, want within 10 s\n%s", d.Round(time.Second), out)
+			}
+			undo()
+			x.ok(args...)
+			x.ok("uninstall", "--purge", "-y")
+		})
+	}
+}
+
+// firstRefusal is when a pod was first refused in istio-system (a FailedCreate event).
+func firstRefusal(t *testing.T, c *cluster.Cluster) time.Time {
+	t.Helper()
+	evs, err := c.Kube.CoreV1().Events("istio-system").List(context.Background(), metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first time.Time
+	for _, e := range evs.Items {
+		at := e.FirstTimestamp.Time
+		if at.IsZero() {
+			at = e.EventTime.Time
+		}
+		if at.IsZero() {
+			at = e.CreationTimestamp.Time
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
+}
