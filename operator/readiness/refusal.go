@@ -138,7 +138,7 @@ func failedCreate(obj *unstructured.Unstructured, list Lister) string {
 	if len(mine) == 0 {
 		return ""
 	}
-	sort.SliceStable(mine, func(i, j int) bool { return eventTime(mine[i]).After(eventTime(mine[j])) })
+	sort.SliceStable(mine, func(i, j int) bool { return EventTime(mine[i]).After(EventTime(mine[j])) })
 	msg := strings.TrimPrefix(strings.TrimSpace(mine[0].Message), "(combined from similar events): ")
 	msg = strings.TrimPrefix(msg, "Error creating: ")
 	// The StatefulSet controller's words: "create Pod x in StatefulSet y failed error: ...".
@@ -148,8 +148,8 @@ func failedCreate(obj *unstructured.Unstructured, list Lister) string {
 	return msg
 }
 
-// eventTime is when an event last happened, whichever API wrote it.
-func eventTime(e corev1.Event) time.Time {
+// EventTime is when an event last happened, whichever API wrote it.
+func EventTime(e corev1.Event) time.Time {
 	switch {
 	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
 		return e.Series.LastObservedTime.Time
