@@ -167,20 +167,22 @@ mkdir -p "$HOME"
 out=$work/report.md
 trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; STATE=$work/precheck-cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 # --- install into a fresh cluster ------------------------------------------------------
-metrics() { # prints "<all requests> <write requests>" from the apiserver's counters
+metrics() { # prints "<all requests> <write requests> <dry runs>" from the apiserver's counters
 	KUBECONFIG=$STATE/kubeconfig bin/kubectl get --raw /metrics 2>/dev/null | awk '
 		/^apiserver_request_total\{/ {
 			n = $NF; all += n
+			# Dry runs (the plan of an install proves admission with them) write nothing: apart.
+			if ($0 ~ /dry_run="All"/) dry += n
 			# Writes to objects: not what controllers and kwok write on their own and an
 			# install never does (leases, events, pods, ReplicaSets, endpoints, status).
-			if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
+			else if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
 			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices)"/ &&
 			    $0 ~ /subresource=""/) w += n
 		}
-		END { printf "%d %d\n", all, w }'
+		END { printf "%d %d %d\n", all, w, dry }'
 }
 export STATE=$work/cluster
-declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
+declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install d_install w_reinstall
 run_tool() { # name binary round: one fresh cluster; records times and counts
 	local name=$1 bin=$2 i=$3 log=$work/$1-$3.log
 	hack/kube/up.sh >/dev/null 2>&1
@@ -215,9 +217,14 @@ run_tool() { # name binary round: one fresh cluster; records times and counts
 	h=$(now_ms)
 	t_install[$name]+="$((b - a)) "; t_reinstall[$name]+="$((c - b)) "; t_uninstall[$name]+="$((d - c)) "
 	t_install2[$name]+="$((f - e)) "; t_upgrade[$name]+="$((g - f)) "; t_canary[$name]+="$((h - g)) "
-	r_install[$name]+="$(( ${m1% *} - ${m0% *} )) "
-	w_install[$name]+="$(( ${m1#* } - ${m0#* } )) "
-	w_reinstall[$name]+="$(( ${m2#* } - ${m1#* } )) "
+	local r0 w0 d0 r1 w1 d1 r2 w2 d2
+	read -r r0 w0 d0 <<<"$m0"
+	read -r r1 w1 d1 <<<"$m1"
+	read -r r2 w2 d2 <<<"$m2"
+	r_install[$name]+="$((r1 - r0)) "
+	w_install[$name]+="$((w1 - w0)) "
+	d_install[$name]+="$((d1 - d0)) "
+	w_reinstall[$name]+="$((w2 - w1)) "
 	unset KUBECONFIG
 	hack/kube/down.sh >/dev/null 2>&1
 }
@@ -389,7 +396,8 @@ done
 	echo "Request counts are the apiserver's \`apiserver_request_total\` over the run, so they include the"
 	echo "controllers reacting to the objects. Writes are POST, PUT, PATCH, APPLY and DELETE requests to"
 	echo "objects, without those the controllers and kwok send on their own and an install never does (leases,"
-	echo "events, pods, ReplicaSets, Endpoints, EndpointSlices, and every status subresource)."
+	echo "events, pods, ReplicaSets, Endpoints, EndpointSlices, and every status subresource); dry runs"
+	echo "(\`dryRun=All\`: our plan's admission check, docs/install.md) write nothing and are counted apart."
 	echo
 	echo "| wall ms, median (min-max) | ours | upstream | floor | upstream / ours | ours / floor |"
 	echo "|---|---|---|---|---|---|"
@@ -410,6 +418,7 @@ done
 	echo "|---|---|---|"
 	echo "| install: all requests | $(med ${r_install[ours]}) | $(med ${r_install[upstream]}) |"
 	echo "| install: write requests | $(med ${w_install[ours]}) | $(med ${w_install[upstream]}) |"
+	echo "| install: dry runs (not writes; our plan's admission check) | $(med ${d_install[ours]}) | $(med ${d_install[upstream]}) |"
 	echo "| re-install: write requests | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) |"
 	echo
 } >>"$out"

@@ -40,6 +40,10 @@ type Install struct {
 	// records (helm list no longer shows them, helm uninstall can no longer delete the
 	// objects) and leaves the objects to this install.
 	RetireHelmReleases bool
+	// SkipAdmissionCheck leaves out the plan's admission dry runs and its look for the
+	// ConfigMaps and Secrets the workloads need (check.Admission); a refusal then shows in
+	// the wait.
+	SkipAdmissionCheck bool
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
@@ -50,7 +54,8 @@ type Install struct {
 	Events event.Sink
 
 	// rollbackOf, what and skipRelied say how a rollback's install is recorded and named
-	// (a rollback also does not check the pieces the spec relies on, as it never did).
+	// (a rollback also does not check the pieces the spec relies on, as it never did, nor
+	// admission: it puts back what was installed, as far as the cluster lets it).
 	rollbackOf int
 	what       string
 	skipRelied bool
@@ -181,7 +186,11 @@ func stoppedEarly(ctx context.Context, err error) error {
 func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manifests []render.Manifest) (*InstallPlan, error) {
 	client := r.client
 	if !a.skipRelied {
-		if err := a.checkRelied(ctx, client, res, manifests, r.events); err != nil {
+		env, err := a.checkEnv(client, res, manifests)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.checkRelied(ctx, env, r.events); err != nil {
 			return nil, err
 		}
 	}
@@ -224,6 +233,20 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	}
 	for _, o := range p.stale {
 		p.Stale = append(p.Stale, kube.Describe(o))
+	}
+	if !a.skipRelied && !a.SkipAdmissionCheck {
+		// Of what the run writes only: an object it leaves unchanged is not sent.
+		changes, err := p.Changes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		env, err := a.checkEnv(client, res, install.Writing(manifests, changes))
+		if err != nil {
+			return nil, err
+		}
+		if err := a.checkAdmission(ctx, env, r.events); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

@@ -26,8 +26,11 @@ type Outcome struct {
 	// Refusal is nil when the object was admitted.
 	Refusal *readiness.Refusal
 	// Note says how it was asked when not as the install will (another ServiceAccount,
-	// another namespace, checked locally).
+	// another namespace, checked locally), or why it was not.
 	Note string
+	// Unasked says it could not be asked and need not be: an object of a kind whose CRD
+	// the install itself creates first.
+	Unasked bool
 }
 
 // Survey asks the apiserver, by server-side dry runs, whether it admits objs (a rendered
@@ -42,11 +45,16 @@ type Outcome struct {
 // whose ServiceAccount the install has not created yet is asked as the namespace's
 // "default" ServiceAccount.
 func Survey(ctx context.Context, c *kube.Client, objs []*unstructured.Unstructured) ([]Outcome, error) {
-	s := &survey{c: quiet(c), absent: map[string]*unstructured.Unstructured{}, rendered: map[string]bool{}}
+	s := &survey{c: quiet(c), absent: map[string]*unstructured.Unstructured{}, rendered: map[string]bool{}, renderedKinds: map[string]bool{}}
 	var namespaces []string
 	seen := map[string]bool{}
 	for _, o := range objs {
 		s.rendered[kube.Describe(o)] = true
+		if o.GetKind() == "CustomResourceDefinition" {
+			g, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			k, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			s.renderedKinds[g+"/"+k] = true
+		}
 		if ns := o.GetNamespace(); ns != "" && !seen[ns] {
 			seen[ns] = true
 			namespaces = append(namespaces, ns)
@@ -94,8 +102,9 @@ type survey struct {
 	// absent maps each namespace the install creates to the Namespace admission
 	// returned from its dry-run create.
 	absent map[string]*unstructured.Unstructured
-	// rendered holds kube.Describe of every rendered object.
-	rendered map[string]bool
+	// rendered holds kube.Describe of every rendered object; renderedKinds group/Kind of
+	// every rendered CRD.
+	rendered, renderedKinds map[string]bool
 }
 
 // namespace reads ns; when absent, dry-runs its creation (outcome returned, absent true).
@@ -131,7 +140,12 @@ func (s *survey) namespace(ctx context.Context, name string) (Outcome, bool, err
 func (s *survey) object(ctx context.Context, o *unstructured.Unstructured) ([]Outcome, error) {
 	var out []Outcome
 	nsObj, inAbsent := s.absent[o.GetNamespace()]
-	if !inAbsent {
+	gvk := o.GroupVersionKind()
+	_, _, unserved := s.c.Resource(gvk, o.GetNamespace())
+	switch {
+	case unserved != nil && s.renderedKinds[gvk.Group+"/"+gvk.Kind]:
+		out = append(out, Outcome{Object: kube.Describe(o), Unasked: true, Note: "not asked: the install creates its CRD first"})
+	case !inAbsent:
 		r, err := s.apply(ctx, o)
 		if err != nil {
 			return nil, err

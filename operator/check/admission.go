@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/admission"
@@ -19,6 +20,16 @@ const SectionAdmission = "Admission"
 // node agents.
 var admissionCheck = Check{ID: "admission", Title: "The cluster admits what the install creates", Section: SectionAdmission, Severity: Error,
 	Hint: "see docs/verify.md#admission", Run: admissionSurvey}
+
+// referencesCheck finds, from the rendered install alone plus a metadata read each, the
+// ConfigMaps and Secrets a workload's pods cannot start without that neither the install
+// nor the cluster has: admission admits such a pod, which then never starts.
+var referencesCheck = Check{ID: "references", Title: "The ConfigMaps and Secrets the workloads need exist", Section: SectionAdmission, Severity: Error,
+	Hint: "see docs/verify.md#references", Run: missingReferences}
+
+// Admission are the checks install's plan runs before its prompt, as precheck does: a
+// refusal of either stops the install before anything is written.
+func Admission() []Check { return []Check{admissionCheck, referencesCheck} }
 
 // layerHints say what to do about a refusal, by the layer that refused.
 var layerHints = map[readiness.Layer]string{
@@ -45,6 +56,8 @@ func admissionSurvey(ctx context.Context, env *Env) []Result {
 		}
 		r := o.Refusal
 		switch {
+		case o.Unasked:
+			out = append(out, Result{Object: o.Object, Passed: true, Severity: Info, Message: o.Note})
 		case r == nil && o.Note != "" && !strings.HasPrefix(o.Object, "Pod of "):
 			out = append(out, Result{Object: o.Object, Passed: true, Severity: Info, Message: "admitted" + msg})
 		case r == nil:
@@ -62,6 +75,28 @@ func admissionSurvey(ctx context.Context, env *Env) []Result {
 	if admitted > 0 || len(out) == 0 {
 		out = append(out, Result{Object: "(Cluster)", Passed: true,
 			Message: fmt.Sprintf("admits %d of the objects and pods the install creates (server-side dry run; nothing written)", admitted)})
+	}
+	return out
+}
+
+// missingReferences reports each reference admission.Missing finds; nothing when the
+// workloads need nothing from outside the install.
+func missingReferences(ctx context.Context, env *Env) []Result {
+	missing, cannot, err := admission.Missing(ctx, env.Client, env.Expected())
+	if err != nil {
+		return []Result{{Object: "(Cluster)", Message: "cannot read the ConfigMaps and Secrets the workloads need: " + err.Error()}}
+	}
+	var out []Result
+	for obj, err := range cannot {
+		out = append(out, Result{Object: obj, Severity: Warning, Message: "cannot check whether it exists: " + err.Error(),
+			Hint: "a workload the install creates needs it; ask for permission to get it, or make sure it exists"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
+	for _, r := range missing {
+		out = append(out, Result{Object: r.Workload,
+			Message: fmt.Sprintf("needs %s (%s), which neither the cluster nor the install has: its pods would not start", r.Object(), r.Path),
+			Hint: fmt.Sprintf("create %s %s in namespace %s before installing, mark the reference optional: true, or remove it from the spec",
+				r.Kind, r.Name, r.Namespace)})
 	}
 	return out
 }

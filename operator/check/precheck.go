@@ -40,7 +40,7 @@ func Precheck() []Check {
 			Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
 		{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error,
 			Hint: "remove the label: kubectl label namespace <ns> istio-injection- (istiod cannot inject itself)", Run: istioNamespaceInjection},
-		admissionCheck,
+		admissionCheck, referencesCheck,
 		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
 			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
 	}, append(slices.Clone(morePrechecks), External()...)...)

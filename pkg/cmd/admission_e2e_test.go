@@ -132,8 +132,19 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 // and every object's content); it returns the output and exit code.
 func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, args ...string) (string, int) {
 	t.Helper()
+	var out string
+	var err error
+	writesNothing(t, c, "precheck", args, func() { out, err = x.run(append([]string{"x", "precheck"}, args...)...) })
+	return out, exitCode(err)
+}
+
+// writesNothing runs fn and fails the test if the command it runs (what, args) wrote
+// anything: the audit log's writes (the cluster lock's Lease left out) and every object's
+// resourceVersion.
+func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string, fn func()) {
+	t.Helper()
 	versions, writes := objectVersions(t, c), objectWrites(t, c)
-	out, err := x.run(append([]string{"x", "precheck"}, args...)...)
+	fn()
 	var wrote []string
 	for _, w := range writesBetween(writes, objectWrites(t, c)) {
 		if !strings.HasPrefix(w, "POST selfsubjectaccessreviews ") { // asks, stores nothing
@@ -141,12 +152,11 @@ func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, a
 		}
 	}
 	if len(wrote) > 0 {
-		t.Errorf("precheck %v wrote: %v", args, wrote)
+		t.Errorf("%s %v wrote: %v", what, args, wrote)
 	}
 	if d := versionsDiff(versions, objectVersions(t, c)); len(d) > 0 {
-		t.Errorf("precheck %v changed:\n  %s", args, strings.Join(d, "\n  "))
+		t.Errorf("%s %v changed:\n  %s", what, args, strings.Join(d, "\n  "))
 	}
-	return out, exitCode(err)
 }
 
 // TestAdmissionPrecheckE2E: precheck proves by dry runs that the cluster admits what the
@@ -253,7 +263,8 @@ func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 				t.Fatal(err)
 			}
 			undo := admissionCause(t, c, tc)
-			args := []string{"install", "-y", "--set", "profile=" + tc.profile, "--readiness-timeout", "5m"}
+			// Past the plan's admission check (TestAdmissionInstallPlanE2E), to the wait.
+			args := []string{"install", "-y", "--set", "profile=" + tc.profile, "--readiness-timeout", "5m", "--skip-admission-check"}
 			out, err := x.run(args...)
 			ended := time.Now()
 			if err == nil {
@@ -298,4 +309,96 @@ func firstRefusal(t *testing.T, c *cluster.Cluster) time.Time {
 		}
 	}
 	return first
+}
+
+// missingSecret points istiod's env at a Secret nobody creates (--set).
+var missingSecret = []string{
+	"--set", "components.pilot.k8s.env[0].name=VAULT_TOKEN",
+	"--set", "components.pilot.k8s.env[0].valueFrom.secretKeyRef.name=vault-token",
+	"--set", "components.pilot.k8s.env[0].valueFrom.secretKeyRef.key=token",
+}
+
+// installRefused runs install at a terminal that would answer y, and fails the test unless
+// the plan refused it before the prompt, writing nothing; it returns the output.
+func installRefused(t *testing.T, c *cluster.Cluster, args ...string) string {
+	t.Helper()
+	var out, errOut string
+	var err error
+	writesNothing(t, c, "install", args, func() {
+		out, errOut, err = asking(t, "y\n", append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+	})
+	out += errOut
+	if err == nil || isUsage(err) || strings.Contains(out, "Proceed?") {
+		t.Errorf("install %v: %v, want refused before the prompt\n%s", args, err, out)
+	}
+	return out + fmt.Sprint(err)
+}
+
+// planAdmits runs install without a terminal: a plan that passes ends at the prompt it
+// cannot ask, a usage error, having written nothing.
+func planAdmits(t *testing.T, c *cluster.Cluster, args ...string) {
+	t.Helper()
+	writesNothing(t, c, "install", args, func() {
+		_, errOut, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+		if !isUsage(err) {
+			t.Errorf("install %v without a terminal: %v, want the plan to pass (a usage error at the prompt)\n%s", args, err, errOut)
+		}
+	})
+}
+
+// TestAdmissionInstallPlanE2E: install's plan runs precheck's admission checks before its
+// prompt: each cause is named as precheck names it, the install stops with a non-zero exit
+// before asking, and nothing is written (with -y too, where the plan is made under the
+// cluster lock), with istio-system absent and present. A workload pointed at a Secret
+// nobody creates is found from the plan, named with its field path, by install and
+// precheck alike. With each cause removed the plan passes.
+func TestAdmissionInstallPlanE2E(t *testing.T) {
+	c := cluster.Get(t)
+	t.Setenv("HOME", t.TempDir())
+	x := istioctlRunner{t, c.Kubeconfig}
+	x.ok("uninstall", "--purge", "-y")
+	noIstioNamespace(t, c)
+
+	kubectlIn(t, c, "apply", "default", sidecarsRequired)
+	out := installRefused(t, c, "--set", "profile=default")
+	mustContain(t, "policy, istio-system absent", out, append(admissionCases[4].want,
+		"the cluster would refuse, or not run, what this install creates", "Nothing was written")...)
+	kubectlIn(t, c, "delete", "default", sidecarsRequired)
+	planAdmits(t, c, "--set", "profile=default")
+
+	// A missing Secret, istio-system absent: the Secret cannot exist yet either.
+	const needs = "Deployment/istio-system/istiod: needs Secret/istio-system/vault-token (spec.template.spec.containers[0].env["
+	out = installRefused(t, c, missingSecret...)
+	mustContain(t, "missing secret", out, needs, "].valueFrom.secretKeyRef.name), which neither the cluster nor the install has",
+		"create Secret vault-token in namespace istio-system before installing")
+	if strings.Contains(out, "istio-ca-root-cert") {
+		t.Errorf("the ConfigMap istiod publishes is reported missing:\n%s", out)
+	}
+
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pc, code := precheckWritesNothing(t, c, x, missingSecret...)
+	if code != 1 {
+		t.Errorf("precheck with a missing Secret: exit %d, want 1\n%s", code, pc)
+	}
+	mustContain(t, "precheck, missing secret", pc, "✘ "+needs)
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: vault-token}\nstringData: {token: x}\n"
+	kubectlIn(t, c, "apply", "istio-system", secret)
+	planAdmits(t, c, missingSecret...)
+	kubectlIn(t, c, "delete", "istio-system", secret)
+
+	for i, tc := range admissionCases {
+		t.Run(tc.name, func(t *testing.T) {
+			undo := admissionCause(t, c, tc)
+			args := []string{"--set", "profile=" + tc.profile}
+			if i == 0 {
+				args = append(args, "-y") // planned under the cluster lock
+			}
+			out := installRefused(t, c, args...)
+			mustContain(t, tc.name, out, tc.want...)
+			undo()
+			planAdmits(t, c, "--set", "profile="+tc.profile)
+		})
+	}
 }
