@@ -174,9 +174,10 @@ metrics() { # prints "<all requests> <write requests> <dry runs>" from the apise
 			# Dry runs (the plan of an install proves admission with them) write nothing: apart.
 			if ($0 ~ /dry_run="All"/) dry += n
 			# Writes to objects: not what controllers and kwok write on their own and an
-			# install never does (leases, events, pods, ReplicaSets, endpoints, status).
+			# install never does (leases, events, pods, ReplicaSets, endpoints, status),
+			# and access reviews (questions; nothing stored).
 			else if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
-			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices)"/ &&
+			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices|selfsubjectaccessreviews)"/ &&
 			    $0 ~ /subresource=""/) w += n
 		}
 		END { printf "%d %d %d\n", all, w, dry }'
@@ -268,20 +269,9 @@ fi
 # precheck_cost: x precheck on one fresh, clean cluster, this tree against BASE (before a
 # change to precheck, its extra cost) and upstream's x precheck, alternating
 # (hack/benchcmp); and the apiserver's requests of one precheck of each, dry runs counted
-# apart from the rest (apiserver_request_total's dry_run label). Needs $work/base.bin.
-precheck_requests() { # prints "<requests> <dry runs> <writes>" of the apiserver's counters
-	bin/kubectl get --raw /metrics 2>/dev/null | awk '
-		/^apiserver_request_total\{/ {
-			n = $NF; all += n
-			if ($0 ~ /dry_run="All"/) dry += n
-			else if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
-			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices|selfsubjectaccessreviews)"/ &&
-			    $0 ~ /subresource=""/) w += n
-		}
-		END { printf "%d %d %d\n", all, dry, w }'
-}
+# apart from the rest (metrics). Needs $work/base.bin.
 precheck_cost() {
-	local state=$work/precheck-cluster a b name bin
+	local state=$work/precheck-cluster a b name bin a1 aw ad b1 bw bd
 	STATE=$state hack/kube/up.sh >/dev/null 2>&1
 	export KUBECONFIG=$state/kubeconfig
 	echo "## x precheck on a clean cluster"
@@ -298,12 +288,12 @@ precheck_cost() {
 	echo "|---|---|---|---|"
 	for name in "this tree" "$BASE" upstream; do
 		case $name in "this tree") bin=$OURS ;; upstream) bin=$UPSTREAM ;; *) bin=$work/base.bin ;; esac
-		a=$(precheck_requests)
+		a=$(STATE=$state metrics)
 		"$bin" x precheck >/dev/null 2>&1 || true
-		b=$(precheck_requests)
-		read -r a1 a2 a3 <<<"$a"
-		read -r b1 b2 b3 <<<"$b"
-		echo "| $name | $((b1 - a1)) | $((b2 - a2)) | $((b3 - a3)) |"
+		b=$(STATE=$state metrics)
+		read -r a1 aw ad <<<"$a"
+		read -r b1 bw bd <<<"$b"
+		echo "| $name | $((b1 - a1)) | $((bd - ad)) | $((bw - aw)) |"
 	done
 	echo
 	unset KUBECONFIG
