@@ -61,6 +61,12 @@ func Survey(ctx context.Context, c *kube.Client, objs []*unstructured.Unstructur
 		}
 	}
 	sort.Strings(namespaces)
+	if len(s.renderedKinds) > 0 {
+		var err error
+		if s.crdsJudged, err = judgesCRDs(ctx, s.c); err != nil {
+			return nil, err
+		}
+	}
 	var out []Outcome
 	for _, ns := range namespaces {
 		o, absent, err := s.namespace(ctx, ns)
@@ -105,7 +111,13 @@ type survey struct {
 	// rendered holds kube.Describe of every rendered object; renderedKinds group/Kind of
 	// every rendered CRD.
 	rendered, renderedKinds map[string]bool
+	// crdsJudged says a policy or webhook of the cluster judges CRDs (judgesCRDs).
+	crdsJudged bool
 }
+
+// NotJudged is the note of a CRD not asked: nothing but the apiserver's own validation
+// judges it.
+const NotJudged = "not asked: no admission policy or webhook judges CRDs"
 
 // namespace reads ns; when absent, dry-runs its creation (outcome returned, absent true).
 func (s *survey) namespace(ctx context.Context, name string) (Outcome, bool, error) {
@@ -143,6 +155,8 @@ func (s *survey) object(ctx context.Context, o *unstructured.Unstructured) ([]Ou
 	gvk := o.GroupVersionKind()
 	_, _, unserved := s.c.Resource(gvk, o.GetNamespace())
 	switch {
+	case gvk.GroupKind() == kube.CRDGVK.GroupKind() && !s.crdsJudged:
+		out = append(out, Outcome{Object: kube.Describe(o), Unasked: true, Note: NotJudged})
 	case unserved != nil && s.renderedKinds[gvk.Group+"/"+gvk.Kind]:
 		out = append(out, Outcome{Object: kube.Describe(o), Unasked: true, Note: "not asked: the install creates its CRD first"})
 	case !inAbsent:

@@ -48,7 +48,7 @@ func admissionSurvey(ctx context.Context, env *Env) []Result {
 		return []Result{{Object: "(Cluster)", Message: "cannot ask admission: " + err.Error()}}
 	}
 	var out []Result
-	admitted := 0
+	admitted, notJudged := 0, 0
 	for _, o := range outcomes {
 		msg := ""
 		if o.Note != "" {
@@ -56,6 +56,8 @@ func admissionSurvey(ctx context.Context, env *Env) []Result {
 		}
 		r := o.Refusal
 		switch {
+		case o.Unasked && o.Note == admission.NotJudged:
+			notJudged++
 		case o.Unasked:
 			out = append(out, Result{Object: o.Object, Passed: true, Severity: Info, Message: o.Note})
 		case r == nil && o.Note != "" && !strings.HasPrefix(o.Object, "Pod of "):
@@ -72,9 +74,12 @@ func admissionSurvey(ctx context.Context, env *Env) []Result {
 			out = append(out, Result{Object: o.Object, Severity: Warning, Message: fmt.Sprintf("refused for now by %s: %s%s", r.Layer, r.Message, msg)})
 		}
 	}
-	if admitted > 0 || len(out) == 0 {
-		out = append(out, Result{Object: "(Cluster)", Passed: true,
-			Message: fmt.Sprintf("admits %d of the objects and pods the install creates (server-side dry run; nothing written)", admitted)})
+	if admitted > 0 || notJudged > 0 || len(out) == 0 {
+		msg := fmt.Sprintf("admits %d of the objects and pods the install creates (server-side dry run; nothing written)", admitted)
+		if notJudged > 0 {
+			msg += fmt.Sprintf("; %d CRDs %s", notJudged, admission.NotJudged)
+		}
+		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: msg})
 	}
 	return out
 }

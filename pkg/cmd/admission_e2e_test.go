@@ -206,6 +206,38 @@ func TestAdmissionPrecheckE2E(t *testing.T) {
 		})
 	}
 
+	// A policy on CRDs: the CRDs, otherwise not asked (no layer judges them), are asked.
+	const noIstioCRDs = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-istio-crds}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apiextensions.k8s.io], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [customresourcedefinitions]}
+  validations:
+  - expression: "!object.spec.group.endsWith('istio.io')"
+    message: no Istio CRDs here
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-istio-crds}
+spec:
+  policyName: no-istio-crds
+  validationActions: [Deny]
+`
+	if !strings.Contains(out, "CRDs not asked: no admission policy or webhook judges CRDs") {
+		t.Errorf("precheck of a clean cluster asked about the CRDs:\n%s", out)
+	}
+	kubectlIn(t, c, "apply", "default", noIstioCRDs)
+	out, code = precheckWritesNothing(t, c, x)
+	if code != 1 || strings.Contains(out, "CRDs not asked") {
+		t.Errorf("precheck with a policy on CRDs: exit %d, want 1 and the CRDs asked\n%s", code, out)
+	}
+	mustContain(t, "policy on CRDs", out, "✘ CustomResourceDefinition/gateways.networking.istio.io: refused by ValidatingAdmissionPolicy",
+		"ValidatingAdmissionPolicy 'no-istio-crds' with binding 'no-istio-crds' denied request: no Istio CRDs here")
+	kubectlIn(t, c, "delete", "default", noIstioCRDs)
+
 	// A webhook the apiserver cannot call for pods (no endpoint): a dry run cannot tell.
 	const hook = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
