@@ -278,7 +278,8 @@ precheck_cost() {
 	echo
 	echo "One fresh cluster, nothing installed; \`x precheck\` of the default profile, 10 runs each,"
 	echo "alternating. This tree proves by server-side dry runs that the cluster admits every rendered"
-	echo "object and a pod of each workload (docs/verify.md#admission); $BASE checked namespace labels only."
+	echo "object (CRDs only when a policy or webhook judges them) and a pod of each workload"
+	echo "(docs/verify.md#admission); before issue 46, precheck checked namespace labels only."
 	echo
 	echo '```'
 	bin/benchcmp -n 10 "this tree" "$OURS" x precheck ::: "$BASE" "$work/base.bin" x precheck ::: upstream "$UPSTREAM" x precheck
