@@ -149,8 +149,9 @@ type InstallResult struct {
 // relies on (an error, unless Force, when they are not as it needs them; a warning event for
 // each lesser problem and a check event for each that passed), who owns the objects it
 // would apply (an error for objects istioctl did not install, unless TakeOwnership: then a
-// warning each), whether it sets the default revision tag, and what it would prune. It
-// writes nothing.
+// warning each), whether it sets the default revision tag, what it would prune, and, unless
+// SkipAdmissionCheck, whether the cluster admits what it would write (precheck's
+// check.Admission by server-side dry runs: an error unless Force). It writes nothing.
 //
 // It also reads the cluster lock: a warning event says so when another writer holds it, and
 // the plan keeps the Lease's version, so that Run, once it holds the lock, knows whether
@@ -186,11 +187,7 @@ func stoppedEarly(ctx context.Context, err error) error {
 func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manifests []render.Manifest) (*InstallPlan, error) {
 	client := r.client
 	if !a.skipRelied {
-		env, err := a.checkEnv(client, res, manifests)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.checkRelied(ctx, env, r.events); err != nil {
+		if err := a.checkRelied(ctx, a.checkEnv(client, res, manifests), res, r.events); err != nil {
 			return nil, err
 		}
 	}
@@ -240,11 +237,7 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 		if err != nil {
 			return nil, err
 		}
-		env, err := a.checkEnv(client, res, install.Writing(manifests, changes))
-		if err != nil {
-			return nil, err
-		}
-		if err := a.checkAdmission(ctx, env, r.events); err != nil {
+		if err := a.checkAdmission(ctx, a.checkEnv(client, res, install.Writing(manifests, changes)), r.events); err != nil {
 			return nil, err
 		}
 	}

@@ -19,7 +19,10 @@ import (
 // checkRelied runs, before anything is written, the checks of what the spec relies on (an
 // existing control plane, the CA, Prometheus): an error refuses the install unless Force,
 // which turns it into a warning.
-func (a *Install) checkRelied(ctx context.Context, env *check.Env, events event.Sink) error {
+func (a *Install) checkRelied(ctx context.Context, env *check.Env, res *spec.Resolved, events event.Sink) error {
+	if err := withExternal(env, res); err != nil {
+		return err
+	}
 	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
 	return a.checkBefore(ctx, env, check.External(), true, events,
 		"this install relies on pieces that are not as it needs them")
@@ -63,9 +66,8 @@ func (a *Install) checkBefore(ctx context.Context, env *check.Env, checks []chec
 }
 
 // checkEnv is what the checks before an install look at.
-func (a *Install) checkEnv(client *kube.Client, res *spec.Resolved, manifests []render.Manifest) (*check.Env, error) {
-	env := &check.Env{Client: client, IstioNamespace: a.ownerOf(res).Namespace, Revision: res.IOP.Spec.Revision, Manifests: manifests}
-	return env, withExternal(env, res)
+func (a *Install) checkEnv(client *kube.Client, res *spec.Resolved, manifests []render.Manifest) *check.Env {
+	return &check.Env{Client: client, IstioNamespace: a.ownerOf(res).Namespace, Revision: res.IOP.Spec.Revision, Manifests: manifests}
 }
 
 // withExternal fills in what the checks need to know of what the spec relies on.
