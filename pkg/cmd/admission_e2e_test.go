@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -179,6 +180,7 @@ func TestAdmissionPrecheckE2E(t *testing.T) {
 		t.Fatalf("precheck created istio-system (%v)", err)
 	}
 	kubectlIn(t, c, "apply", "default", sidecarsRequired)
+	sidecarsRequiredInForce(t, c, "default", true)
 	out, code = precheckWritesNothing(t, c, x)
 	if code != 1 {
 		t.Errorf("precheck with the policy, istio-system absent: exit %d, want 1\n%s", code, out)
@@ -186,6 +188,7 @@ func TestAdmissionPrecheckE2E(t *testing.T) {
 	mustContain(t, "policy, istio-system absent", out, append(admissionCases[4].want,
 		"policies and webhooks asked in namespace default, as ServiceAccount default: namespace istio-system does not exist yet")...)
 	kubectlIn(t, c, "delete", "default", sidecarsRequired)
+	sidecarsRequiredInForce(t, c, "default", false)
 
 	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -230,6 +233,26 @@ spec:
 		t.Errorf("precheck of a clean cluster asked about the CRDs:\n%s", out)
 	}
 	kubectlIn(t, c, "apply", "default", noIstioCRDs)
+	crdsRefused := func(on bool) {
+		client, err := kube.NewClientForConfig(c.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ri, _, err := client.Resource(kube.CRDGVK, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "probes.probe.istio.io"},
+			"spec": map[string]any{"group": "probe.istio.io", "scope": "Namespaced", "names": map[string]any{"plural": "probes", "kind": "Probe"},
+				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object"}}}}}}}
+		inForce(t, "no-istio-crds", on, "no-istio-crds", func(o metav1.CreateOptions) error {
+			_, err := ri.Create(context.Background(), crd, o)
+			return err
+		})
+	}
+	crdsRefused(true)
 	out, code = precheckWritesNothing(t, c, x)
 	if code != 1 || strings.Contains(out, "CRDs not asked") {
 		t.Errorf("precheck with a policy on CRDs: exit %d, want 1 and the CRDs asked\n%s", code, out)
@@ -237,6 +260,7 @@ spec:
 	mustContain(t, "policy on CRDs", out, "✘ CustomResourceDefinition/gateways.networking.istio.io: refused by ValidatingAdmissionPolicy",
 		"ValidatingAdmissionPolicy 'no-istio-crds' with binding 'no-istio-crds' denied request: no Istio CRDs here")
 	kubectlIn(t, c, "delete", "default", noIstioCRDs)
+	crdsRefused(false)
 
 	// A webhook the apiserver cannot call for pods (no endpoint): a dry run cannot tell.
 	const hook = `apiVersion: admissionregistration.k8s.io/v1
@@ -260,6 +284,29 @@ webhooks:
 	mustContain(t, "webhook", out, "Pod of Deployment/istio-system/istiod: cannot check: ", `failed calling webhook "pods.unanswered.example.com"`)
 }
 
+// inForce waits until the apiserver refuses (on) or admits (off) try's dry run by a policy
+// whose message holds mark: a ValidatingAdmissionPolicy takes effect, and goes, a moment
+// after it is written.
+func inForce(t *testing.T, what string, on bool, mark string, try func(metav1.CreateOptions) error) {
+	t.Helper()
+	eventually(t, time.Minute, fmt.Sprintf("%s in force: %v", what, on), func() (bool, string) {
+		err := try(metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return (err != nil && strings.Contains(err.Error(), mark)) == on, fmt.Sprint(err)
+	})
+}
+
+// sidecarsRequiredInForce waits until sidecarsRequired refuses (on) or no longer refuses
+// a pod in ns.
+func sidecarsRequiredInForce(t *testing.T, c *cluster.Cluster, ns string, on bool) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Labels: map[string]string{"sidecar.istio.io/inject": "false"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "probe"}}}}
+	inForce(t, "sidecars-required in "+ns, on, "sidecars-required", func(o metav1.CreateOptions) error {
+		_, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, o)
+		return err
+	})
+}
+
 // admissionCause puts tc's cause into istio-system (which exists) and returns its undo.
 func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 	t.Helper()
@@ -269,6 +316,13 @@ func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 		return func() { labelIstioNamespace(t, c, kv[0], "-") }
 	}
 	kubectlIn(t, c, "apply", "istio-system", tc.objects)
+	if tc.objects == sidecarsRequired {
+		sidecarsRequiredInForce(t, c, "istio-system", true)
+		return func() {
+			kubectlIn(t, c, "delete", "istio-system", tc.objects)
+			sidecarsRequiredInForce(t, c, "istio-system", false)
+		}
+	}
 	if strings.Contains(tc.objects, "ResourceQuota") {
 		// Admission refuses pods as "status unknown" until the quota controller counts.
 		eventually(t, time.Minute, "the quota is counted", func() (bool, string) {
@@ -392,10 +446,12 @@ func TestAdmissionInstallPlanE2E(t *testing.T) {
 	noIstioNamespace(t, c)
 
 	kubectlIn(t, c, "apply", "default", sidecarsRequired)
+	sidecarsRequiredInForce(t, c, "default", true)
 	out := installRefused(t, c, "--set", "profile=default")
 	mustContain(t, "policy, istio-system absent", out, append(admissionCases[4].want,
 		"the cluster would refuse, or not run, what this install creates", "Nothing was written")...)
 	kubectlIn(t, c, "delete", "default", sidecarsRequired)
+	sidecarsRequiredInForce(t, c, "default", false)
 	planAdmits(t, c, "--set", "profile=default")
 
 	// A missing Secret, istio-system absent: the Secret cannot exist yet either.
