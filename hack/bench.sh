@@ -17,6 +17,8 @@
 #  - x fleet install of docs/examples/fleet-3-clusters.yaml against upstream's documented
 #    steps in sequence, on a 3-cluster bed of its own (hack/bench-fleet.sh; `hack/bench.sh
 #    fleet` prints only that, 5 rounds in ~10 minutes, and exits 1 when a limit is missed)
+#  - x precheck on a clean cluster, this tree against BASE and upstream, with the apiserver
+#    requests of one run, dry runs apart (`hack/bench.sh precheck` prints only that)
 #  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
 #    upstream, RUNS (5) alternating rounds on fresh clusters, and exits 1 when our median is
 #    over upstream's
@@ -163,22 +165,25 @@ work=$(mktemp -d)
 export HOME=$work/home
 mkdir -p "$HOME"
 out=$work/report.md
-trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'STATE=$work/cluster hack/kube/down.sh >/dev/null 2>&1 || true; STATE=$work/precheck-cluster hack/kube/down.sh >/dev/null 2>&1 || true; git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 # --- install into a fresh cluster ------------------------------------------------------
-metrics() { # prints "<all requests> <write requests>" from the apiserver's counters
+metrics() { # prints "<all requests> <write requests> <dry runs>" from the apiserver's counters
 	KUBECONFIG=$STATE/kubeconfig bin/kubectl get --raw /metrics 2>/dev/null | awk '
 		/^apiserver_request_total\{/ {
 			n = $NF; all += n
+			# Dry runs (the plan of an install proves admission with them) write nothing: apart.
+			if ($0 ~ /dry_run="All"/) dry += n
 			# Writes to objects: not what controllers and kwok write on their own and an
-			# install never does (leases, events, pods, ReplicaSets, endpoints, status).
-			if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
-			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices)"/ &&
+			# install never does (leases, events, pods, ReplicaSets, endpoints, status),
+			# and access reviews (questions; nothing stored).
+			else if ($0 ~ /verb="(POST|PUT|PATCH|DELETE|DELETECOLLECTION|APPLY|CREATE|UPDATE)"/ &&
+			    $0 !~ /resource="(leases|events|pods|replicasets|endpoints|endpointslices|selfsubjectaccessreviews)"/ &&
 			    $0 ~ /subresource=""/) w += n
 		}
-		END { printf "%d %d\n", all, w }'
+		END { printf "%d %d %d\n", all, w, dry }'
 }
 export STATE=$work/cluster
-declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install w_reinstall
+declare -A t_reinstall t_uninstall t_install2 t_upgrade t_canary r_install w_install d_install w_reinstall
 run_tool() { # name binary round: one fresh cluster; records times and counts
 	local name=$1 bin=$2 i=$3 log=$work/$1-$3.log
 	hack/kube/up.sh >/dev/null 2>&1
@@ -213,9 +218,14 @@ run_tool() { # name binary round: one fresh cluster; records times and counts
 	h=$(now_ms)
 	t_install[$name]+="$((b - a)) "; t_reinstall[$name]+="$((c - b)) "; t_uninstall[$name]+="$((d - c)) "
 	t_install2[$name]+="$((f - e)) "; t_upgrade[$name]+="$((g - f)) "; t_canary[$name]+="$((h - g)) "
-	r_install[$name]+="$(( ${m1% *} - ${m0% *} )) "
-	w_install[$name]+="$(( ${m1#* } - ${m0#* } )) "
-	w_reinstall[$name]+="$(( ${m2#* } - ${m1#* } )) "
+	local r0 w0 d0 r1 w1 d1 r2 w2 d2
+	read -r r0 w0 d0 <<<"$m0"
+	read -r r1 w1 d1 <<<"$m1"
+	read -r r2 w2 d2 <<<"$m2"
+	r_install[$name]+="$((r1 - r0)) "
+	w_install[$name]+="$((w1 - w0)) "
+	d_install[$name]+="$((d1 - d0)) "
+	w_reinstall[$name]+="$((w2 - w1)) "
 	unset KUBECONFIG
 	hack/kube/down.sh >/dev/null 2>&1
 }
@@ -254,6 +264,46 @@ if [ "${1:-}" = uninstall ]; then
 	echo "$startup"
 	uninstall_limit
 	exit_on_missed
+	exit 0
+fi
+# precheck_cost: x precheck on one fresh, clean cluster, this tree against BASE (before a
+# change to precheck, its extra cost) and upstream's x precheck, alternating
+# (hack/benchcmp); and the apiserver's requests of one precheck of each, dry runs counted
+# apart from the rest (metrics). Needs $work/base.bin.
+precheck_cost() {
+	local state=$work/precheck-cluster a b name bin a1 aw ad b1 bw bd
+	STATE=$state hack/kube/up.sh >/dev/null 2>&1
+	export KUBECONFIG=$state/kubeconfig
+	echo "## x precheck on a clean cluster"
+	echo
+	echo "One fresh cluster, nothing installed; \`x precheck\` of the default profile, 10 runs each,"
+	echo "alternating. This tree proves by server-side dry runs that the cluster admits every rendered"
+	echo "object (CRDs only when a policy or webhook judges them) and a pod of each workload"
+	echo "(docs/verify.md#admission); before issue 46, precheck checked namespace labels only."
+	echo
+	echo '```'
+	bin/benchcmp -n 10 "this tree" "$OURS" x precheck ::: "$BASE" "$work/base.bin" x precheck ::: upstream "$UPSTREAM" x precheck
+	echo '```'
+	echo
+	echo "| one precheck's apiserver requests | all | of them dry runs | writes |"
+	echo "|---|---|---|---|"
+	for name in "this tree" "$BASE" upstream; do
+		case $name in "this tree") bin=$OURS ;; upstream) bin=$UPSTREAM ;; *) bin=$work/base.bin ;; esac
+		a=$(STATE=$state metrics)
+		"$bin" x precheck >/dev/null 2>&1 || true
+		b=$(STATE=$state metrics)
+		read -r a1 aw ad <<<"$a"
+		read -r b1 bw bd <<<"$b"
+		echo "| $name | $((b1 - a1)) | $((bd - ad)) | $((bw - aw)) |"
+	done
+	echo
+	unset KUBECONFIG
+	STATE=$state hack/kube/down.sh >/dev/null 2>&1
+}
+if [ "${1:-}" = precheck ]; then
+	# Only the precheck section: this tree against BASE and upstream, ~1 minute.
+	build_base "$work"
+	precheck_cost
 	exit 0
 fi
 # The base commit's binary: this tree's install -y against it, in the same rounds.
@@ -337,7 +387,8 @@ done
 	echo "Request counts are the apiserver's \`apiserver_request_total\` over the run, so they include the"
 	echo "controllers reacting to the objects. Writes are POST, PUT, PATCH, APPLY and DELETE requests to"
 	echo "objects, without those the controllers and kwok send on their own and an install never does (leases,"
-	echo "events, pods, ReplicaSets, Endpoints, EndpointSlices, and every status subresource)."
+	echo "events, pods, ReplicaSets, Endpoints, EndpointSlices, and every status subresource); dry runs"
+	echo "(\`dryRun=All\`: our plan's admission check, docs/install.md) write nothing and are counted apart."
 	echo
 	echo "| wall ms, median (min-max) | ours | upstream | floor | upstream / ours | ours / floor |"
 	echo "|---|---|---|---|---|---|"
@@ -358,10 +409,13 @@ done
 	echo "|---|---|---|"
 	echo "| install: all requests | $(med ${r_install[ours]}) | $(med ${r_install[upstream]}) |"
 	echo "| install: write requests | $(med ${w_install[ours]}) | $(med ${w_install[upstream]}) |"
+	echo "| install: dry runs (not writes; our plan's admission check) | $(med ${d_install[ours]}) | $(med ${d_install[upstream]}) |"
 	echo "| re-install: write requests | $(med ${w_reinstall[ours]}) | $(med ${w_reinstall[upstream]}) |"
 	echo
 } >>"$out"
 install_vs_base >>"$out"
+echo "[bench] x precheck on a clean cluster" >&2
+precheck_cost >>"$out"
 install_vs_base_limit
 uninstall_limit
 limit "install" "$(le "$(med ${t_install[ours]})" "$(med ${t_install[upstream]})")" \

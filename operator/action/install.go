@@ -41,6 +41,10 @@ type Install struct {
 	// records (helm list no longer shows them, helm uninstall can no longer delete the
 	// objects) and leaves the objects to this install.
 	RetireHelmReleases bool
+	// SkipAdmissionCheck leaves out the plan's admission dry runs and its look for the
+	// ConfigMaps and Secrets the workloads need (check.Admission); a refusal then shows in
+	// the wait.
+	SkipAdmissionCheck bool
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
@@ -55,7 +59,8 @@ type Install struct {
 	Hooks *schedule.Hooks
 
 	// rollbackOf, what and skipRelied say how a rollback's install is recorded and named
-	// (a rollback also does not check the pieces the spec relies on, as it never did).
+	// (a rollback also does not check the pieces the spec relies on, as it never did, nor
+	// admission: it puts back what was installed, as far as the cluster lets it).
 	rollbackOf int
 	what       string
 	skipRelied bool
@@ -149,8 +154,9 @@ type InstallResult struct {
 // relies on (an error, unless Force, when they are not as it needs them; a warning event for
 // each lesser problem and a check event for each that passed), who owns the objects it
 // would apply (an error for objects istioctl did not install, unless TakeOwnership: then a
-// warning each), whether it sets the default revision tag, and what it would prune. It
-// writes nothing.
+// warning each), whether it sets the default revision tag, what it would prune, and, unless
+// SkipAdmissionCheck, whether the cluster admits what it would write (precheck's
+// check.Admission by server-side dry runs: an error unless Force). It writes nothing.
 //
 // It also reads the cluster lock: a warning event says so when another writer holds it, and
 // the plan keeps the Lease's version, so that Run, once it holds the lock, knows whether
@@ -186,7 +192,7 @@ func stoppedEarly(ctx context.Context, err error) error {
 func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manifests []render.Manifest) (*InstallPlan, error) {
 	client := r.client
 	if !a.skipRelied {
-		if err := a.checkRelied(ctx, client, res, manifests, r.events); err != nil {
+		if err := a.checkRelied(ctx, a.checkEnv(client, res, manifests), res, r.events); err != nil {
 			return nil, err
 		}
 	}
@@ -229,6 +235,16 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	}
 	for _, o := range p.stale {
 		p.Stale = append(p.Stale, kube.Describe(o))
+	}
+	if !a.skipRelied && !a.SkipAdmissionCheck {
+		// Of what the run writes only: an object it leaves unchanged is not sent.
+		changes, err := p.Changes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.checkAdmission(ctx, a.checkEnv(client, res, install.Writing(manifests, changes)), r.events); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

@@ -19,18 +19,33 @@ import (
 // checkRelied runs, before anything is written, the checks of what the spec relies on (an
 // existing control plane, the CA, Prometheus): an error refuses the install unless Force,
 // which turns it into a warning.
-func (a *Install) checkRelied(ctx context.Context, client *kube.Client, res *spec.Resolved, manifests []render.Manifest, events event.Sink) error {
-	env := &check.Env{Client: client, IstioNamespace: a.ownerOf(res).Namespace, Revision: res.IOP.Spec.Revision, Manifests: manifests}
+func (a *Install) checkRelied(ctx context.Context, env *check.Env, res *spec.Resolved, events event.Sink) error {
 	if err := withExternal(env, res); err != nil {
 		return err
 	}
 	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
-	rep := check.Run(ctx, "install", check.External(), env)
+	return a.checkBefore(ctx, env, check.External(), true, events,
+		"this install relies on pieces that are not as it needs them")
+}
+
+// checkAdmission runs, before anything is written (and so before a prompt), precheck's
+// admission checks (operator/admission): a refusal of what the install creates, or a
+// ConfigMap or Secret its workloads need and nobody creates, refuses the install unless
+// Force. What admitted is not reported: precheck lists it.
+func (a *Install) checkAdmission(ctx context.Context, env *check.Env, events event.Sink) error {
+	return a.checkBefore(ctx, env, check.Admission(), false, events,
+		"the cluster would refuse, or not run, what this install creates")
+}
+
+// checkBefore runs checks: an error blocks unless Force, which turns it into a warning;
+// lesser problems are warning events, passes (with passes) check events.
+func (a *Install) checkBefore(ctx context.Context, env *check.Env, checks []check.Check, passes bool, events event.Sink, headline string) error {
+	rep := check.Run(ctx, "install", checks, env)
 	var blocking []string
 	for _, r := range rep.Results {
 		switch {
 		case r.Passed:
-			if r.Severity != check.Info {
+			if passes && r.Severity != check.Info {
 				events.Emit(event.Event{Type: event.Check, Object: r.Object, Message: r.Message})
 			}
 		case r.Severity == check.Error && !a.Spec.Force:
@@ -44,10 +59,15 @@ func (a *Install) checkRelied(ctx context.Context, client *kube.Client, res *spe
 		}
 	}
 	if len(blocking) > 0 {
-		return fmt.Errorf("this install relies on pieces that are not as it needs them:\n  %s\nNothing was written. Fix them, or install anyway with --force",
-			strings.Join(blocking, "\n  "))
+		return fmt.Errorf("%s:\n  %s\nNothing was written. Fix them, or install anyway with --force",
+			headline, strings.Join(blocking, "\n  "))
 	}
 	return nil
+}
+
+// checkEnv is what the checks before an install look at.
+func (a *Install) checkEnv(client *kube.Client, res *spec.Resolved, manifests []render.Manifest) *check.Env {
+	return &check.Env{Client: client, IstioNamespace: a.ownerOf(res).Namespace, Revision: res.IOP.Spec.Revision, Manifests: manifests}
 }
 
 // withExternal fills in what the checks need to know of what the spec relies on.

@@ -40,8 +40,7 @@ func Precheck() []Check {
 			Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
 		{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error,
 			Hint: "remove the label: kubectl label namespace <ns> istio-injection- (istiod cannot inject itself)", Run: istioNamespaceInjection},
-		{ID: "pod-security", Title: "Pod security admits the node agents", Section: SectionNamespaces, Severity: Error,
-			Hint: "CNI and ztunnel pods are privileged: install them into a namespace whose pod-security.kubernetes.io/enforce is privileged (e.g. kube-system)", Run: podSecurity},
+		admissionCheck, referencesCheck,
 		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
 			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
 	}, append(append(slices.Clone(morePrechecks), upgradePrechecks()...), External()...)...)
@@ -189,30 +188,6 @@ func istioNamespaceInjection(ctx context.Context, env *Env) []Result {
 		r.Passed, r.Message = false, "labelled istio-injection=enabled: istiod's own pods would wait for a sidecar from the istiod being installed"
 	}
 	return []Result{r}
-}
-
-func podSecurity(ctx context.Context, env *Env) []Result {
-	var out []Result
-	seen := map[string]bool{}
-	for _, m := range env.Manifests {
-		if m.Instance.Name != component.Cni && m.Instance.Name != component.Ztunnel {
-			continue
-		}
-		ns := m.Instance.Namespace
-		if seen[ns] {
-			continue
-		}
-		seen[ns] = true
-		r := Result{Object: "Namespace/" + ns, Passed: true, Message: "admits privileged pods"}
-		if live := getNamespace(ctx, env, ns); live != nil {
-			if level := live.GetLabels()["pod-security.kubernetes.io/enforce"]; level == "baseline" || level == "restricted" {
-				r.Passed = false
-				r.Message = fmt.Sprintf("pod-security.kubernetes.io/enforce=%s rejects the privileged %s pods", level, m.Instance.Title)
-			}
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 func gatewayAPI(ctx context.Context, env *Env) []Result {

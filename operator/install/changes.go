@@ -144,3 +144,24 @@ func withLabels(o *unstructured.Unstructured, labels map[string]string) *unstruc
 	o.SetLabels(l)
 	return o
 }
+
+// Writing is manifests cut to the objects changes say a run sends (created or
+// configured): what the cluster must admit. Components keep their place.
+func Writing(manifests []render.Manifest, changes []Change) []render.Manifest {
+	sent := map[string]bool{}
+	for _, c := range changes {
+		if c.Action == Created || c.Action == Configured {
+			sent[c.Component+" "+c.Object] = true
+		}
+	}
+	out := make([]render.Manifest, len(manifests))
+	for i, m := range manifests {
+		out[i] = render.Manifest{Instance: m.Instance}
+		for _, o := range m.Objects {
+			if sent[m.Instance.Key()+" "+kube.Describe(o)] {
+				out[i].Objects = append(out[i].Objects, o)
+			}
+		}
+	}
+	return out
+}

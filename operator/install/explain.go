@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/readiness"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -123,18 +124,8 @@ func (x *explainer) warnings(ctx context.Context, namespace string) []corev1.Eve
 	return evs
 }
 
-// lastSeen is when an event last happened, whichever API wrote it.
-func lastSeen(e corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
-}
+// lastSeen is when an event last happened (readiness.EventTime).
+func lastSeen(e corev1.Event) time.Time { return readiness.EventTime(e) }
 
 // matchLabels is a workload's spec.selector.matchLabels as a label selector ("" without one).
 func matchLabels(obj *unstructured.Unstructured) string {

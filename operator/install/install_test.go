@@ -216,10 +216,11 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	}
 }
 
-// Pods refused by a ResourceQuota that allows none: a DaemonSet has no status that says
-// so, and no pod to look at, so the report gives its Warning event; a Deployment's status
-// already carries its ReplicaSet's FailedCreate, so the same event is not repeated.
-func TestInstallNotReadyReportsWarningEvents(t *testing.T) {
+// Pods refused by a ResourceQuota that allows none, with no old pod to free any: final. A
+// Deployment says so in its status (its ReplicaSet's FailedCreate), a DaemonSet only in
+// its FailedCreate events; both fail at once, naming the quota, instead of waiting out
+// the readiness timeout.
+func TestInstallFailsAtRefusedPods(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	client, err := kube.NewClientForConfig(c.Config)
@@ -243,25 +244,25 @@ spec:
       containers: [{name: install-cni, image: docker.io/istio/install-cni:1.30.0}]
 `
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
-		Opts: install.Options{Timeout: 6 * time.Second}}).Start()
+		Opts: install.Options{Timeout: time.Minute}}).Start()
+	start := time.Now()
 	_, err = in.Install(context.Background(), &event.Recorder{}, nil, []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
+	took := time.Since(start)
 	if err == nil {
 		t.Fatal("the install succeeded although the quota allows no pod")
 	}
 	report := err.Error()
 	for _, want := range []string{
-		"Deployment/" + ns + "/istiod (FailedCreate: ", "exceeded quota: no-pods",
-		"DaemonSet/" + ns + "/istio-cni-node (", "\n    event FailedCreate on DaemonSet/istio-cni-node: Error creating: pods \"istio-cni-node-",
+		"Deployment/" + ns + "/istiod failed: pods refused by ResourceQuota: ", "exceeded quota: no-pods",
+		"DaemonSet/" + ns + "/istio-cni-node failed: pods refused by ResourceQuota: pods \"istio-cni-node-",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}
 	}
-	if strings.Contains(report, "event FailedCreate on ReplicaSet/") {
-		t.Errorf("the report repeats the Deployment's status as an event:\n%s", report)
-	}
-	if n := strings.Count(report, "event FailedCreate on DaemonSet/"); n != 1 {
-		t.Errorf("%d FailedCreate events of the DaemonSet, want the newest only:\n%s", n, report)
+	// A quota that no old pod of the workload frees is final: no waiting for the timeout.
+	if took > 15*time.Second {
+		t.Errorf("the install took %s to fail, want it at the first refusal", took)
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -102,5 +105,35 @@ func TestSummarize(t *testing.T) {
 		if s.Writes() != tc.write {
 			t.Errorf("default tag %+v: Writes() = %v, want %v", tc.step, s.Writes(), tc.write)
 		}
+	}
+}
+
+// TestWriting: the objects the cluster must admit are those a run creates or configures.
+func TestWriting(t *testing.T) {
+	obj := func(kind, name string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion("v1")
+		o.SetKind(kind)
+		o.SetNamespace("ns")
+		o.SetName(name)
+		return o
+	}
+	c, _ := component.Get(component.Pilot)
+	pilot := component.Instance{Component: c}
+	ms := []render.Manifest{{Instance: pilot, Objects: []*unstructured.Unstructured{obj("ConfigMap", "a"), obj("ConfigMap", "b"), obj("Service", "c"), obj("Service", "d")}}}
+	changes := []install.Change{
+		{Object: "ConfigMap/ns/a", Component: pilot.Key(), Action: install.Created},
+		{Object: "ConfigMap/ns/b", Component: pilot.Key(), Action: install.Unchanged},
+		{Object: "Service/ns/c", Component: pilot.Key(), Action: install.Configured},
+		{Object: "Service/ns/d", Component: "Other", Action: install.Created},
+		{Object: "Service/ns/e", Component: pilot.Key(), Action: install.Pruned},
+	}
+	got := install.Writing(ms, changes)
+	var names []string
+	for _, o := range got[0].Objects {
+		names = append(names, kube.Describe(o))
+	}
+	if len(got) != 1 || got[0].Instance.Key() != pilot.Key() || strings.Join(names, " ") != "ConfigMap/ns/a Service/ns/c" {
+		t.Errorf("Writing = %v %v", got[0].Instance, names)
 	}
 }

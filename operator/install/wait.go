@@ -178,10 +178,15 @@ func (in *pass) judge(ctx context.Context, o, applied *unstructured.Unstructured
 			return readiness.Result{Status: readiness.InProgress, Message: "waiting for the watch to see the applied generation"}, nil
 		}
 		rv := live.GetResourceVersion()
-		if v, ok := judged[key]; ok && rv != "" && v.rv == rv {
+		rule, _ := readiness.RuleFor(o.GroupVersionKind().GroupKind().String())
+		if v, ok := judged[key]; ok && rv != "" && v.rv == rv && !rule.Events {
+			// A verdict that reads events changes without the object: never kept.
 			return v.r, nil
 		}
 		r, err := readiness.CheckWith(live, list)
+		if err == nil && r.Refusal != nil {
+			r, err = in.confirmRefusal(ctx, live, r)
+		}
 		if err == nil {
 			judged[key] = verdict{rv, r}
 		}

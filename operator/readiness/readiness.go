@@ -8,7 +8,10 @@
 // replicas), a passed progress deadline is a failure; StatefulSet partition-aware; Job
 // complete; PVC bound; Pod ready; Service given a cluster IP (a LoadBalancer address is not
 // waited for: it may never come); a webhook configuration once every Service it calls has
-// a ready endpoint. The kinds of ExistsIsEnough are ready once they exist, each with why.
+// a ready endpoint. A workload whose pods admission refuses for good (refusal.go: Pod
+// Security, a policy, a webhook's denial, a LimitRange, a quota nothing will free) has
+// failed, read from a Deployment's ReplicaFailure condition or, for a DaemonSet or
+// StatefulSet, from its FailedCreate events. The kinds of ExistsIsEnough are ready once they exist, each with why.
 package readiness
 
 import (
@@ -39,13 +42,21 @@ const (
 type Result struct {
 	Status  Status
 	Message string
+	// Refusal is set on a workload failed because admission refuses its pods: a wait
+	// confirms it is still so (the condition or event may be from before the cause was
+	// removed) before it gives up.
+	Refusal *Refusal
 }
 
-func ready(format string, a ...any) Result { return Result{Ready, fmt.Sprintf(format, a...)} }
-func progress(format string, a ...any) Result {
-	return Result{InProgress, fmt.Sprintf(format, a...)}
+func ready(format string, a ...any) Result {
+	return Result{Status: Ready, Message: fmt.Sprintf(format, a...)}
 }
-func failed(format string, a ...any) Result { return Result{Failed, fmt.Sprintf(format, a...)} }
+func progress(format string, a ...any) Result {
+	return Result{Status: InProgress, Message: fmt.Sprintf(format, a...)}
+}
+func failed(format string, a ...any) Result {
+	return Result{Status: Failed, Message: fmt.Sprintf(format, a...)}
+}
 
 // Check judges obj by the rules that need nothing but the object (see CheckWith); a kind
 // whose rule reads related objects (a webhook configuration) is judged InProgress with a
@@ -119,6 +130,11 @@ func deployment(d *appsv1.Deployment) Result {
 			return failed("rollout stuck: %s", c.Message)
 		}
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			// The ReplicaSet's FailedCreate: permanent when admission refuses the pods for
+			// good (Classify).
+			if c.Reason == "FailedCreate" {
+				return refused(c.Reason, Classify(c.Message, d.Status.Replicas > d.Status.UpdatedReplicas))
+			}
 			return progress("%s: %s", c.Reason, c.Message)
 		}
 	}

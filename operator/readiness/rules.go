@@ -31,6 +31,10 @@ type Rule struct {
 	// Related are the kinds the verdict also reads (a webhook's EndpointSlices); the
 	// waiter watches them.
 	Related []schema.GroupVersionKind
+	// Events says the verdict also reads the object's FailedCreate events, when given a
+	// Lister (a wait watches the namespace's events): its controller says a refusal of
+	// its pods nowhere else. The verdict then changes without the object changing.
+	Events bool
 	// Check judges an object that is not being deleted; list answers for Related.
 	Check func(obj *unstructured.Unstructured, list Lister) (Result, error)
 }
@@ -43,8 +47,12 @@ func init() {
 		{Kind: "CustomResourceDefinition.apiextensions.k8s.io", Watch: true, Check: pure(crd)},
 		{Kind: "Namespace", Watch: true, Check: pure(namespace)},
 		{Kind: "Deployment.apps", Watch: true, Check: typed(func(d *appsv1.Deployment) Result { return deployment(d) })},
-		{Kind: "DaemonSet.apps", Watch: true, Check: typed(func(d *appsv1.DaemonSet) Result { return daemonSet(d) })},
-		{Kind: "StatefulSet.apps", Watch: true, Check: typed(func(s *appsv1.StatefulSet) Result { return statefulSet(s) })},
+		{Kind: "DaemonSet.apps", Watch: true, Events: true, Check: withEvents(daemonSet, func(d *appsv1.DaemonSet) bool {
+			return d.Status.CurrentNumberScheduled > d.Status.UpdatedNumberScheduled
+		})},
+		{Kind: "StatefulSet.apps", Watch: true, Events: true, Check: withEvents(statefulSet, func(s *appsv1.StatefulSet) bool {
+			return s.Status.CurrentRevision != s.Status.UpdateRevision && s.Status.CurrentReplicas > 0
+		})},
 		{Kind: "Job.batch", Watch: true, Check: typed(func(j *batchv1.Job) Result { return job(j) })},
 		{Kind: "PersistentVolumeClaim", Watch: true, Check: pure(pvc)},
 		{Kind: "Pod", Watch: true, Check: func(obj *unstructured.Unstructured, _ Lister) (Result, error) {

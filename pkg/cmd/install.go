@@ -78,6 +78,8 @@ type InstallCommand struct {
 	Atomic bool
 	// RetireHelmReleases retires the Helm releases the install took over, once it succeeded.
 	RetireHelmReleases bool
+	// SkipAdmissionCheck leaves out the plan's admission dry runs.
+	SkipAdmissionCheck bool
 	Globals            *Globals
 	In                 io.Reader
 	Out, ErrOut        io.Writer
@@ -117,6 +119,8 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
 	cmd.Flags().BoolVar(&a.RetireHelmReleases, action.RetireHelmReleasesFlag[2:], false,
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
+	cmd.Flags().BoolVar(&a.SkipAdmissionCheck, "skip-admission-check", false,
+		"Do not prove before writing, by server-side dry runs, that the cluster admits what the install creates (and that the ConfigMaps and Secrets its workloads need exist); a refusal then shows while waiting")
 	return cmd
 }
 
@@ -135,6 +139,7 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		TakeOwnership:      a.TakeOwnership,
 		RetireHelmReleases: a.RetireHelmReleases,
 		Atomic:             a.Atomic,
+		SkipAdmissionCheck: a.SkipAdmissionCheck,
 		Replan:             a.prompts(),
 		Events:             eventSink(a.Out, a.Output, a.Verbose, a.summarizes()),
 	}
