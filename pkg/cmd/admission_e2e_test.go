@@ -129,13 +129,13 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 	})
 }
 
-// precheckWritesNothing runs precheck and fails the test if it wrote anything (audit log
+// precheckWritesNothing runs precheck -v (every passing check printed) and fails the test if it wrote anything (audit log
 // and every object's content); it returns the output and exit code.
 func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, args ...string) (string, int) {
 	t.Helper()
 	var out string
 	var err error
-	writesNothing(t, c, "precheck", args, func() { out, err = x.run(append([]string{"x", "precheck"}, args...)...) })
+	writesNothing(t, c, "precheck", args, func() { out, err = x.run(append([]string{"x", "precheck", "-v"}, args...)...) })
 	return out, exitCode(err)
 }
 
