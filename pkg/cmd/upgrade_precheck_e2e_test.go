@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -138,6 +139,38 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 	find(t, res, "version-skew", "Pod/"+plain+"/old-proxy", false, "proxies 1.28.0 are 3 minor versions behind istiod "+version.Version, "rule proxy-skew")
 }
 
+// noInjectedPods waits until the cluster holds no injected pod: earlier tests of the binary
+// leave theirs in test namespaces being deleted, which are deleted here without grace.
+func noInjectedPods(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	zero := int64(0)
+	var left []string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		pods, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = nil
+		for _, p := range pods.Items {
+			if p.Annotations["sidecar.istio.io/status"] == "" {
+				continue
+			}
+			left = append(left, p.Namespace+"/"+p.Name)
+			ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, p.Namespace, metav1.GetOptions{})
+			if err == nil && ns.Labels["istioctl.test/e2e"] == "true" && ns.DeletionTimestamp != nil {
+				_ = c.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("injected pods left by another test: %v", left)
+		}
+	}
+}
+
 // TestUpgradePrecheckFindingsE2E: a clean cluster, and a clean install, give no finding of
 // the upgrade checks; old Gateway API CRDs, a default revision that disagrees with the
 // default tag, a foreign manager on an object the install applies and a PDB that blocks
@@ -150,6 +183,7 @@ func TestUpgradePrecheckFindingsE2E(t *testing.T) {
 	istioctl("uninstall", "--purge", "-y")
 	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
 	ctx := context.Background()
+	noInjectedPods(t, c)
 
 	// Through a recording proxy: a cluster with no injected pod costs no read of pods in
 	// full (their metadata says none is injected).
