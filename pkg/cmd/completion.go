@@ -27,6 +27,7 @@ var outputFormats = func() map[string][]string {
 		"istioctl version": {"json", "yaml"}, "istioctl profile list": {"json", "yaml"},
 		"istioctl profile dump":                {"yaml", "json", "flags"},
 		"istioctl experimental fleet dump":     {"yaml", "json"},
+		"istioctl experimental revision list":  {"text", "json", "yaml"},
 		"istioctl experimental fleet precheck": reports, "istioctl experimental fleet verify": reports,
 		"istioctl experimental fleet install": events, "istioctl experimental fleet uninstall": events,
 	}

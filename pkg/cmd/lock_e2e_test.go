@@ -308,7 +308,7 @@ func TestWriteLockE2E(t *testing.T) {
 				t.Errorf("a writer without the Lease permissions sent %s", w)
 			}
 		}
-		out, _, _ := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck")
+		out, _, _ := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-v")
 		for _, verb := range []string{"create", "update"} {
 			if line := fmt.Sprintf("✘ [IST0141] Namespace/kube-system: Missing required permission to %s resource leases.coordination.k8s.io", verb); !strings.Contains(out, line) {
 				t.Errorf("precheck lacks %q:\n%s", line, out)

@@ -168,7 +168,7 @@ func TestMulticlusterE2E(t *testing.T) {
 
 	t.Run("precheck across clusters", func(t *testing.T) {
 		pre := func(sets ...string) []string {
-			return append([]string{"x", "precheck", "-f", meshDir + "cluster-1.yaml", "--remote-contexts", "cluster-2,cluster-3"}, sets...)
+			return append([]string{"x", "precheck", "-v", "-f", meshDir + "cluster-1.yaml", "--remote-contexts", "cluster-2,cluster-3"}, sets...)
 		}
 		out := l.must("cluster-1", pre()...)
 		mustContain(t, "precheck of the walkthrough's mesh", out, `every cluster has mesh ID "mesh1"`, "every istiod signs under one root",
