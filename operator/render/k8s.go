@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -364,6 +365,10 @@ func patchValue(v any) any {
 	s, ok := v.(string)
 	if !ok {
 		return normalize(v)
+	}
+	if !utf8.ValidString(s) {
+		// As the manifest will print it: JSON turns each invalid byte into U+FFFD.
+		s, _ = normalize(s).(string)
 	}
 	oneLine := !strings.Contains(s, "\n")
 	if !(oneLine && strings.Contains(s, ": ") || !oneLine && strings.Contains(s, ":")) {
