@@ -52,6 +52,10 @@ const (
 	// Object: the Secret; Action: created, rotated, unchanged, removed or left-out; Message:
 	// whose credentials it holds, or why it was left out).
 	Link Type = "link"
+	// Batch: a revision upgrade's batch of workloads ended (Outcome: succeeded, failed,
+	// interrupted; Total: its workloads; Message: "batch 2/4: ..."; Error and Details name
+	// the workload that did not become ready and why).
+	Batch Type = "batch"
 	// Done: the run ended (Error when it failed; ExitCode the code istioctl exits with).
 	Done Type = "done"
 )

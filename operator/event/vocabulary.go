@@ -19,9 +19,11 @@ const (
 	OperationUpgrade   Operation = "upgrade"
 	OperationRollback  Operation = "rollback"
 	OperationUninstall Operation = "uninstall"
+	// OperationRevisionUpgrade: upgrade --strategy revision (and its --rollback).
+	OperationRevisionUpgrade Operation = "revision-upgrade"
 )
 
-var operations = []Operation{OperationInstall, OperationUpgrade, OperationRollback, OperationUninstall}
+var operations = []Operation{OperationInstall, OperationUpgrade, OperationRollback, OperationUninstall, OperationRevisionUpgrade}
 
 // Action is what happened to an object on an applied or pruned event.
 type Action string
@@ -90,6 +92,8 @@ var (
 	ClusterOutcomes = []Outcome{OutcomeInstalled, OutcomeUnchanged, OutcomeRemoved, OutcomeFailed, OutcomeSkipped}
 	LinkOutcomes    = []Outcome{OutcomeCreated, OutcomeUnchanged, OutcomeRotated, OutcomeRemoved, OutcomeLeftOut, OutcomeFailed}
 	TagOutcomes     = []Outcome{OutcomeCreated, OutcomeMoved, OutcomeConfigured, OutcomeUnchanged}
+	// A revision upgrade's batch: a run's outcomes.
+	BatchOutcomes = RunOutcomes
 )
 
 // RunOutcome is the outcome of a run that ended with err: interrupted (err says the run

@@ -78,7 +78,7 @@ func (e Event) status() string {
 		return e.doneStatus()
 	case Lock:
 		return string(e.Lock)
-	case RevisionTag, Link:
+	case RevisionTag, Link, Batch:
 		return string(e.Outcome)
 	case HelmReleaseRetired:
 		if e.DryRun {
@@ -110,7 +110,7 @@ func (e Event) doneStatus() string {
 
 // check says whether each typed field holds a value of its closed set.
 func (e Event) check() error {
-	outcomes := map[Type][]Outcome{Done: RunOutcomes, Link: LinkOutcomes, RevisionTag: TagOutcomes}[e.Type]
+	outcomes := map[Type][]Outcome{Done: RunOutcomes, Link: LinkOutcomes, RevisionTag: TagOutcomes, Batch: BatchOutcomes}[e.Type]
 	errs := []error{member("operation", e.Operation, operations), member("action", e.Action, actions),
 		member("lock state", e.Lock, lockStates), member("outcome", e.Outcome, outcomes)}
 	if e.Fleet != nil {
@@ -142,7 +142,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		e.Outcome = RunOutcome(errorOf(w.Error), w.Status == statusInterrupted)
 	case Lock:
 		e.Lock = LockState(w.Status)
-	case RevisionTag:
+	case RevisionTag, Batch:
 		e.Outcome = Outcome(w.Status)
 	case Link:
 		e.Outcome = Outcome(w.Action)

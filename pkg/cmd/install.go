@@ -90,6 +90,12 @@ type InstallCommand struct {
 }
 
 func newInstallCommand(g *Globals, use string) *cobra.Command {
+	cmd, _ := installCommand(g, use)
+	return cmd
+}
+
+// installCommand is install's (or upgrade's) command and the options its flags fill.
+func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 	a := &InstallCommand{Globals: g, Command: "istioctl " + use, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -121,7 +127,7 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	cmd.Flags().BoolVar(&a.SkipAdmissionCheck, "skip-admission-check", false,
 		"Do not prove before writing, by server-side dry runs, that the cluster admits what the install creates (and that the ConfigMaps and Secrets its workloads need exist); a refusal then shows while waiting")
-	return cmd
+	return cmd, a
 }
 
 // Run plans, asks unless -y, and installs; with -y (and for a dry run) the action plans

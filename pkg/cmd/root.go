@@ -104,7 +104,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 	addGlobalFlags(root.PersistentFlags(), g)
 
 	root.AddCommand(newVersionCommand(g), newProfileCommand(g), newManifestCommand(g),
-		newInstallCommand(g, "install"), newInstallCommand(g, "upgrade"), newUninstallCommand(g),
+		newInstallCommand(g, "install"), newUpgradeCommand(g), newUninstallCommand(g),
 		newHistoryCommand(g), newRollbackCommand(g),
 		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g),
 		newCreateRemoteSecretCommand(g), newRemoteClustersCommand(g))

@@ -123,6 +123,13 @@ func (s *textSink) Emit(e event.Event) {
 			return
 		}
 		Leaving(s.w, e.Leave)
+		if len(e.Details) > 0 {
+			// A revision upgrade's plan: the move, then each write into the user's objects.
+			fmt.Fprintf(s.w, "- %s\n", e.Message)
+			for _, d := range e.Details {
+				fmt.Fprintf(s.w, "    %s\n", d)
+			}
+		}
 		if e.Changes != nil {
 			lines := summaryLines(e.Changes, nil, false)
 			if !s.objects {
@@ -180,6 +187,12 @@ func (s *textSink) Emit(e event.Event) {
 		}
 	case event.HelmReleaseRetired:
 		s.helmReleaseRetired(e)
+	case event.Batch:
+		if e.Outcome == event.OutcomeSucceeded {
+			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
+		} else {
+			fmt.Fprintf(s.w, "%s %s: %s\n", red("✘"), e.Message, e.Error)
+		}
 	case event.Lock:
 		s.lock(e)
 	case event.Done:
@@ -218,6 +231,10 @@ func (s *textSink) done(e event.Event) {
 		fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
 	case e.Operation == event.OperationRollback:
 		fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
+	case e.Operation == event.OperationRevisionUpgrade && e.Outcome == event.OutcomeFailed:
+		fmt.Fprintf(s.w, "%s Revision upgrade stopped (%s)\n", red("✘"), e.Message)
+	case e.Operation == event.OperationRevisionUpgrade:
+		fmt.Fprintf(s.w, "%s Revision upgrade complete (%s)\n", green("✔"), e.Message)
 	case e.Operation == event.OperationUninstall && e.Outcome == event.OutcomeSucceeded:
 		fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
 	case e.Outcome == event.OutcomeFailed:

@@ -1,0 +1,112 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+)
+
+// The progress record lives in the cluster, not on the machine that ran the command: a
+// ConfigMap in the istio namespace, written by this package's field manager after each
+// step. A run stopped anywhere (a failing batch, Ctrl-C, a lost laptop) is resumed by the
+// same command from any machine, and --rollback knows what to undo: where each tag pointed
+// and what each namespace's label was before, which nothing else in the cluster still says
+// once they moved. One object, read in one request; annotations on the restarted workloads
+// could say which were restarted, but not the tags' and labels' previous values.
+
+// RecordName is the progress record's ConfigMap.
+const RecordName = "istio-revision-upgrade"
+
+// recordKey is the ConfigMap's key holding the record as JSON.
+const recordKey = "progress"
+
+// labelRecord marks the ConfigMap as a revision upgrade's progress record.
+const labelRecord = "install.istio.io/revision-upgrade"
+
+// Record is a revision upgrade's progress: what it moved and which batches it finished.
+type Record struct {
+	From    string       `json:"from"`
+	To      string       `json:"to"`
+	Tags    []TagMove    `json:"tags,omitempty"`
+	Relabel []Relabel    `json:"relabel,omitempty"`
+	Batches [][]Workload `json:"batches"`
+	// Done counts the batches finished (Ready and injected by To).
+	Done int `json:"done"`
+}
+
+func (r *Record) has(w Workload) bool {
+	for _, b := range r.Batches {
+		for _, x := range b {
+			if x == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordOf is the record a forward plan starts (or continues) with.
+func recordOf(p *Plan, prev *Record) *Record {
+	r := &Record{From: p.From, To: p.To, Batches: p.Batches, Done: p.Done}
+	if prev != nil && prev.From == p.From && prev.To == p.To {
+		r.Tags, r.Relabel = append(r.Tags, prev.Tags...), append(r.Relabel, prev.Relabel...)
+	}
+	r.Tags = append(r.Tags, p.Tags...)
+	r.Relabel = append(r.Relabel, p.Relabel...)
+	return r
+}
+
+// LoadRecord reads the progress record in namespace (nil, nil: there is none).
+func LoadRecord(ctx context.Context, c *kube.Client, namespace string) (*Record, error) {
+	live, err := c.Get(ctx, recordObject(namespace, ""))
+	if err != nil {
+		return nil, fmt.Errorf("reading the revision upgrade's progress record %s/%s: %w", namespace, RecordName, err)
+	}
+	if live == nil {
+		return nil, nil
+	}
+	data, _, _ := unstructured.NestedString(live.Object, "data", recordKey)
+	var r Record
+	if err := json.Unmarshal([]byte(data), &r); err != nil {
+		return nil, fmt.Errorf("the revision upgrade's progress record %s/%s is not readable (%w): delete it to start over", namespace, RecordName, err)
+	}
+	return &r, nil
+}
+
+// saveRecord writes r.
+func saveRecord(ctx context.Context, c *kube.Client, namespace string, r *Record, dryRun bool) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = c.ApplyFields(ctx, recordObject(namespace, string(data)), FieldManager, dryRun)
+	return err
+}
+
+// deleteRecord removes the record: nothing is left to resume or roll back.
+func deleteRecord(ctx context.Context, c *kube.Client, namespace string, dryRun bool) error {
+	return c.Delete(ctx, recordObject(namespace, ""), dryRun)
+}
+
+// DeleteRecord removes the record in namespace (an old revision's removal: nothing is left
+// to roll back to).
+func DeleteRecord(ctx context.Context, c *kube.Client, namespace string, dryRun bool) error {
+	return deleteRecord(ctx, c, namespace, dryRun)
+}
+
+func recordObject(namespace, data string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": RecordName, "namespace": namespace,
+			"labels": map[string]any{history.LabelManagedBy: history.ManagedBy, labelRecord: "true"}},
+	}}
+	if data != "" {
+		o.Object["data"] = map[string]any{recordKey: data}
+	}
+	return o
+}

@@ -1,0 +1,178 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
+)
+
+// Runner carries out plans: one per call.
+type Runner struct {
+	Client *kube.Client
+	// Namespace is the istio namespace, where the progress record lives.
+	Namespace string
+	Events    event.Sink
+	// DryRun sends every write as a server-side dry run and waits for nothing.
+	DryRun bool
+	// Timeout bounds each batch's wait for its pods.
+	Timeout time.Duration
+	// MoveTag points a revision tag at a revision (the tag's objects are rendered and
+	// applied elsewhere: operator/tag through the action).
+	MoveTag func(ctx context.Context, t TagMove) error
+	// Poll is how often the gate reads a batch's workloads and pods (0: every 500ms).
+	Poll time.Duration
+	// Now stamps the restart annotation (nil: time.Now).
+	Now func() time.Time
+}
+
+// Result is what a run did.
+type Result struct {
+	// Finished counts the batches finished by this run; Restarted the workloads it restarted.
+	Finished, Restarted int
+}
+
+// BatchError is a batch that did not pass its gate: the workload and why.
+type BatchError struct {
+	Batch, Batches int
+	Workload       Workload
+	Cause          error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("batch %d/%d: %s: %v", e.Batch, e.Batches, e.Workload, e.Cause)
+}
+
+func (e *BatchError) Unwrap() error { return e.Cause }
+
+// Run writes the plan: the progress record, the tags, the namespace labels, then each
+// batch not finished yet, restarted and gated; the record counts each batch it finishes, so
+// the same plan made again resumes after it. A rollback's plan removes the record once every
+// batch is back. prev is the record the plan was made with (nil: none).
+func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error) {
+	var res Result
+	var rec *Record
+	if !p.Rollback {
+		rec = recordOf(p, prev)
+		if err := saveRecord(ctx, r.Client, r.Namespace, rec, r.DryRun); err != nil {
+			return res, err
+		}
+	}
+	for _, t := range p.Tags {
+		if err := r.MoveTag(ctx, t); err != nil {
+			return res, fmt.Errorf("moving revision tag %s to %s: %w", t.Tag, t.To, err)
+		}
+	}
+	for _, l := range p.Relabel {
+		if err := r.relabel(ctx, l); err != nil {
+			return res, err
+		}
+	}
+	for i := p.Done; i < len(p.Batches); i++ {
+		start := time.Now()
+		n, err := r.batch(ctx, p, i)
+		res.Restarted += n
+		if r.DryRun {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
+		e := event.Event{Type: event.Batch, Total: len(p.Batches[i]), Outcome: event.RunOutcome(err, errors.Is(err, context.Canceled))}
+		if err != nil {
+			e.Error = err.Error()
+			e.Message = fmt.Sprintf("batch %d/%d: %d workloads, stopped", i+1, len(p.Batches), len(p.Batches[i]))
+			r.Events.Emit(e)
+			return res, err
+		}
+		e.Message = fmt.Sprintf("batch %d/%d: %d workloads ready on revision %s (%d restarted, %s)",
+			i+1, len(p.Batches), len(p.Batches[i]), p.To, n, time.Since(start).Round(100*time.Millisecond))
+		if rec != nil {
+			rec.Done = i + 1
+			if err := saveRecord(ctx, r.Client, r.Namespace, rec, false); err != nil {
+				return res, err
+			}
+		}
+		res.Finished++
+		r.Events.Emit(e)
+	}
+	if p.Rollback && !r.DryRun {
+		return res, deleteRecord(ctx, r.Client, r.Namespace, false)
+	}
+	return res, nil
+}
+
+// relabel points a namespace's istio.io/rev label at the new revision, as FieldManager.
+func (r *Runner) relabel(ctx context.Context, l Relabel) error {
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": l.Namespace, "labels": map[string]any{ownership.LabelRevision: ownership.Rev(l.To)}}}}
+	if _, err := r.Client.ApplyFields(ctx, ns, FieldManager, r.DryRun); err != nil {
+		return fmt.Errorf("relabelling namespace %s: %w", l.Namespace, err)
+	}
+	r.Events.Emit(event.Event{Type: event.Applied, Object: "Namespace/" + l.Namespace, Action: event.ActionConfigured,
+		Status: fmt.Sprintf("labelled %s=%s (was %s)", ownership.LabelRevision, ownership.Rev(l.To), ownership.Rev(l.From))})
+	return nil
+}
+
+// batch restarts batch i's workloads, at most MaxUnavailable at once, each group gated
+// before the next; a workload already Ready on the new revision (a resumed batch) is not
+// restarted. It returns how many it restarted.
+func (r *Runner) batch(ctx context.Context, p *Plan, i int) (int, error) {
+	b := p.Batches[i]
+	group := p.MaxUnavailable
+	if group <= 0 || group > len(b) {
+		group = len(b)
+	}
+	deadline := time.Now().Add(r.Timeout)
+	restarted := 0
+	for start := 0; start < len(b); start += group {
+		ws := b[start:min(start+group, len(b))]
+		for _, w := range ws {
+			if !r.DryRun {
+				if done, err := r.gated(ctx, w, p.To); err != nil {
+					return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: w, Cause: err}
+				} else if done.ok {
+					continue
+				}
+			}
+			if err := r.restart(ctx, w); err != nil {
+				return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: w, Cause: err}
+			}
+			restarted++
+		}
+		if r.DryRun {
+			continue
+		}
+		if err := r.gate(ctx, ws, p.To, deadline); err != nil {
+			var be *BatchError
+			if errors.As(err, &be) {
+				be.Batch, be.Batches = i+1, len(p.Batches)
+			}
+			return restarted, err
+		}
+	}
+	return restarted, nil
+}
+
+// restart sets the restart annotation on w's pod template: its controller replaces its
+// pods, which the injector of the namespace's revision injects.
+func (r *Runner) restart(ctx context.Context, w Workload) error {
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": w.Kind,
+		"metadata": map[string]any{"name": w.Name, "namespace": w.Namespace},
+		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
+			"annotations": map[string]any{RestartAnnotation: now().UTC().Format(time.RFC3339Nano)}}}}}}
+	if _, err := r.Client.ApplyFields(ctx, o, FieldManager, r.DryRun); err != nil {
+		return fmt.Errorf("restarting: %w", err)
+	}
+	return nil
+}
