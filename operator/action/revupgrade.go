@@ -42,6 +42,10 @@ type RevisionUpgrade struct {
 	Events event.Sink
 }
 
+// MigrateOptions say what a revision upgrade moves (operator/migrate's, for the command
+// layer, which reaches the engine only through this package).
+type MigrateOptions = migrate.Options
+
 // RevisionUpgradePlan is the move decided before anything is written.
 type RevisionUpgradePlan struct {
 	// From and To are the revisions, FromVersion and ToVersion their istiods' versions.
@@ -290,9 +294,14 @@ func (a *RevisionUpgrade) pruneOld(ctx context.Context, r *run, p *RevisionUpgra
 	return migrate.DeleteRecord(ctx, r.client, a.istioNamespace(), a.DryRun)
 }
 
-// doneEvent is the run's last event.
+// doneEvent is the run's last event: an upgrade's, or a rollback's (the schema's closed set
+// of operations: docs/events.md).
 func (a *RevisionUpgrade) doneEvent(p *RevisionUpgradePlan, res migrate.Result, err error) event.Event {
-	e := event.Event{Operation: event.OperationRevisionUpgrade, Outcome: event.RunOutcome(err, errors.Is(err, context.Canceled))}
+	e := event.Event{Operation: event.OperationUpgrade, Outcome: event.RunOutcome(err, errors.Is(err, context.Canceled))}
 	e.Message = fmt.Sprintf("revision %s -> %s: %d batches, %d workloads restarted", p.From, p.To, res.Finished, res.Restarted)
+	if p.Migration.Rollback {
+		e.Operation = event.OperationRollback
+		e.Message = fmt.Sprintf("revision %s: %d batches, %d workloads restarted", p.To, res.Finished, res.Restarted)
+	}
 	return e
 }

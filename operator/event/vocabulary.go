@@ -19,11 +19,9 @@ const (
 	OperationUpgrade   Operation = "upgrade"
 	OperationRollback  Operation = "rollback"
 	OperationUninstall Operation = "uninstall"
-	// OperationRevisionUpgrade: upgrade --strategy revision (and its --rollback).
-	OperationRevisionUpgrade Operation = "revision-upgrade"
 )
 
-var operations = []Operation{OperationInstall, OperationUpgrade, OperationRollback, OperationUninstall, OperationRevisionUpgrade}
+var operations = []Operation{OperationInstall, OperationUpgrade, OperationRollback, OperationUninstall}
 
 // Action is what happened to an object on an applied or pruned event.
 type Action string

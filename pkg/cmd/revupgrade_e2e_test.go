@@ -133,7 +133,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	// Fixed, the same command completes, one line per batch.
 	setNodeSelector(t, c, broken[1], broken[2], nil)
 	out = istioctl(upgrade...)
-	if !strings.Contains(out, "✔ batch 4/4: 5 workloads ready on revision b") || !strings.Contains(out, "✔ Revision upgrade complete") {
+	if !strings.Contains(out, "✔ batch 4/4: 5 workloads ready on revision b") || !strings.Contains(out, "✔ Installation complete (revision a -> b: 2 batches, 5 workloads restarted)") {
 		t.Errorf("the completing run's lines:\n%s", out)
 	}
 	allOn(t, c, nss, "b")
@@ -147,7 +147,10 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 
 	step("completed")
 	// --rollback returns every pod to a, the tags and the label with them.
-	istioctl("upgrade", "--strategy", "revision", "--to-revision", "b", "--rollback", "-y", "--readiness-timeout", "20s")
+	out = istioctl("upgrade", "--strategy", "revision", "--to-revision", "b", "--rollback", "-y", "--readiness-timeout", "20s")
+	if !strings.Contains(out, "✔ Rollback to revision a: 4 batches, 20 workloads restarted") {
+		t.Errorf("the rollback's lines:\n%s", out)
+	}
 	allOn(t, c, nss, "a")
 	revs = revisions(t, istioctl)
 	if a := revs["a"]; strings.Join(a.Tags, ",") != "default,prod" || len(a.Namespaces) != 4 {

@@ -2,13 +2,12 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/migrate"
+	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -82,7 +81,7 @@ func (s *revisionStrategy) run(ctx context.Context, a *InstallCommand) error {
 	in := &action.RevisionUpgrade{
 		Config: a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags),
 		Spec:   a.Spec.options(a.In, to),
-		Migrate: migrate.Options{BatchSize: s.BatchSize, MaxUnavailable: s.MaxUnavailable, Namespaces: s.Namespaces,
+		Migrate: action.MigrateOptions{BatchSize: s.BatchSize, MaxUnavailable: s.MaxUnavailable, Namespaces: s.Namespaces,
 			Relabel: s.Relabel},
 		Rollback: s.Rollback, PruneOld: s.PruneOld, DryRun: a.DryRun,
 		ReadinessTimeout: a.Timeout, HistoryMax: a.HistoryMax, SkipAdmissionCheck: a.SkipAdmissionCheck,
@@ -100,10 +99,8 @@ func (s *revisionStrategy) run(ctx context.Context, a *InstallCommand) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "Revision %s -> %s: %d workloads in %d batches\n", plan.From, plan.To, plan.Migration.Remaining(), len(plan.Migration.Batches)-plan.Migration.Done)
-	for _, w := range plan.Migration.Writes() {
-		fmt.Fprintf(a.Out, "    %s\n", w)
-	}
+	m := plan.Migration
+	printer.RevisionUpgradePlan(a.Out, plan.From, plan.To, m.Remaining(), len(m.Batches)-m.Done, m.Writes())
 	if err := confirm(a.In, a.Out, a.IsTerminal, "Proceed? (y/N) "); err != nil {
 		return err
 	}

@@ -231,10 +231,6 @@ func (s *textSink) done(e event.Event) {
 		fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
 	case e.Operation == event.OperationRollback:
 		fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
-	case e.Operation == event.OperationRevisionUpgrade && e.Outcome == event.OutcomeFailed:
-		fmt.Fprintf(s.w, "%s Revision upgrade stopped (%s)\n", red("✘"), e.Message)
-	case e.Operation == event.OperationRevisionUpgrade:
-		fmt.Fprintf(s.w, "%s Revision upgrade complete (%s)\n", green("✔"), e.Message)
 	case e.Operation == event.OperationUninstall && e.Outcome == event.OutcomeSucceeded:
 		fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
 	case e.Outcome == event.OutcomeFailed:

@@ -99,3 +99,12 @@ func countWords(c event.Counts, total bool) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// RevisionUpgradePlan is what upgrade --strategy revision will do, before it asks: the
+// move, then each write into the user's objects.
+func RevisionUpgradePlan(w io.Writer, from, to string, workloads, batches int, writes []string) {
+	fmt.Fprintf(w, "Revision %s -> %s: %d workloads in %d batches\n", from, to, workloads, batches)
+	for _, l := range writes {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+}
