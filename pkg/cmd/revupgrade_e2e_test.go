@@ -226,20 +226,25 @@ func podsOf(t *testing.T, c *cluster.Cluster, w string) []podState {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		var st struct{ Revision string }
-		_ = json.Unmarshal([]byte(p.Annotations["sidecar.istio.io/status"]), &st)
-		s := podState{uid: string(p.UID), rev: st.Revision}
-		for _, ctr := range p.Spec.Containers {
-			if ctr.Name == "istio-proxy" {
-				s.proxy = ctr.Image[strings.LastIndex(ctr.Image, ":")+1:]
-			}
-		}
-		out = append(out, s)
+		out = append(out, stateOf(&p))
 	}
 	if len(out) == 0 {
 		t.Fatalf("%s has no pods", w)
 	}
 	return out
+}
+
+// stateOf reads the injector's status and the proxy's image tag of a pod.
+func stateOf(p *corev1.Pod) podState {
+	var st struct{ Revision string }
+	_ = json.Unmarshal([]byte(p.Annotations["sidecar.istio.io/status"]), &st)
+	s := podState{uid: string(p.UID), rev: st.Revision}
+	for _, ctr := range p.Spec.Containers {
+		if ctr.Name == "istio-proxy" {
+			s.proxy = ctr.Image[strings.LastIndex(ctr.Image, ":")+1:]
+		}
+	}
+	return s
 }
 
 func podUIDs(t *testing.T, c *cluster.Cluster, ws []string) map[string]string {
@@ -266,16 +271,8 @@ func allOn(t *testing.T, c *cluster.Cluster, nss []string, rev string) {
 					continue
 				}
 				n++
-				var st struct{ Revision string }
-				_ = json.Unmarshal([]byte(p.Annotations["sidecar.istio.io/status"]), &st)
-				proxy := ""
-				for _, ctr := range p.Spec.Containers {
-					if ctr.Name == "istio-proxy" {
-						proxy = ctr.Image
-					}
-				}
-				if st.Revision != rev || (rev == "a") != strings.HasSuffix(proxy, ":1.29.4") {
-					return false, fmt.Sprintf("pod %s/%s: revision %q, proxy %q", ns, p.Name, st.Revision, proxy)
+				if st := stateOf(&p); st.rev != rev || (rev == "a") != (st.proxy == "1.29.4") {
+					return false, fmt.Sprintf("pod %s/%s: revision %q, proxy %q", ns, p.Name, st.rev, st.proxy)
 				}
 			}
 			if n != 5 {
