@@ -17,6 +17,8 @@
 #  - x fleet install of docs/examples/fleet-3-clusters.yaml against upstream's documented
 #    steps in sequence, on a 3-cluster bed of its own (hack/bench-fleet.sh; `hack/bench.sh
 #    fleet` prints only that, 5 rounds in ~10 minutes, and exits 1 when a limit is missed)
+#  - upgrade --strategy revision of 100 workloads in 10 gated batches against upstream's
+#    canary steps (hack/bench-revupgrade.sh; `hack/bench.sh revision-upgrade` prints only that)
 #  - x precheck on a clean cluster, this tree against BASE and upstream, with the apiserver
 #    requests of one run, dry runs apart (`hack/bench.sh precheck` prints only that)
 #  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
@@ -158,6 +160,9 @@ UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 make -s build cluster-bin >/dev/null
 if [ "${1:-}" = fleet ]; then
 	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-fleet.sh
+fi
+if [ "${1:-}" = revision-upgrade ]; then
+	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-revupgrade.sh
 fi
 go build -o bin/benchcmp ./hack/benchcmp
 OURS=$root/bin/istioctl
@@ -448,6 +453,16 @@ fleet_rc=0
 } >>"$out"
 limit "fleet install" "$([ "$fleet_rc" = 0 ] && echo 1 || echo 0)" \
 	"upstream's steps under 3x ours, or ours over the same installs run beside each other + 1 s (the section above)"
+echo "[bench] upgrade --strategy revision against upstream's canary steps" >&2
+revupgrade_rc=0
+{
+	echo "## upgrade --strategy revision of 100 workloads in 10 batches against upstream's canary steps (hack/bench-revupgrade.sh)"
+	echo
+	OURS=$OURS UPSTREAM=$UPSTREAM hack/bench-revupgrade.sh || revupgrade_rc=$?
+	echo
+} >>"$out"
+limit "revision upgrade" "$([ "$revupgrade_rc" = 0 ] && echo 1 || echo 0)" \
+	"upstream's canary steps under 2x ours (the section above)"
 # Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
 # start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
 # its limits (20x upstream's cost, 48 MiB, every profile) are missed.
