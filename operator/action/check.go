@@ -35,7 +35,7 @@ type Check struct {
 	// FailOn is the severity the report fails at: error (default) or warning.
 	FailOn string
 	// RemoteContexts are precheck's other clusters of the mesh: the cross-cluster checks
-	// (check.MeshChecks) compare them with this one.
+	// (check.CrossCluster) compare them with this one.
 	RemoteContexts []string
 }
 
