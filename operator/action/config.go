@@ -52,6 +52,8 @@ func (c *Config) newClient() (*kube.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Who istioctl applies as is ownership's rule, given to kube here (a hook's client too).
+	client.Configure(ownership.KubeOptions()...)
 	client.GuardWrites()
 	return client, nil
 }

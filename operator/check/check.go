@@ -69,11 +69,6 @@ func (d documented) check(id, title string, sev Severity, hint string, run func(
 	return Check{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
 }
 
-// cross is one of the section's cross-cluster checks.
-func (d documented) cross(id, title string, sev Severity, hint string, run func(context.Context, []ClusterInput) []Result) CrossCheck {
-	return CrossCheck{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
-}
-
 // Env is what checks look at.
 type Env struct {
 	Client *kube.Client
