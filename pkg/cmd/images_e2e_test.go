@@ -32,7 +32,7 @@ func listImages(t *testing.T, args ...string) []listedImage {
 
 type mirrorLine struct {
 	Event, Source, Target, Digest, Error string
-	Platforms, Copied, Present          int
+	Platforms, Copied, Present           int
 }
 
 func mirrorEvents(t *testing.T, out string) map[string][]mirrorLine {
