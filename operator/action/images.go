@@ -16,11 +16,10 @@ type ImagesList struct {
 	*Config
 	Spec        spec.Options
 	FromCluster bool
-	// Allowed, when not empty, are the only registries the spec's images may come from.
-	Allowed []string
 }
 
-// Run lists the images. A spec with images outside Allowed is an *images.OutsideError.
+// Run lists the images. A spec with images outside Config.AllowedRegistries is an
+// *images.OutsideError.
 func (a *ImagesList) Run(ctx context.Context) ([]images.Image, error) {
 	if a.FromCluster {
 		client, err := a.connect(ctx)
@@ -36,17 +35,14 @@ func (a *ImagesList) Run(ctx context.Context) ([]images.Image, error) {
 	return a.specImages(a.Spec)
 }
 
-// specImages renders a spec and lists its images, refusing those outside a.Allowed.
+// specImages renders a spec and lists its images (render refuses those outside
+// Config.AllowedRegistries).
 func (a *ImagesList) specImages(opts spec.Options) ([]images.Image, error) {
 	res, ms, err := a.render(opts, false)
 	if err != nil {
 		return nil, err
 	}
-	list, err := images.FromManifests(res.Tree, ms)
-	if err != nil {
-		return nil, err
-	}
-	return list, checkAllowed(list, a.Allowed)
+	return images.FromManifests(res.Tree, ms)
 }
 
 // checkAllowed refuses images outside the allowed registries (none given: all allowed).
@@ -63,6 +59,9 @@ func checkAllowed(list []images.Image, allowed []string) error {
 	}
 	return nil
 }
+
+// DefaultMirrorParallel is how many images a mirror copies at once by default.
+const DefaultMirrorParallel = mirror.DefaultParallel
 
 // ImagesMirror is x images mirror: the images a spec's install needs (or given ones),
 // copied to another registry by digest.

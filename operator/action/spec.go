@@ -9,6 +9,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/images"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -44,7 +45,19 @@ func (c *Config) render(opts spec.Options, lazy bool, only ...component.Name) (*
 	for _, w := range warnings {
 		c.warn(w)
 	}
+	if err == nil && len(c.AllowedRegistries) > 0 {
+		err = c.checkRegistries(res, manifests)
+	}
 	return res, manifests, err
+}
+
+// checkRegistries refuses a render with an image outside c.AllowedRegistries.
+func (c *Config) checkRegistries(res *spec.Resolved, manifests []render.Manifest) error {
+	list, err := images.FromManifests(res.Tree, manifests)
+	if err != nil {
+		return err
+	}
+	return checkAllowed(list, c.AllowedRegistries)
 }
 
 // ownerOf is the ownership identity of a resolved spec's install.

@@ -127,3 +127,30 @@ func TestFromPods(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestOneHubMovesEveryImage: spec.hub alone moves every image each profile renders or
+// injects (the rule lives in render.Values: spec.hub is values.global.hub, which every
+// chart and the injector read unless a more specific hub is set).
+func TestOneHubMovesEveryImage(t *testing.T) {
+	for _, p := range []string{"default", "demo", "minimal", "ambient", "remote", "empty", "preview", "stable", "eastwest", "openshift", "openshift-ambient"} {
+		t.Run(p, func(t *testing.T) {
+			res, err := spec.Resolve(spec.Options{Sets: []string{"profile=" + p, "hub=mirror.local:5000/mesh"}})
+			if err != nil {
+				t.Fatalf("profile %s: %v", p, err)
+			}
+			r, _ := render.NewRenderer("")
+			ms, _, err := r.Render(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, err := FromManifests(res.Tree, ms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Outside(list, []string{"mirror.local:5000/mesh"})
+			if err != nil || len(out) > 0 {
+				t.Errorf("outside the hub: %+v %v", out, err)
+			}
+		})
+	}
+}

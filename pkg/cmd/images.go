@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/mirror"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
@@ -66,7 +65,8 @@ func (a *ImagesListAction) Run(ctx context.Context) error {
 		return err
 	}
 	cfg := a.Globals.Config(a.ErrOut)
-	list, err := (&action.ImagesList{Config: cfg, Spec: a.Spec.options(a.In, a.Revision), FromCluster: a.FromCluster, Allowed: a.Allowed}).Run(ctx)
+	cfg.AllowedRegistries = a.Allowed
+	list, err := (&action.ImagesList{Config: cfg, Spec: a.Spec.options(a.In, a.Revision), FromCluster: a.FromCluster}).Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ naming each image not copied and the registry at fault, unless every image is th
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json")
 	cmd.Flags().StringVar(&a.To, "to", "", "Target registry, with an optional path (registry.example.com:5000/mesh)")
 	cmd.Flags().StringSliceVar(&a.Images, "image", nil, "Copy these images instead of the spec's; repeatable")
-	cmd.Flags().IntVar(&a.Parallel, "parallel", mirror.DefaultParallel, "Images copied at once")
+	cmd.Flags().IntVar(&a.Parallel, "parallel", action.DefaultMirrorParallel, "Images copied at once")
 	cmd.Flags().BoolVar(&a.DryRun, "dry-run", false, "Say what would be copied; copy nothing")
 	return cmd
 }
