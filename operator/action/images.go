@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/images"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/mirror"
+	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -87,4 +89,30 @@ func (a *ImagesMirror) Run(ctx context.Context) (mirror.Result, error) {
 		refs = images.Unique(list)
 	}
 	return mirror.Run(ctx, mirror.Options{To: a.To, Images: refs, Parallel: a.Parallel, DryRun: a.DryRun, Event: a.Event})
+}
+
+// pinDigests pins the manifests' images to digests: those the last successful record kept
+// (so a re-run does not follow a tag that moved), the others resolved at the registry each
+// image is pulled from. It returns the digests of every image now pinned.
+func pinDigests(ctx context.Context, res *spec.Resolved, ms []render.Manifest, last *history.Record) (map[string]string, error) {
+	list, err := images.FromManifests(res.Tree, ms)
+	if err != nil {
+		return nil, err
+	}
+	digests := map[string]string{}
+	for _, ref := range images.Unique(list) {
+		if images.IsPinned(ref) {
+			continue
+		}
+		if last != nil && last.Digests[ref] != "" {
+			digests[ref] = last.Digests[ref]
+			continue
+		}
+		d, err := mirror.Resolve(ctx, ref, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--pin-digests: %w", err)
+		}
+		digests[ref] = d.String()
+	}
+	return digests, images.Pin(ms, digests)
 }

@@ -154,3 +154,42 @@ func TestOneHubMovesEveryImage(t *testing.T) {
 		})
 	}
 }
+
+func TestPin(t *testing.T) {
+	res, err := spec.Resolve(spec.Options{Sets: []string{"profile=demo", "hub=reg.local/m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := render.NewRenderer("")
+	ms, _, err := r.Render(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := FromManifests(res.Tree, ms)
+	digests := map[string]string{}
+	for i, ref := range Unique(before) {
+		digests[ref] = "sha256:" + strings.Repeat(string(rune('a'+i)), 64)
+	}
+	for range 2 { // pinning twice changes nothing more
+		if err := Pin(ms, digests); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := FromManifests(res.Tree, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The injected init container now names the pinned proxy too (proxy_init.image).
+	if len(after) != len(before)+1 {
+		t.Fatalf("%d images after pinning, %d before", len(after), len(before))
+	}
+	for i, im := range before {
+		if want := im.Image + "@" + digests[im.Image]; after[i].Image != want {
+			t.Errorf("%s %s: %s, want %s", im.Component, im.Container, after[i].Image, want)
+		}
+	}
+	proxy, init := after[len(after)-2], after[len(after)-1]
+	if proxy.Component != InjectedProxy || proxy.Field != "spec.values.global.proxy.image" || init.Container != "istio-init" || init.Image != proxy.Image {
+		t.Errorf("injected proxy: %+v, init: %+v", proxy, init)
+	}
+}

@@ -146,3 +146,17 @@ func (r *Registry) Push(t testing.TB, ref string, platforms int) v1.Hash {
 	d, _ := idx.Digest()
 	return d
 }
+
+// Digest is the digest ref points at, read with kc.
+func Digest(t testing.TB, ref string, kc authn.Keychain) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Head(r, remote.WithAuthFromKeychain(kc))
+	if err != nil {
+		t.Fatalf("resolving %s: %v", ref, err)
+	}
+	return d.Digest.String()
+}
