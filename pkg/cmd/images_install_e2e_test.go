@@ -47,8 +47,15 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "docker.io/istio/pilot:1.31.0") || !strings.Contains(err.Error(), "spec.values.pilot.hub") {
 		t.Fatalf("an image on docker.io: %v", err)
 	}
+	// A registry that is down: named, before any write.
+	down := src.Host
+	src.Stop(t)
+	_, _, err = run(t, "--kubeconfig", c.Kubeconfig, "install", "-y", "--pin-digests", "--set", "profile=demo", "--set", "hub="+down+"/istio")
+	if err == nil || !strings.Contains(err.Error(), "registry "+down) {
+		t.Fatalf("pinning from a registry that is down: %v", err)
+	}
 	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
-		t.Fatalf("the refused install wrote: %v", w)
+		t.Fatalf("the refused installs wrote: %v", w)
 	}
 
 	istioctl(append([]string{"install", "-y", "--pin-digests", "--allowed-registries", hub}, spec...)...)

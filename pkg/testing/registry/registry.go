@@ -24,6 +24,7 @@ import (
 
 // Registry is a running registry.
 type Registry struct {
+	cmd *exec.Cmd
 	// Host is its host:port on loopback.
 	Host string
 	// User and Password are the credentials it requires ("" for none).
@@ -64,7 +65,7 @@ func Start(t testing.TB, user string) *Registry {
 			}
 		}
 	}()
-	r := &Registry{}
+	r := &Registry{cmd: cmd}
 	r.User, r.Password, _ = strings.Cut(user, ":")
 	select {
 	case r.Host = <-lines:
@@ -159,4 +160,13 @@ func Digest(t testing.TB, ref string, kc authn.Keychain) string {
 		t.Fatalf("resolving %s: %v", ref, err)
 	}
 	return d.Digest.String()
+}
+
+// Stop stops the registry now (a registry that is down).
+func (r *Registry) Stop(t testing.TB) {
+	t.Helper()
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = r.cmd.Process.Wait()
 }
