@@ -11,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/images"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
@@ -216,6 +217,9 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 		if p.digests, err = pinDigests(ctx, res, manifests, history.LastSucceeded(p.records)); err != nil {
 			return nil, err
 		}
+	} else if list, lerr := images.FromManifests(res.Tree, manifests); lerr == nil {
+		// Manifests pinned already (a rollback's, from its record): the record keeps them.
+		p.digests = images.Digests(list)
 	}
 	if a.Atomic && !a.DryRun && len(p.records) == 0 && p.recordsErr == nil {
 		if p.unrecorded, err = installedWithoutRecords(ctx, client, a.ownerOf(res)); err != nil {

@@ -188,6 +188,15 @@ func TestPin(t *testing.T) {
 			t.Errorf("%s %s: %s, want %s", im.Component, im.Container, after[i].Image, want)
 		}
 	}
+	got := Digests(after)
+	for ref, d := range digests {
+		if got[ref] != d {
+			t.Errorf("Digests: %s at %q, pinned at %s", ref, got[ref], d)
+		}
+	}
+	if Digests(before) != nil {
+		t.Errorf("Digests of unpinned images: %v", Digests(before))
+	}
 	proxy, init := after[len(after)-2], after[len(after)-1]
 	if proxy.Component != InjectedProxy || proxy.Field != "spec.values.global.proxy.image" || init.Container != "istio-init" || init.Image != proxy.Image {
 		t.Errorf("injected proxy: %+v, init: %+v", proxy, init)

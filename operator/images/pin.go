@@ -107,3 +107,20 @@ func pinInjector(cm *unstructured.Unstructured, digests map[string]string) error
 	}
 	return unstructured.SetNestedField(cm.Object, string(b), "data", "values")
 }
+
+// Digests are the digests of list's pinned images, by the reference without its digest:
+// what an install record keeps of manifests already pinned (a rollback's, from its record).
+func Digests(list []Image) map[string]string {
+	var out map[string]string
+	for _, im := range list {
+		ref, d, ok := strings.Cut(im.Image, "@")
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[ref] = d
+	}
+	return out
+}
