@@ -129,6 +129,11 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		if a.Command != "precheck" {
+			if err := a.pinFromRecord(ctx, client, res, manifests); err != nil {
+				return nil, err
+			}
+		}
 		env.Manifests = manifests
 		env.Revision = res.IOP.Spec.Revision
 		if ns := res.IOP.Metadata.Namespace; ns != "" {

@@ -87,7 +87,8 @@ func (a *Fleet) member(c *fleet.Cluster, warn func(string)) *action.Config {
 			Timeout: a.Kube.Timeout, RequestTimeout: a.Kube.RequestTimeout}
 	}
 	k.Context = c.Context
-	return &action.Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version}
+	return &action.Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version,
+		AllowedRegistries: a.AllowedRegistries}
 }
 
 // memberRun is one cluster's part of a fleet check run.
