@@ -14,7 +14,7 @@ CLUSTER_STATE ?= $(CURDIR)/.cluster
 # builds a second one that installs and reports 1.29.4 (the e2e tests' older side).
 BIN         ?= bin/istioctl
 
-.PHONY: build generate test demo fuzz bench bench-crds bench-startup bench-spec bench-scale conformance cluster-bin helm-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test demo fuzz bench bench-crds bench-startup bench-spec bench-scale conformance cluster-bin helm-bin registry-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl (or BIN), version-stamped and static. Without cgo the binary maps no libc or
 ## ld.so (1.5 MiB of every run's max RSS) and starts faster; it uses Go's own DNS resolver
@@ -69,6 +69,10 @@ cluster-bin:
 ## helm-bin: build (once per machine, cached) the helm CLI the migration tests drive into bin/
 helm-bin:
 	hack/helm/build.sh
+
+## registry-bin: build (once per machine, cached) the container registry the images tests run into bin/
+registry-bin:
+	hack/registry/build.sh
 
 ## cluster-up / cluster-down: start (replacing any running) or stop CLUSTERS (1) local control planes (state in .cluster/)
 cluster-up: cluster-bin

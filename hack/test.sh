@@ -19,6 +19,8 @@ if [ "${1:-}" != "--inside" ]; then
 	# The helm CLI the migration tests drive, and upstream's charts they install with it
 	# (the istio.io/istio module at the version hack/bench.sh pins), both cached per machine.
 	"$root/hack/helm/build.sh"
+	# The container registry the images tests push to and mirror between (cached per machine).
+	"$root/hack/registry/build.sh"
 	. "$root/hack/upstream.env"
 	go mod download "istio.io/istio@$UPSTREAM_VERSION"
 	log "compiling packages and test binaries"

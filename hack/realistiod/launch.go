@@ -412,32 +412,33 @@ func mountVolumes(pod *corev1.Pod, c *corev1.Container, src sources, l *launch) 
 // volumeFiles is what a volume holds, keyed by path relative to the root.
 func volumeFiles(pod *corev1.Pod, v *corev1.Volume, src sources, dir string, l *launch) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	put := func(data map[string][]byte, items []corev1.KeyToPath) {
+	// mount copies a Secret's or ConfigMap's keys (all, or the items named) below dir; a
+	// missing source that is not optional keeps the pod pending, as the kubelet does.
+	mount := func(data map[string][]byte, found bool, optional *bool, items []corev1.KeyToPath) error {
+		if !found && (optional == nil || !*optional) {
+			return errMountPending
+		}
 		if len(items) == 0 {
 			for k, b := range data {
 				out[path.Join(dir, k)] = b
 			}
-			return
+			return nil
 		}
 		for _, it := range items {
 			if b, ok := data[it.Key]; ok {
 				out[path.Join(dir, it.Path)] = b
 			}
 		}
+		return nil
 	}
+	var err error
 	switch {
 	case v.Secret != nil:
 		data, found := src.secret(pod.Namespace, v.Secret.SecretName)
-		if !found && (v.Secret.Optional == nil || !*v.Secret.Optional) {
-			return nil, errMountPending
-		}
-		put(data, v.Secret.Items)
+		err = mount(data, found, v.Secret.Optional, v.Secret.Items)
 	case v.ConfigMap != nil:
 		data, found := src.configMap(pod.Namespace, v.ConfigMap.Name)
-		if !found && (v.ConfigMap.Optional == nil || !*v.ConfigMap.Optional) {
-			return nil, errMountPending
-		}
-		put(data, v.ConfigMap.Items)
+		err = mount(data, found, v.ConfigMap.Optional, v.ConfigMap.Items)
 	case v.Projected != nil:
 		for _, s := range v.Projected.Sources {
 			switch {
@@ -449,22 +450,22 @@ func volumeFiles(pod *corev1.Pod, v *corev1.Volume, src sources, dir string, l *
 				l.Tokens = append(l.Tokens, projectedToken{Path: path.Join(dir, s.ServiceAccountToken.Path), Audience: s.ServiceAccountToken.Audience, Seconds: secs})
 			case s.ConfigMap != nil:
 				data, found := src.configMap(pod.Namespace, s.ConfigMap.Name)
-				if !found && (s.ConfigMap.Optional == nil || !*s.ConfigMap.Optional) {
-					return nil, errMountPending
-				}
-				put(data, s.ConfigMap.Items)
+				err = mount(data, found, s.ConfigMap.Optional, s.ConfigMap.Items)
 			case s.Secret != nil:
 				data, found := src.secret(pod.Namespace, s.Secret.Name)
-				if !found && (s.Secret.Optional == nil || !*s.Secret.Optional) {
-					return nil, errMountPending
-				}
-				put(data, s.Secret.Items)
+				err = mount(data, found, s.Secret.Optional, s.Secret.Items)
 			case s.DownwardAPI != nil:
 				downward(pod, s.DownwardAPI.Items, dir, out)
+			}
+			if err != nil {
+				return nil, err
 			}
 		}
 	case v.DownwardAPI != nil:
 		downward(pod, v.DownwardAPI.Items, dir, out)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

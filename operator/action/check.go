@@ -11,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -35,7 +36,7 @@ type Check struct {
 	// FailOn is the severity the report fails at: error (default) or warning.
 	FailOn string
 	// RemoteContexts are precheck's other clusters of the mesh: the cross-cluster checks
-	// (check.MeshChecks) compare them with this one.
+	// (check.CrossCluster) compare them with this one.
 	RemoteContexts []string
 }
 
@@ -128,6 +129,11 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		if a.Command != "precheck" {
+			if err := a.pinFromRecord(ctx, client, res, manifests); err != nil {
+				return nil, err
+			}
+		}
 		env.Manifests = manifests
 		env.Revision = res.IOP.Spec.Revision
 		if ns := res.IOP.Metadata.Namespace; ns != "" {
@@ -186,7 +192,7 @@ func (a *Check) installed(ctx context.Context, env *check.Env) (*check.Report, e
 // installedRevisions lists the revisions whose control plane runs in the istio namespace
 // ("" for the default one); just the default when none does.
 func installedRevisions(ctx context.Context, env *check.Env) ([]string, error) {
-	cps, err := env.Client.ControlPlanes(ctx, env.IstioNamespace)
+	cps, err := revision.ControlPlanes(ctx, env.Client, env.IstioNamespace)
 	if err != nil {
 		return nil, err
 	}

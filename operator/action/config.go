@@ -30,6 +30,10 @@ type Config struct {
 	// version label of what an install applies, its install records, the cluster lock's
 	// holder, the reader objects of a link.
 	Version string
+	// AllowedRegistries, when not empty, are the only registries the images a spec renders
+	// or injects may come from: rendering one with another image is refused, naming each
+	// image and the field that sets it, before anything is written (--allowed-registries).
+	AllowedRegistries []string
 	// NewClient, when set, replaces building the client from Kube (tests; a fleet's
 	// cluster, reached once).
 	NewClient func() (*kube.Client, error)
@@ -52,6 +56,8 @@ func (c *Config) newClient() (*kube.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Who istioctl applies as is ownership's rule, given to kube here (a hook's client too).
+	client.Configure(ownership.KubeOptions()...)
 	client.GuardWrites()
 	return client, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/lock"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -85,7 +86,7 @@ func TestWritesOnlyInRunsE2E(t *testing.T) {
 	cfg.NewClient = func() (*kube.Client, error) {
 		rc := rest.CopyConfig(c.Config)
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return via{rec, rt} })
-		client, err := kube.NewClientForConfig(rc)
+		client, err := kube.NewClientForConfig(rc, ownership.KubeOptions()...)
 		mu.Lock()
 		clients = append(clients, client)
 		mu.Unlock()

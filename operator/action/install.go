@@ -11,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/images"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
@@ -48,6 +49,10 @@ type Install struct {
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
+	// PinDigests resolves each image to its digest at the registry it is pulled from (or
+	// takes the digest the revision's last successful install record kept) and applies
+	// name:tag@digest, the injected proxy included; the record keeps the digests.
+	PinDigests bool
 	// Replan says the plan Run is given was shown to someone and may be old: Run plans
 	// again first and stops, writing nothing, when the new plan writes differently.
 	Replan bool
@@ -96,6 +101,8 @@ type InstallPlan struct {
 	// revision is installed without any (Atomic only).
 	records    []*history.Record
 	recordsErr error
+	// digests are the images' pinned digests (PinDigests), for the record.
+	digests    map[string]string
 	unrecorded bool
 	changes    []install.Change
 }
@@ -206,6 +213,14 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	// A history that cannot be read does not stop the install (the run says so): the
 	// records only name the operation and spare a repeated record.
 	p.records, p.recordsErr = (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, owner.Rev())
+	if a.PinDigests {
+		if p.digests, err = pinDigests(ctx, res, manifests, history.LastSucceeded(p.records)); err != nil {
+			return nil, err
+		}
+	} else if list, lerr := images.FromManifests(res.Tree, manifests); lerr == nil {
+		// Manifests pinned already (a rollback's, from its record): the record keeps them.
+		p.digests = images.Digests(list)
+	}
 	if a.Atomic && !a.DryRun && len(p.records) == 0 && p.recordsErr == nil {
 		if p.unrecorded, err = installedWithoutRecords(ctx, client, a.ownerOf(res)); err != nil {
 			return nil, err

@@ -72,7 +72,7 @@ func (a *Install) recordRun(ctx context.Context, r *run, p *InstallPlan, out *In
 	}
 	res := p.res
 	rec := &history.Record{Action: a.action(), RollbackOf: a.rollbackOf, Revision: res.IOP.Spec.Revision, Time: time.Now().UTC(),
-		ToolVersion: r.cfg.Version, Profile: res.Profile}
+		ToolVersion: r.cfg.Version, Profile: res.Profile, Digests: p.digests}
 	out.record = rec
 	if y, derr := spec.Dump(res.Tree, "", spec.FormatYAML); derr == nil {
 		rec.Spec = string(y)

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -44,7 +45,7 @@ func counted(t *testing.T, c *cluster.Cluster) (*action.Config, *reads) {
 	cfg.NewClient = func() (*kube.Client, error) {
 		rc := rest.CopyConfig(c.Config)
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { n.next = rt; return n })
-		return kube.NewClientForConfig(rc)
+		return kube.NewClientForConfig(rc, ownership.KubeOptions()...)
 	}
 	return cfg, n
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -203,7 +204,7 @@ func TestTakeoverRecordsE2E(t *testing.T) {
 		return rec
 	}
 	install()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (a *Check) meshReport(ctx context.Context, client *kube.Client, res *spec.R
 	if a.Kube != nil && a.Kube.Context != "" {
 		here = a.Kube.Context
 	}
-	members := []check.MeshMember{{Context: here, Client: client, IstioNamespace: res.IOP.IstioNamespace(), Declared: declaredMesh(res, manifests)}}
+	members := []check.ClusterInput{{Name: here, Context: here, Client: client, IstioNamespace: res.IOP.IstioNamespace(), Declared: DeclaredMesh(res, manifests)}}
 	for _, name := range a.RemoteContexts {
 		rc, err := a.contextClient(ctx, name)
 		if err != nil {
@@ -36,13 +36,14 @@ func (a *Check) meshReport(ctx context.Context, client *kube.Client, res *spec.R
 		if uid == self {
 			return nil, &UsageError{Err: fmt.Errorf("--remote-contexts %s is the cluster being checked: name the other clusters of the mesh", name)}
 		}
-		members = append(members, check.MeshMember{Context: name, Client: rc, IstioNamespace: res.IOP.IstioNamespace()})
+		members = append(members, check.ClusterInput{Name: name, Context: name, Client: rc, IstioNamespace: res.IOP.IstioNamespace()})
 	}
-	return check.MeshChecks(ctx, members), nil
+	return check.RunCross(ctx, a.Command, check.CrossCluster(), members), nil
 }
 
-// declaredMesh is what a resolved spec says of the values the cross-cluster checks compare.
-func declaredMesh(res *spec.Resolved, manifests []render.Manifest) *check.MeshValues {
+// DeclaredMesh is what a resolved spec (and its rendered manifests, nil when not rendered)
+// says of the values the cross-cluster checks compare.
+func DeclaredMesh(res *spec.Resolved, manifests []render.Manifest) *check.MeshValues {
 	str := func(keys ...string) string {
 		v, _ := spec.Lookup(res.IOP.Spec.Values, keys...)
 		s, _ := v.(string)

@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -180,7 +181,7 @@ func installWith(t *testing.T, c *cluster.Cluster, in action.Install, sets ...st
 func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 	c := cluster.Get(t)
 	h := newHelmRun(t, c.Kubeconfig)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	c := cluster.Get(t)
 	h := newHelmRun(t, c.Kubeconfig)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -310,7 +310,7 @@ func (c *Config) contextClient(ctx context.Context, name string) (*kube.Client, 
 	if c.Kube != nil {
 		f.Kubeconfig, f.Timeout, f.RequestTimeout = c.Kube.Kubeconfig, c.Kube.Timeout, c.Kube.RequestTimeout
 	}
-	client, err := kube.NewClient(f)
+	client, err := kube.NewClient(f, ownership.KubeOptions()...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/images"
+	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -44,7 +47,19 @@ func (c *Config) render(opts spec.Options, lazy bool, only ...component.Name) (*
 	for _, w := range warnings {
 		c.warn(w)
 	}
+	if err == nil && len(c.AllowedRegistries) > 0 {
+		err = c.checkRegistries(res, manifests)
+	}
 	return res, manifests, err
+}
+
+// checkRegistries refuses a render with an image outside c.AllowedRegistries.
+func (c *Config) checkRegistries(res *spec.Resolved, manifests []render.Manifest) error {
+	list, err := images.FromManifests(res.Tree, manifests)
+	if err != nil {
+		return err
+	}
+	return checkAllowed(list, c.AllowedRegistries)
 }
 
 // ownerOf is the ownership identity of a resolved spec's install.
@@ -77,5 +92,21 @@ func (c *Config) renderRecord(r *history.Record) (*spec.Resolved, []render.Manif
 	if history.Rev(res.IOP.Spec.Revision) != history.Rev(r.Revision) {
 		return nil, nil, fmt.Errorf("the spec of install record %d names revision %s, not %s: the record was edited", r.Number, history.Rev(res.IOP.Spec.Revision), history.Rev(r.Revision))
 	}
-	return res, manifests, nil
+	// The images run by the digests the install pinned them to.
+	return res, manifests, images.Pin(manifests, r.Digests)
+}
+
+// pinFromRecord pins a spec's rendered images to the digests the revision's last
+// successful install kept (install --pin-digests), so that verify-install compares with
+// what was applied and reports an image whose digest differs from the record. A history
+// that cannot be read pins nothing (drift then shows the digests).
+func (c *Config) pinFromRecord(ctx context.Context, client *kube.Client, res *spec.Resolved, manifests []render.Manifest) error {
+	recs, err := (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, c.ownerOf(res).Rev())
+	if err != nil {
+		return nil
+	}
+	if last := history.LastSucceeded(recs); last != nil {
+		return images.Pin(manifests, last.Digests)
+	}
+	return nil
 }

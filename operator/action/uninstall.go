@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -229,7 +230,7 @@ func (a *Uninstall) nothingToRemove(ctx context.Context, client *kube.Client, p 
 		return nil
 	}
 	installed := "none"
-	if cps, err := client.ControlPlanes(ctx, p.Namespace); err == nil && len(cps) > 0 {
+	if cps, err := revision.ControlPlanes(ctx, client, p.Namespace); err == nil && len(cps) > 0 {
 		var revs []string
 		for _, cp := range cps {
 			revs = append(revs, cp.Revision)

@@ -3,14 +3,14 @@ package action
 import (
 	"context"
 
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 )
 
 // ClusterVersions is the cluster's half of `istioctl version`: its Kubernetes version and
 // its control planes. The client's half is the command layer's (the build's stamp).
 type ClusterVersions struct {
-	Kubernetes    string              `json:"kubernetesVersion,omitempty"`
-	ControlPlanes []kube.ControlPlane `json:"controlPlanes,omitempty"`
+	Kubernetes    string                  `json:"kubernetesVersion,omitempty"`
+	ControlPlanes []revision.ControlPlane `json:"controlPlanes,omitempty"`
 }
 
 // Version asks the cluster for its versions.
@@ -30,7 +30,7 @@ func (a *Version) Run(ctx context.Context) (*ClusterVersions, error) {
 		return rep, err
 	}
 	rep.Kubernetes = sv.GitVersion
-	cps, err := c.ControlPlanes(ctx, a.istioNamespace())
+	cps, err := revision.ControlPlanes(ctx, c, a.istioNamespace())
 	if err != nil {
 		return rep, err
 	}

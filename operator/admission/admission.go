@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,18 +79,15 @@ func Survey(ctx context.Context, c *kube.Client, objs []*unstructured.Unstructur
 	}
 	results := make([][]Outcome, len(objs))
 	errs := make([]error, len(objs))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(concurrency)
 	for i, o := range objs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			results[i], errs[i] = s.object(ctx, o)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // each object's error is kept in errs
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -66,11 +67,6 @@ func (d documented) hint(id, s string) string { return s + " (docs/" + d.page + 
 // check is one of the section's checks.
 func (d documented) check(id, title string, sev Severity, hint string, run func(context.Context, *Env) []Result) Check {
 	return Check{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
-}
-
-// cross is one of the section's cross-cluster checks.
-func (d documented) cross(id, title string, sev Severity, hint string, run func(context.Context, []ClusterInput) []Result) CrossCheck {
-	return CrossCheck{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
 }
 
 // Env is what checks look at.
@@ -167,18 +163,15 @@ func (e *Env) LiveAll(ctx context.Context, objs []*unstructured.Unstructured) ([
 	}
 	live := make([]*unstructured.Unstructured, len(objs))
 	errs := make([]error, len(objs))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(concurrency)
 	for i, o := range objs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			live[i], errs[i] = e.Live(ctx, o)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // each object's error is kept in errs
 	return live, errs
 }
 
@@ -202,25 +195,21 @@ func (e *Env) prefetch(ctx context.Context, objs []*unstructured.Unstructured) {
 		}
 		groups[g] = append(groups[g], o)
 	}
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
+	var eg errgroup.Group
+	eg.SetLimit(concurrency)
 	for _, g := range order {
 		if len(groups[g]) < listFrom {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		eg.Go(func() error {
 			// A kind the cluster does not serve lists as empty: its objects are left to
 			// the single reads, whose error says so.
 			if _, err := e.Client.Mapper.RESTMapping(g.gvk.GroupKind(), g.gvk.Version); err != nil {
-				return
+				return nil // left to the single reads
 			}
 			items, err := e.Client.ListIn(ctx, g.gvk, g.ns, "")
 			if err != nil {
-				return
+				return nil // left to the single reads
 			}
 			byName := make(map[string]*unstructured.Unstructured, len(items))
 			for i := range items {
@@ -230,9 +219,10 @@ func (e *Env) prefetch(ctx context.Context, objs []*unstructured.Unstructured) {
 				en := e.live.entry(o)
 				en.once.Do(func() { en.obj = byName[o.GetName()] })
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait()
 }
 
 // Expected returns every expected object.

@@ -2,36 +2,43 @@ package check
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
 
-func input(name, role, primary, clusterName, meshID string) ClusterInput {
-	return ClusterInput{Name: name, Role: role, Primary: primary, ControlPlane: role == "primary" || role == "external",
-		Values: map[string]any{"global": map[string]any{"meshID": meshID, "multiCluster": map[string]any{"clusterName": clusterName}}}}
+// facts is a fleet's cluster as read: its roles and declared values, one network, a root.
+func facts(name, role, primary, clusterName, meshID string) ClusterFacts {
+	cp := role == "primary" || role == "external"
+	return ClusterFacts{Name: name, Role: role, Primary: primary, ControlPlane: cp, Known: true, Root: "r1", RootSubject: "CN=Root",
+		MeshValues: MeshValues{ClusterName: clusterName, MeshID: meshID, Network: "n1", Remote: !cp}, Gateways: map[string]string{}, LinkServers: map[string]string{}}
 }
 
 func TestCrossCluster(t *testing.T) {
+	unread := facts("b", "remote", "a", "b", "m")
+	unread.ReadErr = errors.New("connection refused")
 	for _, tc := range []struct {
 		name     string
-		clusters []ClusterInput
+		clusters []ClusterFacts
 		// failed are "check object" of the failures.
 		failed []string
 	}{
-		{"a good mesh", []ClusterInput{input("a", "primary", "", "a", "m"), input("b", "remote", "a", "b", "m")}, nil},
-		{"two clusters with one name", []ClusterInput{input("a", "primary", "", "x", "m"), input("b", "primary", "", "x", "m")},
-			[]string{"cross-cluster-names Cluster/a", "cross-cluster-names Cluster/b"}},
-		{"the default name", []ClusterInput{input("a", "primary", "", "Kubernetes", "m")}, []string{"cross-cluster-names Cluster/a"}},
-		{"two mesh IDs", []ClusterInput{input("a", "primary", "", "a", "m"), input("b", "primary", "", "b", "m"), input("c", "primary", "", "c", "n")},
-			[]string{"cross-mesh-id Cluster/c"}},
-		{"no mesh ID", []ClusterInput{input("a", "primary", "", "a", "")}, []string{"cross-mesh-id Cluster/a"}},
-		{"a primary not in the mesh", []ClusterInput{input("a", "primary", "", "a", "m"), input("b", "remote", "z", "b", "m")}, []string{"cross-primaries Cluster/b"}},
-		{"a primary that is a remote", []ClusterInput{input("a", "primary", "", "a", "m"), input("b", "remote", "a", "b", "m"), input("c", "remote", "b", "c", "m")},
-			[]string{"cross-primaries Cluster/c"}},
-		{"an external's name is its config cluster's", []ClusterInput{input("cp", "external", "", "cfg", "m"), input("cfg", "config", "cp", "cfg", "m")}, nil},
+		{"a good mesh", []ClusterFacts{facts("a", "primary", "", "a", "m"), facts("b", "remote", "a", "b", "m")}, nil},
+		{"two clusters with one name", []ClusterFacts{facts("a", "primary", "", "x", "m"), facts("b", "primary", "", "x", "m")},
+			[]string{"mesh-cluster-name (Clusters a, b)"}},
+		{"the default name", []ClusterFacts{facts("a", "primary", "", "Kubernetes", "m")}, []string{"mesh-cluster-name (Cluster a)"}},
+		{"two mesh IDs", []ClusterFacts{facts("a", "primary", "", "a", "m"), facts("b", "primary", "", "b", "m"), facts("c", "primary", "", "c", "n")},
+			[]string{"mesh-id (Mesh)"}},
+		{"no mesh ID", []ClusterFacts{facts("a", "primary", "", "a", "")}, []string{"mesh-id (Mesh)"}},
+		{"a primary not in the mesh", []ClusterFacts{facts("a", "primary", "", "a", "m"), facts("b", "remote", "z", "b", "m")}, []string{"mesh-primaries (Cluster b)"}},
+		{"a primary that is a remote", []ClusterFacts{facts("a", "primary", "", "a", "m"), facts("b", "remote", "a", "b", "m"), facts("c", "remote", "b", "c", "m")},
+			[]string{"mesh-primaries (Cluster c)"}},
+		{"an external's name is its config cluster's", []ClusterFacts{facts("cp", "external", "", "cfg", "m"), facts("cfg", "config", "cp", "cfg", "m")}, nil},
+		{"a cluster that cannot be read is named, its values still compared", []ClusterFacts{facts("a", "primary", "", "a", "m"), unread},
+			[]string{"mesh-read (Cluster b)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep := RunCross(context.Background(), "fleet precheck", CrossCluster(), tc.clusters)
+			rep := runFacts(context.Background(), "fleet precheck", CrossCluster(), tc.clusters)
 			var failed []string
 			for _, r := range rep.Results {
 				if r.Section != SectionCrossCluster {
@@ -39,8 +46,8 @@ func TestCrossCluster(t *testing.T) {
 				}
 				if !r.Passed {
 					failed = append(failed, r.Check+" "+r.Object)
-					if r.Hint == "" {
-						t.Errorf("%s has no hint", r.Check)
+					if !strings.Contains(r.Hint, "docs/multicluster.md#"+r.Check) {
+						t.Errorf("%s's hint %q names no anchor of its own", r.Check, r.Hint)
 					}
 				}
 			}
@@ -48,5 +55,21 @@ func TestCrossCluster(t *testing.T) {
 				t.Errorf("failed %v, want %v", failed, tc.failed)
 			}
 		})
+	}
+}
+
+// TestCrossClusterRegistry: the registry's ids are unique and each has a title and a hint.
+func TestCrossClusterRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range CrossCluster() {
+		if seen[c.ID] || c.Title == "" || c.Hint == "" || c.Section != SectionCrossCluster || c.Run == nil {
+			t.Errorf("check %q: duplicate, or without title, hint, section or function", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	for _, id := range []string{"mesh-trust", "mesh-network"} {
+		if !seen[id] {
+			t.Errorf("the registry has no %s", id)
+		}
 	}
 }

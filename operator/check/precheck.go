@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 )
 
 // MinKubernetes is the oldest Kubernetes release Istio 1.30 supports.
@@ -147,7 +148,7 @@ func permissions(ctx context.Context, env *Env) []Result {
 }
 
 func existingControlPlane(ctx context.Context, env *Env) []Result {
-	cps, err := env.Client.ControlPlanes(ctx, "")
+	cps, err := revision.ControlPlanes(ctx, env.Client, "")
 	if err != nil {
 		return notChecked(err)
 	}

@@ -51,7 +51,7 @@ type hop struct {
 // already, else a new revision beside each one that runs; --from-version overrides the
 // version read from the cluster.
 func hops(ctx context.Context, env *Env) ([]hop, error) {
-	cps, err := env.Client.ControlPlanes(ctx, "")
+	cps, err := revision.ControlPlanes(ctx, env.Client, "")
 	if err != nil {
 		return nil, err
 	}

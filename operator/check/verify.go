@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -198,7 +199,7 @@ func drift(ctx context.Context, env *Env) []Result {
 		if kind == "MutatingWebhookConfiguration" && deactivated(live) {
 			kind = deactivatedInjector
 		}
-		yielded, _ := kube.Yield(o, live.GetManagedFields())
+		yielded, _ := env.Client.Yield(o, live.GetManagedFields())
 		want, have := yielded.Object, live.Object
 		if kind == "Secret" {
 			want, have = maskSecret(want, have)
@@ -356,7 +357,7 @@ func controlPlaneVersion(ctx context.Context, env *Env) []Result {
 	if env.Version == "" || env.External.Relies(component.Pilot) {
 		return nil // not installed by this spec: relied-control-plane checks its version
 	}
-	cps, err := env.Client.ControlPlanes(ctx, env.IstioNamespace)
+	cps, err := revision.ControlPlanes(ctx, env.Client, env.IstioNamespace)
 	if err != nil {
 		return []Result{{Object: "(Cluster)", Message: err.Error()}}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
 
@@ -49,7 +50,7 @@ func ask[T any](ctx context.Context, f *kubeflags.Flags, q func(context.Context,
 // Revisions lists the control plane revisions in the cluster (its istiod Deployments').
 func Revisions(ctx context.Context, f *kubeflags.Flags) []string {
 	return ask(ctx, f, func(ctx context.Context, c *kube.Client) ([]string, error) {
-		cps, err := c.ControlPlanes(ctx, "")
+		cps, err := revision.ControlPlanes(ctx, c, "")
 		seen := map[string]bool{}
 		var out []string
 		for _, cp := range cps {

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 )
 
 // The label other tools use to say they manage an object (Helm's annotations say which
@@ -75,20 +76,20 @@ type Piece struct {
 // ControlPlane finds the istiod of a revision in namespace ("default" or "" for the default
 // revision). When there is none, the Piece has no Live object and others lists the control
 // planes that run in the namespace instead (Deployment name and revision).
-func ControlPlane(ctx context.Context, c *kube.Client, namespace, revision string) (p *Piece, others []string, err error) {
-	revision = ownership.Rev(revision)
-	cps, err := c.ControlPlanes(ctx, namespace)
+func ControlPlane(ctx context.Context, c *kube.Client, namespace, rev string) (p *Piece, others []string, err error) {
+	rev = ownership.Rev(rev)
+	cps, err := revision.ControlPlanes(ctx, c, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
 	name := "istiod"
-	if revision != ownership.DefaultRevision {
-		name += "-" + revision
+	if rev != ownership.DefaultRevision {
+		name += "-" + rev
 	}
-	p = &Piece{Object: fmt.Sprintf("Deployment/%s/%s", namespace, name), Revision: revision}
+	p = &Piece{Object: fmt.Sprintf("Deployment/%s/%s", namespace, name), Revision: rev}
 	for _, cp := range cps {
-		if cp.Revision != revision {
-			others = append(others, fmt.Sprintf("%s (revision %s)", cp.Name, cp.Revision))
+		if cp.Revision != rev {
+			others = append(others, fmt.Sprintf("%s (rev %s)", cp.Name, cp.Revision))
 			continue
 		}
 		p.Object, p.Version = fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), cp.Version

@@ -3,6 +3,7 @@ package fleetrun
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,7 +87,8 @@ func (a *Fleet) member(c *fleet.Cluster, warn func(string)) *action.Config {
 			Timeout: a.Kube.Timeout, RequestTimeout: a.Kube.RequestTimeout}
 	}
 	k.Context = c.Context
-	return &action.Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version}
+	return &action.Config{Kube: &k, IstioNamespace: a.IstioNamespace, Warn: warn, NewClient: a.NewClient, Lock: a.Lock, Version: a.Version,
+		AllowedRegistries: a.AllowedRegistries}
 }
 
 // memberRun is one cluster's part of a fleet check run.
@@ -125,6 +127,12 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*action.
 	if err != nil {
 		return nil, err
 	}
+	declared := make([]*check.MeshValues, len(f.Clusters))
+	for i, c := range f.Clusters {
+		if declared[i], err = declaredMesh(f, c, resolved[c.Name]); err != nil {
+			return nil, err
+		}
+	}
 	var mu sync.Mutex
 	runs := make([]*memberRun, len(f.Clusters))
 	var wg sync.WaitGroup
@@ -139,7 +147,7 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*action.
 			r.primaryNamespace = fleet.Namespace(resolved[c.Primary])
 		}
 		r.input = check.ClusterInput{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary,
-			ControlPlane: c.Role.ControlPlane(), IstioNamespace: fleet.Namespace(resolved[c.Name]), Values: resolved[c.Name].IOP.Spec.Values}
+			ControlPlane: c.Role.ControlPlane(), IstioNamespace: fleet.Namespace(resolved[c.Name]), Declared: declared[i]}
 		runs[i] = r
 		wg.Add(1)
 		go func() {
@@ -159,6 +167,25 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*action.
 	reports = append(reports, a.links(ctx, command, f, resolved, runs))
 	rep := check.Join(command, reports...)
 	return &action.CheckResult{Report: rep, Failed: rep.FailedAt(check.Severity(failOn))}, nil
+}
+
+// declaredMesh is what the fleet declares of cluster c for the cross-cluster checks: its
+// spec's values, the east-west gateway the fleet gives it, the root of the cacerts it
+// writes there (none: the cluster's own cacerts is compared).
+func declaredMesh(f *fleet.Fleet, c *fleet.Cluster, res *spec.Resolved) (*check.MeshValues, error) {
+	v := action.DeclaredMesh(res, nil)
+	v.Remote = v.Remote || !c.Role.ControlPlane()
+	if _, ok := f.EastWest(c, res.IOP.Spec.Revision); ok {
+		v.GatewayNetworks = append(v.GatewayNetworks, c.Network)
+	}
+	if cc := f.CACertsOf(c); cc != nil {
+		root, err := os.ReadFile(cc.Files["root-cert.pem"])
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: cacerts %s: %w", c.Name, cc.Dir, err)
+		}
+		v.RootPEM = root
+	}
+	return v, nil
 }
 
 // unreachableCheck is the result of a cluster the run could not reach.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -104,6 +105,9 @@ type Record struct {
 	// knows whether its holder recorded its run before it died. Empty in records written
 	// before the lock existed.
 	Run string `json:"run,omitempty"`
+	// Digests are the digests an install pinned its images to (install --pin-digests),
+	// by image reference: a re-run pins the same ones instead of resolving a tag again.
+	Digests map[string]string `json:"digests,omitempty"`
 }
 
 // Identities lists the identities of objs, at most MaxObjects, and how many were cut.
@@ -236,7 +240,7 @@ func Repeats(rs []*Record, r *Record) bool {
 		return false
 	}
 	last := rs[len(rs)-1]
-	return last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion
+	return last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion && maps.Equal(last.Digests, r.Digests)
 }
 
 // ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps

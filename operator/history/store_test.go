@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { cluster.Main(m) }
 func TestStore(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

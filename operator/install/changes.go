@@ -116,7 +116,7 @@ func (in *Run) Changes(ctx context.Context, manifests []render.Manifest, stale [
 				return nil, fmt.Errorf("reading what exists before installing: %w", err)
 			case before != nil:
 				c.Action = Configured
-				if same, err := kube.Unchanged(withLabels(o, labels), before); err != nil {
+				if same, err := in.Client.Unchanged(withLabels(o, labels), before); err != nil {
 					return nil, err
 				} else if same {
 					c.Action = Unchanged

@@ -106,7 +106,7 @@ func TestInstallWaitPrune(t *testing.T) {
 			return rt.RoundTrip(r)
 		})
 	}
-	client, err := kube.NewClientForConfig(cfg)
+	client, err := kube.NewClientForConfig(cfg, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestInstallWaitPrune(t *testing.T) {
 func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 func TestInstallFailsAtRefusedPods(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 		time.Sleep(time.Second)
 		_, _ = c.Dynamic.Resource(cmGVR).Namespace(ns).Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	}()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestInstallWebhookServedByALaterComponent(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

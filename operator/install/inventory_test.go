@@ -24,7 +24,7 @@ func TestInventoryCallersAgree(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

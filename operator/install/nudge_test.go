@@ -24,7 +24,7 @@ import (
 func TestUninstallNudgesATerminatingCRD(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

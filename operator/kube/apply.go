@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,9 +80,12 @@ func (c *Client) Resource(gvk schema.GroupVersionKind, namespace string) (dynami
 	return c.Dynamic.Resource(mapping.Resource), mapping, nil
 }
 
-// Apply server-side applies obj as ownership.FieldManager. Fields another manager owns are taken over
+// Apply server-side applies obj as the client's field manager (FieldManager). Fields another manager owns are taken over
 // (conflicts forced, as upstream does) and reported in TakenOver.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (*Applied, error) {
+	if err := c.needManager(); err != nil {
+		return nil, err
+	}
 	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 	if err != nil {
 		return nil, err
 	}
-	popts := metav1.PatchOptions{FieldManager: ownership.FieldManager}
+	popts := metav1.PatchOptions{FieldManager: c.fieldManager}
 	if opts.DryRun {
 		popts.DryRun = []string{metav1.DryRunAll}
 	}
@@ -103,8 +105,8 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		res.Created = true
 	case opts.Known && opts.Before.DeletionTimestamp == nil:
 		beforeRV = opts.Before.ResourceVersion
-		obj, res.Yielded = Yield(obj, opts.Before.ManagedFields)
-		if opts.Before.Annotations[HashAnnotation] == hash && owns(opts.Before.ManagedFields, obj) {
+		obj, res.Yielded = c.Yield(obj, opts.Before.ManagedFields)
+		if opts.Before.Annotations[HashAnnotation] == hash && owns(opts.Before.ManagedFields, obj, c.fieldManager) {
 			// Already as rendered and still ours: skip the write (an apply that changes
 			// nothing is still a request).
 			res.Skipped = true
@@ -121,8 +123,8 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		}
 		beforeRV = before.GetResourceVersion()
 		res.Before = before
-		obj, res.Yielded = Yield(obj, before.GetManagedFields())
-		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj) {
+		obj, res.Yielded = c.Yield(obj, before.GetManagedFields())
+		if before.GetAnnotations()[HashAnnotation] == hash && owns(before.GetManagedFields(), obj, c.fieldManager) {
 			res.Live = before
 			res.Skipped = true
 			return res, nil
@@ -196,7 +198,7 @@ func withHash(obj *unstructured.Unstructured) (*unstructured.Unstructured, strin
 // Unchanged says whether Apply of obj, given what a metadata list said of it (before),
 // would skip the write: the object carries the digest of what we would apply, and we still
 // own every field obj sets.
-func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetadata) (bool, error) {
+func (c *Client) Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetadata) (bool, error) {
 	if before == nil || before.DeletionTimestamp != nil {
 		return false, nil
 	}
@@ -204,8 +206,8 @@ func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetad
 	if err != nil {
 		return false, err
 	}
-	obj, _ = Yield(obj, before.ManagedFields)
-	return before.Annotations[HashAnnotation] == hash && owns(before.ManagedFields, obj), nil
+	obj, _ = c.Yield(obj, before.ManagedFields)
+	return before.Annotations[HashAnnotation] == hash && owns(before.ManagedFields, obj, c.fieldManager), nil
 }
 
 // owns says whether applying desired would change nothing: we still own every field desired
@@ -213,10 +215,10 @@ func Unchanged(obj *unstructured.Unstructured, before *metav1.PartialObjectMetad
 // owner, and another applier can only change it by forcing, which takes it too. Values are
 // not compared: the server defaults fields inside atomic lists (a webhook rule's scope), so
 // the live value of a field we own can differ from what we sent and still be ours.
-func owns(managed []metav1.ManagedFieldsEntry, desired *unstructured.Unstructured) bool {
+func owns(managed []metav1.ManagedFieldsEntry, desired *unstructured.Unstructured, manager string) bool {
 	var ours *fieldpath.Set
 	for _, mf := range managed {
-		if mf.Manager == ownership.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
+		if mf.Manager == manager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			ours = &fieldpath.Set{}
 			if err := ours.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
 				return false

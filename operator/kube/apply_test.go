@@ -35,7 +35,7 @@ func object(t *testing.T, y string) *unstructured.Unstructured {
 func TestApply(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -98,7 +99,7 @@ spec:
 func TestListGoneKind(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func countingCRDReads(t *testing.T, cfg *rest.Config, path string) (*kube.Client
 			return next.RoundTrip(r)
 		})
 	})
-	client, err := kube.NewClientForConfig(cfg)
+	client, err := kube.NewClientForConfig(cfg, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,19 +41,23 @@ type Client struct {
 	Host string
 
 	guard *writeGuard
+	// fieldManager and controllerFields are who Apply writes as (FieldManager,
+	// ControllerFields).
+	fieldManager     string
+	controllerFields []ControllerField
 }
 
 // NewClient builds a Client from the connection flags. It does not contact the cluster.
-func NewClient(f *kubeflags.Flags) (*Client, error) {
+func NewClient(f *kubeflags.Flags, opts ...Option) (*Client, error) {
 	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	return NewClientForConfig(cfg)
+	return NewClientForConfig(cfg, opts...)
 }
 
 // NewClientForConfig builds a Client from a rest.Config.
-func NewClientForConfig(cfg *rest.Config) (*Client, error) {
+func NewClientForConfig(cfg *rest.Config, opts ...Option) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Deprecation warnings from the apiserver, once each, as plain lines (not klog's).
 	cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
@@ -84,11 +88,13 @@ func NewClientForConfig(cfg *rest.Config) (*Client, error) {
 		return nil, fmt.Errorf("building the metadata client: %w", err)
 	}
 	cached := memory.NewMemCacheClient(disc)
-	return &Client{
+	c := &Client{
 		Config: plain, Dynamic: dc, Metadata: mc, Discovery: cached,
 		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		Host:   cfg.Host, guard: guard,
-	}, nil
+	}
+	c.Configure(opts...)
+	return c, nil
 }
 
 // ServerVersion asks the apiserver for its version; the error says what to check when the

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestFinishCRDDeletion(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,19 +4,18 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // ApplyFields server-side applies obj, a partial object naming only the fields to set, as
-// manager (never FieldManager: an apply as ownership.FieldManager that leaves fields out would remove
-// them). Conflicts are forced: manager takes the fields over, every other field and its
+// manager (never the client's own field manager: an apply as that one that leaves fields
+// out would remove them). Conflicts are forced: manager takes the fields over, every other field and its
 // owner stay as they are. No applied-hash annotation is added.
 func (c *Client) ApplyFields(ctx context.Context, obj *unstructured.Unstructured, manager string, dryRun bool) (*unstructured.Unstructured, error) {
-	if manager == ownership.FieldManager {
-		return nil, fmt.Errorf("ApplyFields as %s would drop the fields it leaves out", ownership.FieldManager)
+	if manager == c.fieldManager {
+		return nil, fmt.Errorf("ApplyFields as %s would drop the fields it leaves out", manager)
 	}
 	ri, _, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 func TestApplyFields(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -40,7 +41,7 @@ func TestMetadataWatcher(t *testing.T) {
 			return next.RoundTrip(r)
 		})
 	})
-	client, err := kube.NewClientForConfig(cfg)
+	client, err := kube.NewClientForConfig(cfg, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,17 +9,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
-// Yield returns obj without the controller fields (ownership.ControllerFields) another
-// field manager owns in managed, the live object's managed fields, and names what it left
-// out ("webhooks[rev.validation.istio.io].failurePolicy (pilot-discovery)"). obj itself is
-// not changed; it is returned as is when nothing is left out.
-func Yield(obj *unstructured.Unstructured, managed []metav1.ManagedFieldsEntry) (*unstructured.Unstructured, []string) {
-	var rules []ownership.ControllerField
-	for _, f := range ownership.ControllerFields {
+// Yield is the package's Yield with the client's field manager and controller fields.
+func (c *Client) Yield(obj *unstructured.Unstructured, managed []metav1.ManagedFieldsEntry) (*unstructured.Unstructured, []string) {
+	return Yield(obj, managed, c.fieldManager, c.controllerFields)
+}
+
+// Yield returns obj without the controller fields (fields) a field manager other than own
+// owns in managed, the live object's managed fields, and names what it left out
+// ("webhooks[rev.validation.istio.io].failurePolicy (pilot-discovery)"). obj itself is not
+// changed; it is returned as is when nothing is left out.
+func Yield(obj *unstructured.Unstructured, managed []metav1.ManagedFieldsEntry, own string, fields []ControllerField) (*unstructured.Unstructured, []string) {
+	var rules []ControllerField
+	for _, f := range fields {
 		if f.Kind == obj.GetKind() {
 			rules = append(rules, f)
 		}
@@ -27,7 +30,7 @@ func Yield(obj *unstructured.Unstructured, managed []metav1.ManagedFieldsEntry) 
 	if len(rules) == 0 || len(managed) == 0 {
 		return obj, nil
 	}
-	others := othersFields(managed)
+	others := othersFields(managed, own)
 	if len(others) == 0 {
 		return obj, nil
 	}
@@ -75,11 +78,11 @@ func Yield(obj *unstructured.Unstructured, managed []metav1.ManagedFieldsEntry) 
 	return out, yielded
 }
 
-// othersFields are the field sets of every manager but istioctl's, by manager.
-func othersFields(managed []metav1.ManagedFieldsEntry) map[string]*fieldpath.Set {
+// othersFields are the field sets of every manager but own, by manager.
+func othersFields(managed []metav1.ManagedFieldsEntry, own string) map[string]*fieldpath.Set {
 	out := map[string]*fieldpath.Set{}
 	for _, mf := range managed {
-		if mf.Manager == ownership.FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
+		if mf.Manager == own || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
 		s := &fieldpath.Set{}

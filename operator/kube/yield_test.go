@@ -7,9 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
-
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
+
+// The manager and the rule the test yields by (as ownership gives them in the engine).
+const testManager = "istio-operator"
+
+var testFields = []ControllerField{{Kind: "ValidatingWebhookConfiguration", List: "webhooks", Path: []string{"failurePolicy"}}}
 
 func TestYield(t *testing.T) {
 	const validator = `
@@ -36,9 +39,9 @@ webhooks:
 		managed []metav1.ManagedFieldsEntry
 		yielded []string
 	}{
-		{"nobody else", "ValidatingWebhookConfiguration", []metav1.ManagedFieldsEntry{entry(ownership.FieldManager, metav1.ManagedFieldsOperationApply, ours)}, nil},
+		{"nobody else", "ValidatingWebhookConfiguration", []metav1.ManagedFieldsEntry{entry(testManager, metav1.ManagedFieldsOperationApply, ours)}, nil},
 		{"istiod took one webhook's policy", "ValidatingWebhookConfiguration", []metav1.ManagedFieldsEntry{
-			entry(ownership.FieldManager, metav1.ManagedFieldsOperationApply, ours),
+			entry(testManager, metav1.ManagedFieldsOperationApply, ours),
 			entry("pilot-discovery", metav1.ManagedFieldsOperationUpdate, istiodTookPolicy),
 		}, []string{"webhooks[rev.validation.istio.io].failurePolicy (pilot-discovery)"}},
 		{"istiod the only manager", "ValidatingWebhookConfiguration", []metav1.ManagedFieldsEntry{
@@ -58,7 +61,7 @@ webhooks:
 			}
 			obj.SetKind(tc.kind)
 			orig := obj.DeepCopy()
-			got, yielded := Yield(obj, tc.managed)
+			got, yielded := Yield(obj, tc.managed, testManager, testFields)
 			if strings.Join(yielded, "|") != strings.Join(tc.yielded, "|") {
 				t.Fatalf("yielded %q, want %q", yielded, tc.yielded)
 			}

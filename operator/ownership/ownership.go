@@ -15,6 +15,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/kube"
 )
 
 // The ownership labels, as upstream sets them.
@@ -184,11 +185,11 @@ func SameOwner(labels map[string]string, ownerNamespace, revision string) bool {
 // field, an install neither declares nor takes it (a second install writes nothing), and
 // verify-install does not call its value drift; until then the install keeps declaring it
 // (dropping failurePolicy while owning it would default it to Fail with nothing serving).
-type ControllerField struct {
-	Kind string
-	// List is the list of named items the field lives in; Path, the field inside each item.
-	List string
-	Path []string
+type ControllerField = kube.ControllerField
+
+// KubeOptions are who istioctl's clients apply as: FieldManager, yielding ControllerFields.
+func KubeOptions() []kube.Option {
+	return []kube.Option{kube.FieldManager(FieldManager), kube.ControllerFields(ControllerFields...)}
 }
 
 // ControllerFields are the fields controllers take over, as istiod does.

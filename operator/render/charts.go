@@ -14,6 +14,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/istioctl-installer/istioctl/manifests"
+
+	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
 )
 
 // Charts loads charts from the embedded set or a --manifests directory, once each.
@@ -73,7 +75,7 @@ func (c *Charts) load(dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The embedded charts' values.yaml is read by parseFast, not by the loader: the loader
+	// The embedded charts' values.yaml is read by fastyaml.Parse, not by the loader: the loader
 	// reads it through sigs.k8s.io/yaml (YAML to JSON to a map), about 20 times its size in
 	// garbage for the istiod chart, every run. Any other chart directory is read as Helm
 	// reads it; TestEmbeddedValuesAsHelm proves the two agree on every embedded chart.
@@ -94,13 +96,13 @@ func (c *Charts) load(dir string) (*chart.Chart, error) {
 }
 
 // takeValues removes values.yaml from files and returns it read as Helm's loader reads it,
-// when parseFast can read it; otherwise files unchanged and a nil file.
+// when fastyaml.Parse can read it; otherwise files unchanged and a nil file.
 func takeValues(files []*loader.BufferedFile) ([]*loader.BufferedFile, *loader.BufferedFile, map[string]any) {
 	for i, f := range files {
 		if f.Name != "values.yaml" {
 			continue
 		}
-		docs, ok := parseFast(unsafe.String(unsafe.SliceData(f.Data), len(f.Data)))
+		docs, ok := fastyaml.Parse(unsafe.String(unsafe.SliceData(f.Data), len(f.Data)))
 		if !ok || len(docs) > 1 {
 			return files, nil, nil
 		}
@@ -118,7 +120,7 @@ func takeValues(files []*loader.BufferedFile) ([]*loader.BufferedFile, *loader.B
 	return files, nil, nil
 }
 
-// asJSONNumbers turns the integers parseFast reads into float64, as decoding JSON does:
+// asJSONNumbers turns the integers fastyaml.Parse reads into float64, as decoding JSON does:
 // Helm's loader reads values.yaml through JSON, and templates compare and print what it
 // gives (an int64 and a float64 1 are not eq in a template).
 func asJSONNumbers(v any) any {

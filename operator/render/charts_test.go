@@ -44,7 +44,7 @@ func TestChartsReadInPlace(t *testing.T) {
 	}
 }
 
-// TestEmbeddedValuesAsHelm: every embedded chart's values, read by parseFast (Charts.load),
+// TestEmbeddedValuesAsHelm: every embedded chart's values, read by fastyaml.Parse (Charts.load),
 // are what Helm's loader reads from the same values.yaml, types included (JSON's float64
 // numbers), and the chart keeps the file among its raw files.
 func TestEmbeddedValuesAsHelm(t *testing.T) {
@@ -91,7 +91,7 @@ func TestEmbeddedValuesAsHelm(t *testing.T) {
 	}
 }
 
-// TestTakeValuesDeclines: what parseFast cannot read, or reads as something other than a
+// TestTakeValuesDeclines: what fastyaml.Parse cannot read, or reads as something other than a
 // mapping, stays with Helm's loader.
 func TestTakeValuesDeclines(t *testing.T) {
 	for _, data := range []string{"a: &x 1\nb: *x\n", "- 1\n- 2\n", "a: 1\n---\nb: 2\n", "a: !!str 1\n"} {

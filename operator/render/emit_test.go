@@ -10,16 +10,18 @@ import (
 
 	"github.com/istioctl-installer/istioctl/manifests"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+
+	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
 )
 
-// checkEmit says whether emitFast printed obj as yaml.v2 does; fast: it printed it itself.
+// checkEmit says whether fastyaml.Emit printed obj as yaml.v2 does; fast: it printed it itself.
 func checkEmit(t *testing.T, name string, obj map[string]any) (fast bool) {
 	t.Helper()
 	want, err := yamlv2.Marshal(obj)
 	if err != nil {
 		t.Fatalf("%s: yaml.v2: %v", name, err)
 	}
-	got, ok := emitFast(obj)
+	got, ok := fastyaml.Emit(obj)
 	if !ok {
 		return false
 	}
@@ -59,10 +61,10 @@ func TestEmitProfilesAsYAMLv2(t *testing.T) {
 			fast++
 		}
 	}
-	t.Logf("emitFast printed %d of %d objects", fast, len(objs))
+	t.Logf("fastyaml.Emit printed %d of %d objects", fast, len(objs))
 	// The fast path must carry nearly all of a render, or it saves nothing.
 	if fast < len(objs)*9/10 {
-		t.Errorf("emitFast printed %d of %d objects itself, want at least 90%%", fast, len(objs))
+		t.Errorf("fastyaml.Emit printed %d of %d objects itself, want at least 90%%", fast, len(objs))
 	}
 }
 
@@ -113,7 +115,7 @@ func TestEmitOddValuesAsYAMLv2(t *testing.T) {
 	}
 }
 
-// FuzzEmitAsYAMLv2: whatever emitFast prints, it prints as yaml.v2 does.
+// FuzzEmitAsYAMLv2: whatever fastyaml.Emit prints, it prints as yaml.v2 does.
 func FuzzEmitAsYAMLv2(f *testing.F) {
 	f.Add("a b", "k")
 	f.Add("x\n y\n", "- k")

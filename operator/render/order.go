@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
 )
 
 // kindRank orders output as upstream's manifest generate does: CRDs first, Services last,
@@ -130,7 +132,7 @@ func printAll(objs []*unstructured.Unstructured) ([][]byte, error) {
 			texts[i] = raw.([]byte)
 			return
 		}
-		texts[i], errs[i] = marshal(objs[i].Object)
+		texts[i], errs[i] = fastyaml.Marshal(objs[i].Object)
 	})
 	return texts, errors.Join(errs...)
 }

@@ -16,25 +16,27 @@ import (
 	"github.com/istioctl-installer/istioctl/manifests"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+
+	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
 )
 
-// checkParse says whether parseFast read data as yaml.v3 does; fast: it read it itself.
+// checkParse says whether fastyaml.Parse read data as yaml.v3 does; fast: it read it itself.
 func checkParse(t *testing.T, name, data string) (fast bool) {
 	t.Helper()
 	want, werr := parseObjects([]byte(data))
-	docs, ok := parseFast(data)
+	docs, ok := fastyaml.Parse(data)
 	if !ok {
 		return false
 	}
 	got, ok := objectsOf(docs)
 	if !ok {
 		if werr == nil {
-			t.Errorf("%s: parseFast found a document that is not an object, yaml.v3 did not", name)
+			t.Errorf("%s: fastyaml.Parse found a document that is not an object, yaml.v3 did not", name)
 		}
 		return true
 	}
 	if werr != nil {
-		t.Errorf("%s: parseFast read what yaml.v3 rejects (%v):\n%s", name, werr, data)
+		t.Errorf("%s: fastyaml.Parse read what yaml.v3 rejects (%v):\n%s", name, werr, data)
 		return true
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -94,9 +96,9 @@ func TestParseChartOutputAsYAMLv3(t *testing.T) {
 	if checkParse(t, "crd-all.gen.yaml", string(crds)) {
 		fast++
 	}
-	t.Logf("parseFast read %d of %d chart files", fast, files)
+	t.Logf("fastyaml.Parse read %d of %d chart files", fast, files)
 	if fast < files*9/10 {
-		t.Errorf("parseFast read %d of %d chart files itself, want at least 90%%", fast, files)
+		t.Errorf("fastyaml.Parse read %d of %d chart files itself, want at least 90%%", fast, files)
 	}
 }
 
@@ -173,7 +175,7 @@ func indent(s, by string) string {
 	return strings.Join(lines, "\n")
 }
 
-// FuzzParseAsYAMLv3: whatever parseFast reads, it reads as yaml.v3 does.
+// FuzzParseAsYAMLv3: whatever fastyaml.Parse reads, it reads as yaml.v3 does.
 func FuzzParseAsYAMLv3(f *testing.F) {
 	for _, s := range []string{"apiVersion: v1\nkind: K\na:\n- b: |\n    x\n  c: [1, 'y']\n", "---\na: 1 # c\n---\nb:\n  c: d e\n    f\n"} {
 		f.Add(s)

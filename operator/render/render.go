@@ -18,6 +18,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+
+	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
 )
 
 // ReleaseName is the Helm release name every chart is rendered with, as upstream.
@@ -263,7 +265,7 @@ func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 
 // parseText is ParseObjects of text (a chart's output), whose strings the objects share.
 func parseText(text string) ([]*unstructured.Unstructured, error) {
-	if docs, ok := parseFast(text); ok {
+	if docs, ok := fastyaml.Parse(text); ok {
 		if out, ok := objectsOf(docs); ok {
 			return out, nil
 		}
@@ -271,7 +273,7 @@ func parseText(text string) ([]*unstructured.Unstructured, error) {
 	return parseObjects([]byte(text))
 }
 
-// objectsOf are the objects of documents parseFast read; false if one is not an object
+// objectsOf are the objects of documents fastyaml.Parse read; false if one is not an object
 // (parseObjects then says which).
 func objectsOf(docs []any) ([]*unstructured.Unstructured, bool) {
 	var out []*unstructured.Unstructured
@@ -311,7 +313,7 @@ func parseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 		if v == nil {
 			continue
 		}
-		m, ok := jsonValue(v).(map[string]any)
+		m, ok := fastyaml.JSONValue(v).(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("document %d is not an object", doc)
 		}
@@ -324,34 +326,4 @@ func parseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, u)
 	}
-}
-
-// jsonValue converts what the YAML decoder gives into the types JSON decoding gives and
-// the Kubernetes libraries expect: int64 and float64 numbers, string-keyed maps.
-func jsonValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			t[k] = jsonValue(x)
-		}
-		return t
-	case map[any]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[fmt.Sprint(k)] = jsonValue(x)
-		}
-		return m
-	case []any:
-		for i, x := range t {
-			t[i] = jsonValue(x)
-		}
-		return t
-	case int:
-		return int64(t)
-	case uint64:
-		return int64(t)
-	case float32:
-		return float64(t)
-	}
-	return v
 }

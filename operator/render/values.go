@@ -63,6 +63,9 @@ const ownerFromMetadata = "_internal_owner_from_metadata"
 
 // translateSpec puts the spec's top-level fields into the values, as upstream.
 func translateSpec(tree, specTree, vals map[string]any) {
+	// One hub: spec.hub is values.global.hub, which every chart and the injector read
+	// unless a more specific hub or image is set (images.TestOneHubMovesEveryImage proves
+	// it for every profile; --allowed-registries names any image that escapes it).
 	setDefault(vals, "global.hub", specTree["hub"])
 	setDefault(vals, "global.tag", specTree["tag"])
 	setDefault(vals, "revision", specTree["revision"])

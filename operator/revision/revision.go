@@ -94,7 +94,7 @@ const (
 // components or injected pods left, by name. istioNamespace is where the tags' Services
 // are looked for.
 func List(ctx context.Context, c *kube.Client, istioNamespace string) ([]*Revision, error) {
-	cps, err := c.ControlPlanes(ctx, "")
+	cps, err := ControlPlanes(ctx, c, "")
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func VersionOf(o *unstructured.Unstructured) string {
 	if len(ctrs) > 0 {
 		m, _ := ctrs[0].(map[string]any)
 		if img, _ := m["image"].(string); img != "" {
-			return kube.ImageTag(img)
+			return ImageTag(img)
 		}
 	}
 	return ""
@@ -255,7 +255,7 @@ func proxies(ctx context.Context, c *kube.Client, get func(string) *Revision) er
 			continue // the status stayed, the proxy was removed
 		}
 		r := get(ownership.Rev(st.Revision))
-		p := Proxy{Pod: pod.Name, Version: kube.ImageTag(img)}
+		p := Proxy{Pod: pod.Name, Version: ImageTag(img)}
 		if r.Version != "" {
 			if v := skew.Proxy(r.Version, p.Version); !v.OK {
 				p.Skew = &v

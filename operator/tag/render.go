@@ -11,6 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -68,7 +69,7 @@ func canonicalOf(hooks []unstructured.Unstructured, ns, rev string) (*canonical,
 func readCanonical(w *unstructured.Unstructured) (*canonical, bool) {
 	hooks, _, _ := unstructured.NestedSlice(w.Object, "webhooks")
 	// Whether a controller (istiod) wrote the CA bundle, rather than the install.
-	own, _ := kube.Yield(w, w.GetManagedFields())
+	own, _ := kube.Yield(w, w.GetManagedFields(), ownership.FieldManager, ownership.ControllerFields)
 	ownHooks, _, _ := unstructured.NestedSlice(own.Object, "webhooks")
 	for _, h := range hooks {
 		m, _ := h.(map[string]any)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -71,7 +72,7 @@ var admissionCases = []admissionCase{
 // unless they are cluster-scoped.
 func kubectlIn(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 	t.Helper()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ spec:
 	}
 	kubectlIn(t, c, "apply", "default", noIstioCRDs)
 	crdsRefused := func(on bool) {
-		client, err := kube.NewClientForConfig(c.Config)
+		client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -284,7 +284,7 @@ func firstLineOf(s string) string {
 // but install records.
 func objectsOf(t *testing.T, c *cluster.Cluster) map[string]*unstructured.Unstructured {
 	t.Helper()
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func newExperimentalCommand(g *Globals) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPrecheckCommand(g), newFleetCommand(g), newRevisionCommand(g))
+	cmd.AddCommand(newPrecheckCommand(g), newFleetCommand(g), newRevisionCommand(g), newImagesCommand(g))
 	return cmd
 }
 

@@ -30,6 +30,7 @@ var outputFormats = func() map[string][]string {
 		"istioctl experimental revision list":  {"text", "json", "yaml"},
 		"istioctl experimental fleet precheck": reports, "istioctl experimental fleet verify": reports,
 		"istioctl experimental fleet install": events, "istioctl experimental fleet uninstall": events,
+		"istioctl experimental images list": events, "istioctl experimental images mirror": events,
 	}
 }()
 

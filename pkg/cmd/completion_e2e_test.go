@@ -15,6 +15,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
 
@@ -50,7 +51,7 @@ func TestCompletionE2E(t *testing.T) {
 	t.Cleanup(func() {
 		_ = c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), hook.Name, metav1.DeleteOptions{})
 	})
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,6 +204,9 @@ func TestOutputCompletion(t *testing.T) {
 			if path[0] == "experimental" && path[1] == "fleet" {
 				args = append(args, "-f", "../../docs/examples/fleet-3-clusters.yaml")
 			}
+			if what == "experimental images mirror" {
+				args = append(args, "--to", "127.0.0.1:1/mesh", "--dry-run") // a registry that refuses at once
+			}
 			_, _, err := run(t, args...)
 			var usage *cmd.UsageError
 			if isUsage := errors.As(err, &usage); isUsage != want {

@@ -23,6 +23,8 @@ type FleetWriteCommand struct {
 	// Timeout is install's --readiness-timeout, uninstall's --timeout.
 	Timeout time.Duration
 	Purge   bool
+	// Allowed is install's --allowed-registries.
+	Allowed []string
 	lockFlags
 	Globals     *Globals
 	In          io.Reader
@@ -66,6 +68,7 @@ wrote. A cluster that fails or cannot be reached stops only what it serves.`
 		fs.BoolVar(&a.Purge, "purge", false, "Remove every revision and the CRDs in each cluster, and the fleet's cacerts Secrets")
 	} else {
 		fs.DurationVar(&a.Timeout, "readiness-timeout", 5*time.Minute, "How long each cluster's install may wait for its components to become ready")
+		addAllowedRegistries(cmd, &a.Allowed)
 	}
 	fs.StringVarP(&a.File, "filename", "f", "", "The fleet file")
 	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
@@ -96,6 +99,7 @@ func (a *FleetWriteCommand) Run(ctx context.Context) error {
 		}
 	}
 	fleet := &fleetrun.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File}
+	fleet.AllowedRegistries = a.Allowed
 	sink := printer.NewFleetEvents(a.Out, printer.Format(a.Output), isTerminalFile(a.Out), printer.TerminalOptions{Verbose: a.Verbose})
 	var run fleetRun = &fleetrun.Install{Fleet: fleet, ReadinessTimeout: a.Timeout, Replan: prompt, Events: sink}
 	if a.Command == "uninstall" {

@@ -80,9 +80,13 @@ type InstallCommand struct {
 	RetireHelmReleases bool
 	// SkipAdmissionCheck leaves out the plan's admission dry runs.
 	SkipAdmissionCheck bool
-	Globals            *Globals
-	In                 io.Reader
-	Out, ErrOut        io.Writer
+	// PinDigests is --pin-digests.
+	PinDigests bool
+	// Allowed is --allowed-registries.
+	Allowed     []string
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
 	// IsTerminal reports whether In is a terminal (prompts need one).
 	IsTerminal func() bool
 	// Command names the run to other writers ("istioctl upgrade").
@@ -122,6 +126,9 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 	}
 	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	a.applyFlags.add(cmd.Flags())
+	addAllowedRegistries(cmd, &a.Allowed)
+	cmd.Flags().BoolVar(&a.PinDigests, "pin-digests", false,
+		"Resolve each image (the injected proxy's too) to its digest at the registry it is pulled from and apply name:tag@digest; the install record keeps the digests, so a re-run pins the same ones")
 	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
 	cmd.Flags().BoolVar(&a.RetireHelmReleases, action.RetireHelmReleasesFlag[2:], false,
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
@@ -136,8 +143,11 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
 		return err
 	}
+	cfg := a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags)
+	cfg.AllowedRegistries = a.Allowed
 	in := &action.Install{
-		Config:             a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags),
+		Config:             cfg,
+		PinDigests:         a.PinDigests,
 		Spec:               a.Spec.options(a.In, a.Revision),
 		DryRun:             a.DryRun,
 		ReadinessTimeout:   a.Timeout,

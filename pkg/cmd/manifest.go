@@ -31,9 +31,11 @@ type ManifestGenerateAction struct {
 	Revision   string
 	Output     string
 	Components []string
-	In         io.Reader
-	Out        io.Writer
-	ErrOut     io.Writer
+	// Allowed is --allowed-registries.
+	Allowed []string
+	In      io.Reader
+	Out     io.Writer
+	ErrOut  io.Writer
 }
 
 func newManifestGenerateCommand(g *Globals) *cobra.Command {
@@ -56,6 +58,7 @@ the objects in install order. It never contacts a cluster; the output is the sam
 	}
 	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Write to this file, or to this directory one file per component (a path ending in / or an existing directory)")
+	addAllowedRegistries(cmd, &a.Allowed)
 	cmd.Flags().StringSliceVar(&a.Components, "component", nil, fmt.Sprintf("Render only these components (%s); repeatable", strings.Join(action.ComponentNames(), ", ")))
 	return cmd
 }
@@ -63,7 +66,7 @@ the objects in install order. It never contacts a cluster; the output is the sam
 // Run renders and writes the manifests.
 func (a *ManifestGenerateAction) Run(ctx context.Context) error {
 	dir := a.Output != "" && printer.IsDirTarget(a.Output)
-	mg := &action.ManifestGenerate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version},
+	mg := &action.ManifestGenerate{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version, AllowedRegistries: a.Allowed},
 		Spec: a.Spec.options(a.In, a.Revision), Components: a.Components, PerComponent: dir}
 	ms, err := mg.Run(ctx)
 	if err != nil {

@@ -2,7 +2,11 @@ package cmd_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -187,9 +191,91 @@ func TestMulticlusterE2E(t *testing.T) {
 		}
 		putCACerts(t, c2, pki.New(t, pki.Valid))
 		l.broken("cluster-1", "the cacerts roots differ", pre()...)
+
+		// fleet precheck runs the same registry: on the same mesh, with cluster-2's root
+		// still a different one and a network without a gateway, it fails the same checks.
+		t.Run("fleet precheck fails the same checks", func(t *testing.T) {
+			l := l.with(t)
+			out, errOut, code := l.istioctl("cluster-1", pre("--set", "values.global.network=net3", "-o", "json")...)
+			single := crossChecks(t, code, out+errOut)
+			file := filepath.Join(t.TempDir(), "fleet.yaml")
+			if err := os.WriteFile(file, []byte(fmt.Sprintf(meshFleet, addr)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fout, fcode := l.fleet(l.bed.Kubeconfig, "precheck", "-f", file, "-o", "json")
+			fleet := crossChecks(t, fcode, fout)
+			for _, id := range []string{"mesh-trust", "mesh-network"} {
+				if !single.failed[id] || !fleet.failed[id] {
+					t.Errorf("%s: precheck --remote-contexts failed %v, fleet precheck %v; want it failed in both", id, single.failed, fleet.failed)
+				}
+			}
+			mustContain(t, "fleet precheck", strings.Join(fleet.messages, "\n"), "the cacerts roots differ", `network "net3" has no east-west gateway`)
+			for id := range single.ran {
+				if !fleet.ran[id] {
+					t.Errorf("precheck --remote-contexts ran %s, fleet precheck did not (it ran %v)", id, fleet.ran)
+				}
+			}
+			if !reflect.DeepEqual(single.failed, fleet.failed) {
+				t.Errorf("failed checks differ: precheck --remote-contexts %v, fleet precheck %v", single.failed, fleet.failed)
+			}
+		})
 		putCACerts(t, c2, ca)
 	})
 	t.Logf("done at %v", time.Since(start))
+}
+
+// meshFleet is the walkthrough's mesh as a fleet file (%s: cluster-1's east-west gateway
+// address), but with the remote cluster-3 on a network of its own, net3: a remote gets no
+// east-west gateway from the fleet, so nothing reaches net3.
+const meshFleet = `apiVersion: fleet.istioctl-installer.github.io/v1alpha1
+kind: Fleet
+metadata:
+  name: walkthrough
+spec:
+  meshID: mesh1
+  istioOperator:
+    profile: default
+  clusters:
+  - {name: cluster-1, context: cluster-1, network: net1, role: primary}
+  - {name: cluster-2, context: cluster-2, network: net2, role: primary}
+  - {name: cluster-3, context: cluster-3, network: net3, role: remote, primary: cluster-1, remotePilotAddress: %s}
+`
+
+// crossRun is what a -o json check report says of its cross-cluster section: the checks
+// that ran, those that failed, the failures' messages.
+type crossRun struct {
+	ran, failed map[string]bool
+	messages    []string
+}
+
+// crossChecks reads a failed (exit 1) -o json report's cross-cluster section.
+func crossChecks(t *testing.T, code int, out string) crossRun {
+	t.Helper()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	var rep struct {
+		Results []struct {
+			Check, Section, Message string
+			Passed                  bool
+		}
+	}
+	start, end := strings.Index(out, "{"), strings.LastIndex(out, "}")
+	if start < 0 || json.Unmarshal([]byte(out[start:end+1]), &rep) != nil {
+		t.Fatalf("no JSON report in\n%s", out)
+	}
+	r := crossRun{ran: map[string]bool{}, failed: map[string]bool{}}
+	for _, res := range rep.Results {
+		if res.Section != "Across clusters" {
+			continue
+		}
+		r.ran[res.Check] = true
+		if !res.Passed {
+			r.failed[res.Check] = true
+			r.messages = append(r.messages, res.Message)
+		}
+	}
+	return r
 }
 
 // objects are the identities of a recorded upstream case.

@@ -51,7 +51,7 @@ spec:
 	}
 	ist := istioctlOn(t, c)
 	ist("install", "-y", "-f", spec(true))
-	client, err := kube.NewClientForConfig(c.Config)
+	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,15 +53,7 @@ func TestRevisionListE2E(t *testing.T) {
 	// A pod injected long ago, its proxy three minor versions behind b's istiod, in a
 	// namespace no injector selects now (istiod would inject it again).
 	plain := c.Namespace(t)
-	old := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "old-proxy", Namespace: plain,
-			Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"b"}`}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"},
-			{Name: "istio-proxy", Image: "docker.io/istio/proxyv2:1.27.2"}}},
-	}
-	if _, err := c.Kube.CoreV1().Pods(plain).Create(context.Background(), old, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	injectedLongAgo(t, c, plain, "b", "1.27.2")
 	pods := map[string]string{} // pod -> namespace
 	for ns := range want {
 		eventually(t, 30*time.Second, "pods of "+ns, func() (bool, string) {
@@ -183,5 +175,20 @@ func TestRevisionListE2E(t *testing.T) {
 	if !strings.Contains(blocks["b"], "old-proxy proxy 1.27.2 OUT OF SKEW: proxies 1.27.2 are 3 minor versions behind istiod 1.30.0") ||
 		!strings.Contains(blocks["b"], "rule proxy-skew") {
 		t.Errorf("text: old-proxy not marked out of skew with its rule:\n%s", text)
+	}
+}
+
+// injectedLongAgo creates pod old-proxy in ns as a past injection by revision rev left it:
+// the status annotation and a proxy container at version, which no injector wrote now.
+func injectedLongAgo(t *testing.T, c *cluster.Cluster, ns, rev, version string) {
+	t.Helper()
+	old := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "old-proxy", Namespace: ns,
+			Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"` + rev + `"}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"},
+			{Name: "istio-proxy", Image: "docker.io/istio/proxyv2:" + version}}},
+	}
+	if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -121,15 +121,7 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 	}
 	istioctl("install", "-y", "-f", cni)
 	plain := c.Namespace(t)
-	old := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "old-proxy", Namespace: plain,
-			Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"default"}`}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"},
-			{Name: "istio-proxy", Image: "docker.io/istio/proxyv2:1.28.0"}}},
-	}
-	if _, err := c.Kube.CoreV1().Pods(plain).Create(context.Background(), old, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	injectedLongAgo(t, c, plain, "default", "1.28.0")
 	res = precheckJSON(t, c)
 	find(t, res, "upgrade-hop", "Deployment/istio-system/istiod", true, "in-place upgrade from 1.30.0 to "+version.Version+" crosses 1 minor")
 	if f := failed(res, "upgrade-hop"); len(f) > 0 {

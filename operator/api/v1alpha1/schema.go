@@ -3,18 +3,14 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
-	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshv1alpha1 "istio.io/api/mesh/v1alpha1"
-
-	"github.com/istioctl-installer/istioctl/manifests"
 )
 
 // Kind is the shape of value a schema node accepts.
@@ -352,18 +348,30 @@ func (shapeOf) CheckOpaque(any) error  { return nil }
 // FreeForm is the schema of a value nothing is known of.
 func FreeForm() Schema { return anySchema{} }
 
-// ztunnelShape is the shape of values.ztunnel: the embedded ztunnel chart's defaults.
-var ztunnelShape = sync.OnceValue(func() Schema {
-	b, err := fs.ReadFile(manifests.Charts, "charts/ztunnel/values.yaml")
-	if err != nil {
-		panic(fmt.Sprintf("the embedded ztunnel chart has no values.yaml: %v", err))
+// ztunnel holds the shape of values.ztunnel: the ztunnel chart's defaults, which the
+// caller gives (SetZtunnelDefaults): this package reads no charts.
+var ztunnel struct {
+	sync.Mutex
+	shape Schema
+}
+
+// SetZtunnelDefaults gives values.ztunnel's shape: the ztunnel chart's defaults (its
+// values.yaml's _internal_defaults_do_not_set). operator/spec gives the embedded chart's;
+// until it is given, values.ztunnel is free-form.
+func SetZtunnelDefaults(defaults any) {
+	ztunnel.Lock()
+	defer ztunnel.Unlock()
+	ztunnel.shape = shapeSchema{def: defaults}
+}
+
+func ztunnelShape() Schema {
+	ztunnel.Lock()
+	defer ztunnel.Unlock()
+	if ztunnel.shape == nil {
+		return FreeForm()
 	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		panic(fmt.Sprintf("the embedded ztunnel chart's values.yaml: %v", err))
-	}
-	return shapeSchema{def: doc["_internal_defaults_do_not_set"]}
-})
+	return ztunnel.shape
+}
 
 // ---- protobuf (meshConfig) -------------------------------------------------------------
 

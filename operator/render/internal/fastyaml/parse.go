@@ -1,6 +1,7 @@
-package render
+package fastyaml
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -8,16 +9,16 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// parseFast reads a YAML stream into its documents' values exactly as decoding with yaml.v3
-// and jsonValue does, several times faster: yaml.v3 builds a node tree for every document
+// Parse reads a YAML stream into its documents' values exactly as decoding with yaml.v3
+// and JSONValue does, several times faster: yaml.v3 builds a node tree for every document
 // before decoding it, and a render parses about 150 KB of chart output. It is hand-written
 // because no library decodes straight into JSON's types: it reads block mappings and
 // sequences of plain, quoted and literal scalars, one-line flow lists and empty flow
-// collections, comments and --- separators, which is what charts print (emit_test.go and
+// collections, comments and --- separators, which is what charts print (operator/render/emit_test.go and
 // parse_test.go compare it with yaml.v3 on every profile's chart output and odd inputs).
 // false: data holds anything else (anchors, tags, folded or multi-line quoted scalars,
 // tabs, duplicate keys, ...), which yaml.v3 then reads, errors included.
-func parseFast(data string) ([]any, bool) {
+func Parse(data string) ([]any, bool) {
 	if !plainText(data) {
 		return nil, false
 	}
@@ -370,7 +371,7 @@ func trailingComment(s string) bool {
 	return t == "" || t[0] == '#' && len(t) < len(s)
 }
 
-// scalar resolves a plain scalar as yaml.v3 does (then jsonValue's types).
+// scalar resolves a plain scalar as yaml.v3 does (then JSONValue's types).
 func (p *parser) scalar(s string) any {
 	switch s[0] {
 	case '~', 'n', 'N':
@@ -408,7 +409,7 @@ func (p *parser) scalar(s string) any {
 			p.failed = true
 			return nil
 		}
-		v = jsonValue(v)
+		v = JSONValue(v)
 		if p.resolved == nil {
 			p.resolved = map[string]any{}
 		}
@@ -655,4 +656,34 @@ func blockValue(lines []string, content, size int, chomp byte, trailing int) str
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// JSONValue converts what the YAML decoder gives into the types JSON decoding gives and
+// the Kubernetes libraries expect: int64 and float64 numbers, string-keyed maps.
+func JSONValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = JSONValue(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = JSONValue(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = JSONValue(x)
+		}
+		return t
+	case int:
+		return int64(t)
+	case uint64:
+		return int64(t)
+	case float32:
+		return float64(t)
+	}
+	return v
 }

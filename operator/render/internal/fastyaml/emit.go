@@ -1,4 +1,4 @@
-package render
+package fastyaml
 
 import (
 	"math"
@@ -9,23 +9,23 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 )
 
-// marshal prints an object exactly as yamlv2.Marshal does (the text sigs.k8s.io/yaml's
+// Marshal prints an object exactly as yamlv2.Marshal does (the text sigs.k8s.io/yaml's
 // Marshal gives), several times faster: yaml.v2's emitter handles every byte through
 // a chain of calls, which made printing the largest single cost of a render (the injector
 // ConfigMap is one 100 KB string). It is hand-written because no library prints this
 // style faster; it keeps to what it can print exactly (string-keyed maps, lists, strings
 // of printable ASCII and newlines, JSON's numbers, booleans, null) and hands any object
 // holding anything else to yaml.v2 whole, so its output never differs (the comparison
-// tests in emit_test.go run every profile's objects and odd strings through both).
-func marshal(obj map[string]any) ([]byte, error) {
-	if b, ok := emitFast(obj); ok {
+// tests in operator/render/emit_test.go run every profile's objects and odd strings through both).
+func Marshal(obj map[string]any) ([]byte, error) {
+	if b, ok := Emit(obj); ok {
 		return b, nil
 	}
 	return yamlv2.Marshal(obj)
 }
 
-// emitFast is marshal's own printer; false when obj holds what only yaml.v2 prints exactly.
-func emitFast(obj map[string]any) ([]byte, bool) {
+// Emit is Marshal's own printer; false when obj holds what only yaml.v2 prints exactly.
+func Emit(obj map[string]any) ([]byte, bool) {
 	// Sized once: growing a buffer per object allocated several times what a render prints.
 	n := sizeHint(obj, 0)
 	e := emitter{buf: make([]byte, 0, n+n/8+64), whitespace: true, indention: true}

@@ -1,4 +1,4 @@
-package kube
+package revision
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // ControlPlane is one istiod Deployment found in the cluster.
@@ -23,8 +25,9 @@ type ControlPlane struct {
 
 // ControlPlanes lists the istiod Deployments (label app=istiod) in namespace, or in every
 // namespace when namespace is empty. The version is the installer's version label when
-// present, else the tag of the discovery container's image.
-func (c *Client) ControlPlanes(ctx context.Context, namespace string) ([]ControlPlane, error) {
+// present, else the tag of the discovery container's image. It lives here, not in kube:
+// finding control planes is knowing what an istiod looks like, which kube does not.
+func ControlPlanes(ctx context.Context, c *kube.Client, namespace string) ([]ControlPlane, error) {
 	ul, err := c.Dynamic.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(namespace).
 		List(ctx, metav1.ListOptions{LabelSelector: "app=istiod"})
 	if err != nil {

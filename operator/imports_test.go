@@ -1,0 +1,222 @@
+// Package operator_test holds the imports test of the whole tree: every package of this
+// module may import only what the architecture's diagram lets it (one direction of flow,
+// one package per concern, nothing imports upward).
+package operator_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// module is this module's import path.
+const module = "github.com/istioctl-installer/istioctl/"
+
+// allowed is, for every package of the tree (by its path in the module), the packages of
+// this module its non-test files may import: the diagram as data. A package missing here
+// fails the test: a new package gets its row, as it gets its row in the architecture table.
+// Where a row grants more than the picture shows, the comment says why.
+var allowed = map[string][]string{
+	"cmd/istioctl": {"pkg/cmd", "pkg/gcpace", "pkg/heapsample", "operator/event"},
+
+	// The command layer turns flags into an action and hands its results to a printer.
+	// operator/fleetrun is the fleet's action layer: its operations compose the
+	// single-cluster actions (action.Precheck, action.Install), so they sit beside action,
+	// not under it; routing them through operator/action would make action import its
+	// own caller.
+	"pkg/cmd":        {"operator/action", "operator/fleetrun", "operator/spec", "operator/event", "operator/kubeflags", "pkg/printer", "pkg/version"},
+	"pkg/printer":    {"operator/action", "operator/fleetrun", "operator/check", "operator/event", "operator/fleet", "operator/history", "operator/install", "operator/link", "operator/revision", "operator/tag", "pkg/version"},
+	"pkg/version":    nil,
+	"pkg/gcpace":     nil,
+	"pkg/heapsample": nil,
+
+	"operator/action": {"operator/api/v1alpha1", "operator/check", "operator/complete", "operator/component", "operator/event", "operator/external",
+		"operator/helmrelease", "operator/history", "operator/install", "operator/kube", "operator/kubeflags", "operator/link", "operator/lock",
+		"operator/ownership", "operator/render", "operator/revision", "operator/schedule", "operator/spec", "operator/tag", "operator/translate",
+		// upgrade --strategy revision: the hop rule refuses the move before anything is
+		// written; operator/migrate moves the workloads.
+		"operator/skew", "operator/migrate"},
+	"operator/fleetrun": {"operator/action", "operator/check", "operator/component", "operator/event", "operator/fleet", "operator/kube",
+		"operator/kubeflags", "operator/link", "operator/ownership", "operator/schedule", "operator/spec"},
+
+	// The concerns.
+	"operator/api/v1alpha1":             nil, // the types and their schema: no I/O, no charts
+	"operator/spec":                     {"operator/api/v1alpha1", "operator/component", "profiles", "manifests"},
+	"operator/component":                {"operator/api/v1alpha1"},
+	"operator/render":                   {"manifests", "operator/api/v1alpha1", "operator/component", "operator/spec", "operator/render/internal/fastyaml"},
+	"operator/render/internal/fastyaml": nil,
+	"operator/install": {"operator/admission", "operator/component", "operator/event", "operator/existing", "operator/helmrelease", "operator/kube",
+		"operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/schedule"},
+	"operator/check": {"operator/admission", "operator/api/v1alpha1", "operator/component", "operator/existing", "operator/external", "operator/kube",
+		"operator/link", "operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/revision", "operator/skew", "operator/spec"},
+	"operator/tag": {"operator/check", "operator/component", "operator/event", "operator/kube", "operator/objdiff", "operator/ownership",
+		"operator/render", "operator/revision", "operator/spec"},
+	"operator/complete":    {"operator/api/v1alpha1", "operator/history", "operator/kube", "operator/kubeflags", "operator/revision", "operator/spec", "operator/tag"},
+	"operator/fleet":       {"operator/api/v1alpha1", "operator/link", "operator/ownership", "operator/spec"},
+	"operator/link":        {"operator/component", "operator/kube", "operator/ownership", "operator/render", "operator/spec"},
+	"operator/revision":    {"operator/kube", "operator/ownership", "operator/skew"},
+	"operator/migrate":     {"operator/event", "operator/history", "operator/kube", "operator/ownership", "operator/readiness", "operator/revision"},
+	"operator/existing":    {"operator/helmrelease", "operator/kube", "operator/ownership", "operator/readiness", "operator/revision"},
+	"operator/external":    {"operator/api/v1alpha1", "operator/component"},
+	"operator/admission":   {"operator/kube", "operator/ownership", "operator/readiness"},
+	"operator/history":     {"operator/kube", "operator/ownership"},
+	"operator/helmrelease": {"operator/kube"},
+	"operator/readiness":   {"operator/kube"},
+	"operator/translate":   {"operator/component", "operator/render", "operator/spec"},
+	"operator/lock":        {"operator/event"},
+	"operator/skew":        {"manifests"},
+	// ownership names who istioctl applies as; it hands that to kube as options.
+	"operator/ownership": {"operator/api/v1alpha1", "operator/component", "operator/kube"},
+	"operator/objdiff":   nil,
+	"operator/schedule":  nil,
+	"operator/event":     nil,
+
+	// The bottom: kube is the only way to a cluster and is told, not knowing, who it
+	// applies as; kubeflags are the connection flags.
+	"operator/kube":      {"operator/kubeflags"},
+	"operator/kubeflags": nil,
+
+	"manifests": nil,
+	"profiles":  nil,
+}
+
+// roots are the trees the test walks; pkg/testing (e2e helpers), hack and tools are not
+// product code.
+var roots = []string{"cmd", "pkg", "operator", "manifests", "profiles"}
+
+func skipped(dir string) bool {
+	return dir == "pkg/testing" || strings.HasPrefix(dir, "pkg/testing/") || strings.Contains(dir, "/testdata")
+}
+
+// edges reads the module's imports of every non-test file under the roots (dir relative
+// to the module's root): package -> imported packages of this module.
+func edges(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, r := range roots {
+		err := filepath.WalkDir(filepath.Join(root, r), func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				if skipped(rel) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			parsed, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			pkg := filepath.ToSlash(filepath.Dir(rel))
+			if _, ok := out[pkg]; !ok {
+				out[pkg] = nil
+			}
+			for _, imp := range parsed.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if strings.HasPrefix(p, module) {
+					out[pkg] = append(out[pkg], strings.TrimPrefix(p, module))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// violations are the edges the table does not allow, and the packages it has no row for.
+func violations(edges, allowed map[string][]string) []string {
+	var out []string
+	for pkg, imports := range edges {
+		ok, known := allowed[pkg]
+		if !known {
+			out = append(out, pkg+": no row in the imports table (give it one, and its row in the architecture table)")
+			continue
+		}
+		for _, imp := range imports {
+			if !contains(ok, imp) {
+				out = append(out, pkg+" imports "+imp+": the diagram does not allow it")
+			}
+		}
+	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	for i, x := range xs {
+		if i == 0 || xs[i-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestImportsFollowTheDiagram holds every package of the tree to its row.
+func TestImportsFollowTheDiagram(t *testing.T) {
+	got := edges(t, "..")
+	if len(got) < 30 {
+		t.Fatalf("read only %d packages: is the test running in operator/?", len(got))
+	}
+	for _, v := range violations(got, allowed) {
+		t.Error(v)
+	}
+	for pkg := range allowed {
+		if _, ok := got[pkg]; !ok {
+			t.Errorf("%s has a row but no package: remove the row", pkg)
+		}
+	}
+}
+
+// TestImportsCheckerCatches: the checker reports an import a row forbids (the engine
+// importing the printers, kube importing a concern, the charts read by the API types) and
+// a package without a row, and nothing else.
+func TestImportsCheckerCatches(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edges map[string][]string
+		want  []string
+	}{
+		{"allowed", map[string][]string{"operator/kube": {"operator/kubeflags"}}, nil},
+		{"kube imports a concern", map[string][]string{"operator/kube": {"operator/kubeflags", "operator/ownership"}},
+			[]string{"operator/kube imports operator/ownership: the diagram does not allow it"}},
+		{"the engine imports a printer", map[string][]string{"operator/install": {"pkg/printer"}},
+			[]string{"operator/install imports pkg/printer: the diagram does not allow it"}},
+		{"the API types read the charts", map[string][]string{"operator/api/v1alpha1": {"manifests"}},
+			[]string{"operator/api/v1alpha1 imports manifests: the diagram does not allow it"}},
+		{"a command reaches past action", map[string][]string{"pkg/cmd": {"operator/install"}},
+			[]string{"pkg/cmd imports operator/install: the diagram does not allow it"}},
+		{"a package without a row", map[string][]string{"operator/newthing": nil},
+			[]string{"operator/newthing: no row in the imports table (give it one, and its row in the architecture table)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := violations(tc.edges, allowed)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("violations %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,55 @@
+package printer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/istioctl-installer/istioctl/operator/images"
+)
+
+// Images prints an image inventory: a table per image (component, container, image, the
+// field that sets it, and a retired registry's note), or {"images": [...]} as JSON.
+func Images(w io.Writer, list []images.Image, f Format) error {
+	if f == JSON {
+		if list == nil {
+			list = []images.Image{}
+		}
+		out, err := json.MarshalIndent(map[string]any{"images": list}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(out))
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tCONTAINER\tIMAGE\tSET BY")
+	retired := 0
+	for _, im := range list {
+		c := im.Container
+		if c == "" {
+			c = "-"
+		}
+		field := im.Field
+		if field == "" {
+			field = "-"
+		}
+		mark := ""
+		if im.Retired != "" {
+			mark, retired = " (retired registry)", retired+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\n", im.Component, c, im.Image, mark, field)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, im := range list {
+		if im.Retired != "" && !seen[im.Retired] {
+			seen[im.Retired] = true
+			fmt.Fprintf(w, "warning: %s\n", im.Retired)
+		}
+	}
+	return nil
+}
