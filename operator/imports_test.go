@@ -30,14 +30,14 @@ var allowed = map[string][]string{
 	// not under it; routing them through operator/action would make action import its
 	// own caller.
 	"pkg/cmd":        {"operator/action", "operator/fleetrun", "operator/spec", "operator/event", "operator/kubeflags", "pkg/printer", "pkg/version"},
-	"pkg/printer":    {"operator/action", "operator/fleetrun", "operator/check", "operator/event", "operator/fleet", "operator/history", "operator/install", "operator/link", "operator/revision", "operator/tag", "pkg/version"},
+	"pkg/printer":    {"operator/action", "operator/fleetrun", "operator/check", "operator/event", "operator/fleet", "operator/history", "operator/images", "operator/install", "operator/link", "operator/mirror", "operator/revision", "operator/tag", "pkg/version"},
 	"pkg/version":    nil,
 	"pkg/gcpace":     nil,
 	"pkg/heapsample": nil,
 
 	"operator/action": {"operator/api/v1alpha1", "operator/check", "operator/complete", "operator/component", "operator/event", "operator/external",
-		"operator/helmrelease", "operator/history", "operator/install", "operator/kube", "operator/kubeflags", "operator/link", "operator/lock",
-		"operator/ownership", "operator/render", "operator/revision", "operator/schedule", "operator/spec", "operator/tag", "operator/translate",
+		"operator/helmrelease", "operator/history", "operator/images", "operator/install", "operator/kube", "operator/kubeflags", "operator/link", "operator/lock",
+		"operator/mirror", "operator/ownership", "operator/render", "operator/revision", "operator/schedule", "operator/spec", "operator/tag", "operator/translate",
 		// upgrade --strategy revision: the hop rule refuses the move before anything is
 		// written; operator/migrate moves the workloads.
 		"operator/skew", "operator/migrate"},
@@ -70,6 +70,8 @@ var allowed = map[string][]string{
 	"operator/translate":   {"operator/component", "operator/render", "operator/spec"},
 	"operator/lock":        {"operator/event"},
 	"operator/skew":        {"manifests"},
+	"operator/images":      {"operator/component", "operator/render", "operator/spec"},
+	"operator/mirror":      nil, // registry copies: go-containerregistry only
 	// ownership names who istioctl applies as; it hands that to kube as options.
 	"operator/ownership": {"operator/api/v1alpha1", "operator/component", "operator/kube"},
 	"operator/objdiff":   nil,
