@@ -2,7 +2,9 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,7 +131,7 @@ func alphaAnnotations(ctx context.Context, env *Env) []Result {
 			errs[i] = env.Client.EachMeta(ctx, gvk, "", func(it *metav1.PartialObjectMetadata) {
 				var used []string
 				for k := range it.Annotations {
-					if alpha[k] {
+					if alpha[k] && !setByIstio(k, gvk.Kind, it.Annotations) {
 						used = append(used, k)
 					}
 				}
@@ -194,4 +196,27 @@ func upgradeNotes(ctx context.Context, env *Env) []Result {
 	}
 	return []Result{{Object: "Service/" + env.IstioNamespace + "/zipkin",
 		Message: "tracing no longer defaults to zipkin since 1.22: configure a tracing provider in meshConfig.extensionProviders"}}
+}
+
+// setByIstio says whether an alpha annotation is one istiod or the injector writes, which
+// upstream's analyzer does not report: always (the revision, the injection status, the
+// gateway controller's version), and the interception annotations on a pod unless it
+// redirects with an istio-init container (with CNI the injector sets them by default). The
+// injection status names the init containers, so the pod's metadata is enough.
+func setByIstio(name, kind string, annotations map[string]string) bool {
+	switch name {
+	case annotation.IoIstioRev.Name, annotation.SidecarStatus.Name, annotation.GatewayControllerVersion.Name:
+		return true
+	case annotation.SidecarInterceptionMode.Name, annotation.SidecarTrafficIncludeInboundPorts.Name,
+		annotation.SidecarTrafficExcludeInboundPorts.Name, annotation.SidecarTrafficIncludeOutboundIPRanges.Name:
+		if kind != "Pod" {
+			return false
+		}
+		var status struct {
+			InitContainers []string `json:"initContainers"`
+		}
+		_ = json.Unmarshal([]byte(annotations[annotation.SidecarStatus.Name]), &status)
+		return !slices.Contains(status.InitContainers, "istio-init")
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
@@ -55,6 +56,44 @@ func TestPlainFromRecordedStreams(t *testing.T) {
 			if lines := strings.Count(b.String(), "\n"); name == "install-default-profile" && !verbose && lines > 8 {
 				t.Errorf("a clean default install prints %d lines without -v, want at most 8:\n%s", lines, b.String())
 			}
+		}
+	}
+}
+
+// Precheck's plain report from recorded reports (`x precheck -o json` on the bed: a clean
+// cluster, an installed one, one whose namespace refuses the pods): a line per passing
+// section, each failing check in full with its object and cause.
+func TestPlainPrecheckFromRecordedReports(t *testing.T) {
+	color.NoColor = true
+	for _, name := range []string{"clean", "installed", "admission-refused"} {
+		b, err := os.ReadFile(filepath.Join("../../testdata/printer/precheck", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep check.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var out bytes.Buffer
+		if err := Report(&out, &rep, Text, ReportOptions{Short: true}); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, filepath.Join("../../testdata/printer/precheck", name+".txt"), out.Bytes())
+		if lines := strings.Count(out.String(), "\n"); name == "clean" && lines > 15 {
+			t.Errorf("a clean precheck prints %d lines, want at most 15:\n%s", lines, out.String())
+		}
+		failed := 0
+		for _, r := range rep.Results {
+			if r.Passed {
+				continue
+			}
+			failed++
+			if !strings.Contains(out.String(), r.Object+": "+r.Message) {
+				t.Errorf("%s: the failing %s on %s is not printed in full:\n%s", name, r.Check, r.Object, out.String())
+			}
+		}
+		if name == "admission-refused" && failed == 0 {
+			t.Errorf("%s: the recorded report has no failure", name)
 		}
 	}
 }
