@@ -45,6 +45,9 @@ type Install struct {
 	// ConfigMaps and Secrets the workloads need (check.Admission); a refusal then shows in
 	// the wait.
 	SkipAdmissionCheck bool
+	// NodeBatch is how many nodes an upgrade replaces the pods of a node DaemonSet (CNI,
+	// ztunnel) on at a time (0: 1).
+	NodeBatch int
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
@@ -206,6 +209,11 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	// A history that cannot be read does not stop the install (the run says so): the
 	// records only name the operation and spare a repeated record.
 	p.records, p.recordsErr = (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, owner.Rev())
+	if p.upgrades(a.action()) && !a.skipRelied {
+		if err := a.checkHop(ctx, client, owner, r.cfg.Version, r.events); err != nil {
+			return nil, err
+		}
+	}
 	if a.Atomic && !a.DryRun && len(p.records) == 0 && p.recordsErr == nil {
 		if p.unrecorded, err = installedWithoutRecords(ctx, client, a.ownerOf(res)); err != nil {
 			return nil, err
@@ -219,9 +227,10 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	}
 	p.SetsDefaultTag = p.defaultTag.Needed && !a.DryRun
 	p.apply = (&install.Installer{
-		Client:        client,
-		Owner:         owner,
-		Opts:          install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout},
+		Client: client,
+		Owner:  owner,
+		Opts: install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout,
+			Upgrade: p.upgrades(a.action()), NodeBatch: a.NodeBatch},
 		NamespaceMeta: namespaceMeta(res),
 	}).Start()
 	if p.Foreign, err = a.checkOwnership(ctx, p.apply, manifests); err != nil {

@@ -80,9 +80,11 @@ type InstallCommand struct {
 	RetireHelmReleases bool
 	// SkipAdmissionCheck leaves out the plan's admission dry runs.
 	SkipAdmissionCheck bool
-	Globals            *Globals
-	In                 io.Reader
-	Out, ErrOut        io.Writer
+	// NodeBatch is upgrade's --node-batch (install: 1).
+	NodeBatch   int
+	Globals     *Globals
+	In          io.Reader
+	Out, ErrOut io.Writer
 	// IsTerminal reports whether In is a terminal (prompts need one).
 	IsTerminal func() bool
 	// Command names the run to other writers ("istioctl upgrade").
@@ -121,6 +123,10 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	cmd.Flags().BoolVar(&a.SkipAdmissionCheck, "skip-admission-check", false,
 		"Do not prove before writing, by server-side dry runs, that the cluster admits what the install creates (and that the ConfigMaps and Secrets its workloads need exist); a refusal then shows while waiting")
+	a.NodeBatch = 1
+	if use == "upgrade" {
+		addUpgradeFlags(cmd, a)
+	}
 	return cmd
 }
 
@@ -128,6 +134,9 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 // itself, under the cluster lock.
 func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
+		return err
+	}
+	if err := checkNodeBatch(a.NodeBatch); err != nil {
 		return err
 	}
 	in := &action.Install{
@@ -140,6 +149,7 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		RetireHelmReleases: a.RetireHelmReleases,
 		Atomic:             a.Atomic,
 		SkipAdmissionCheck: a.SkipAdmissionCheck,
+		NodeBatch:          a.NodeBatch,
 		Replan:             a.prompts(),
 		Events:             eventSink(a.Out, a.Output, a.Verbose, a.summarizes()),
 	}
