@@ -19,6 +19,9 @@
 #    fleet` prints only that, 5 rounds in ~10 minutes, and exits 1 when a limit is missed)
 #  - x precheck on a clean cluster, this tree against BASE and upstream, with the apiserver
 #    requests of one run, dry runs apart (`hack/bench.sh precheck` prints only that)
+#  - the in-place upgrade of the ambient profile on 4 nodes (control plane, then CNI, then
+#    ztunnel node by node) against upstream's `istioctl upgrade`, with the time of each gate
+#    (hack/bench-upgrade.sh; `hack/bench.sh upgrade` prints only that; no limit)
 #  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
 #    upstream, RUNS (5) alternating rounds on fresh clusters, and exits 1 when our median is
 #    over upstream's
@@ -158,6 +161,9 @@ UPSTREAM=$("$root/hack/upstream-istioctl.sh")
 make -s build cluster-bin >/dev/null
 if [ "${1:-}" = fleet ]; then
 	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-fleet.sh
+fi
+if [ "${1:-}" = upgrade ]; then
+	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-upgrade.sh
 fi
 go build -o bin/benchcmp ./hack/benchcmp
 OURS=$root/bin/istioctl
@@ -448,6 +454,13 @@ fleet_rc=0
 } >>"$out"
 limit "fleet install" "$([ "$fleet_rc" = 0 ] && echo 1 || echo 0)" \
 	"upstream's steps under 3x ours, or ours over the same installs run beside each other + 1 s (the section above)"
+echo "[bench] in-place upgrade against upstream's" >&2
+{
+	echo "## in-place upgrade, node by node, against upstream's \`istioctl upgrade\` (hack/bench-upgrade.sh)"
+	echo
+	OURS=$OURS UPSTREAM=$UPSTREAM hack/bench-upgrade.sh || echo "(hack/bench-upgrade.sh failed: exit $?)"
+	echo
+} >>"$out"
 # Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
 # start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
 # its limits (20x upstream's cost, 48 MiB, every profile) are missed.

@@ -84,9 +84,9 @@ func (in *pass) roll(ctx context.Context, rolls []*unstructured.Unstructured, ev
 
 // NodeBatches are, for each component of manifests (by key) with a DaemonSet an upgrade
 // rolls node by node, the node batches it would replace, read from the cluster now (no
-// write). nil outside an upgrade.
+// write; a dry run's plan shows them too). nil outside an upgrade.
 func (r *Run) NodeBatches(ctx context.Context, manifests []render.Manifest) (map[string][][]string, error) {
-	if !r.Opts.Upgrade || r.Opts.DryRun {
+	if !r.Opts.Upgrade {
 		return nil, nil
 	}
 	out := map[string][][]string{}
