@@ -209,11 +209,6 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	// A history that cannot be read does not stop the install (the run says so): the
 	// records only name the operation and spare a repeated record.
 	p.records, p.recordsErr = (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, owner.Rev())
-	if p.upgrades(a.action()) && !a.skipRelied {
-		if err := a.checkHop(ctx, client, owner, r.cfg.Version, r.events); err != nil {
-			return nil, err
-		}
-	}
 	if a.Atomic && !a.DryRun && len(p.records) == 0 && p.recordsErr == nil {
 		if p.unrecorded, err = installedWithoutRecords(ctx, client, a.ownerOf(res)); err != nil {
 			return nil, err
@@ -235,6 +230,12 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	}).Start()
 	if p.Foreign, err = a.checkOwnership(ctx, p.apply, manifests); err != nil {
 		return nil, err // nothing written, nothing to record
+	}
+	// The hop, once the objects are known to be the install's (or adopted).
+	if p.upgrades(a.action()) && !a.skipRelied {
+		if err := a.checkHop(ctx, client, owner, r.cfg.Version, r.events); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.planHelm(ctx, p); err != nil {
 		return nil, err
