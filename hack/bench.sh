@@ -21,6 +21,9 @@
 #    canary steps (hack/bench-revupgrade.sh; `hack/bench.sh revision-upgrade` prints only that)
 #  - x precheck on a clean cluster, this tree against BASE and upstream, with the apiserver
 #    requests of one run, dry runs apart (`hack/bench.sh precheck` prints only that)
+#  - the in-place upgrade of the ambient profile on 4 nodes (control plane, then CNI, then
+#    ztunnel node by node) against upstream's `istioctl upgrade`, with the time of each gate
+#    (hack/bench-upgrade.sh; `hack/bench.sh upgrade` prints only that; no limit)
 #  - `hack/bench.sh uninstall` prints only the uninstall --purge -y rows, ours against
 #    upstream, RUNS (5) alternating rounds on fresh clusters, and exits 1 when our median is
 #    over upstream's
@@ -163,6 +166,9 @@ if [ "${1:-}" = fleet ]; then
 fi
 if [ "${1:-}" = revision-upgrade ]; then
 	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-revupgrade.sh
+fi
+if [ "${1:-}" = upgrade ]; then
+	OURS=$root/bin/istioctl UPSTREAM=$UPSTREAM exec hack/bench-upgrade.sh
 fi
 go build -o bin/benchcmp ./hack/benchcmp
 OURS=$root/bin/istioctl
@@ -463,6 +469,13 @@ revupgrade_rc=0
 } >>"$out"
 limit "revision upgrade" "$([ "$revupgrade_rc" = 0 ] && echo 1 || echo 0)" \
 	"upstream's canary steps under 2x ours (the section above)"
+echo "[bench] in-place upgrade against upstream's" >&2
+{
+	echo "## in-place upgrade, node by node, against upstream's \`istioctl upgrade\` (hack/bench-upgrade.sh)"
+	echo
+	OURS=$OURS UPSTREAM=$UPSTREAM hack/bench-upgrade.sh || echo "(hack/bench-upgrade.sh failed: exit $?)"
+	echo
+} >>"$out"
 # Render's own cost (whole process minus the same binary's start-up) and max RSS, with the
 # start-up and inittrace figures of both binaries: hack/bench-render.sh, which exits 1 when
 # its limits (20x upstream's cost, 48 MiB, every profile) are missed.

@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"operator/render":                   {"manifests", "operator/api/v1alpha1", "operator/component", "operator/spec", "operator/render/internal/fastyaml"},
 	"operator/render/internal/fastyaml": nil,
 	"operator/install": {"operator/admission", "operator/component", "operator/event", "operator/existing", "operator/helmrelease", "operator/kube",
-		"operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/schedule"},
+		"operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/rollout", "operator/schedule"},
 	"operator/check": {"operator/admission", "operator/api/v1alpha1", "operator/component", "operator/existing", "operator/external", "operator/kube",
 		"operator/link", "operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/revision", "operator/skew", "operator/spec"},
 	"operator/tag": {"operator/check", "operator/component", "operator/event", "operator/kube", "operator/objdiff", "operator/ownership",
@@ -66,12 +66,14 @@ var allowed = map[string][]string{
 	"operator/admission":   {"operator/kube", "operator/ownership", "operator/readiness"},
 	"operator/history":     {"operator/kube", "operator/ownership"},
 	"operator/helmrelease": {"operator/kube"},
-	"operator/readiness":   {"operator/kube"},
-	"operator/translate":   {"operator/component", "operator/render", "operator/spec"},
-	"operator/lock":        {"operator/event"},
-	"operator/skew":        {"manifests"},
-	"operator/images":      {"operator/component", "operator/render", "operator/spec"},
-	"operator/mirror":      nil, // registry copies: go-containerregistry only
+	// readiness reads ownership's annotation of a DaemonSet rolled node by node.
+	"operator/readiness": {"operator/kube", "operator/ownership"},
+	"operator/rollout":   {"operator/event", "operator/kube", "operator/ownership", "operator/readiness"},
+	"operator/translate": {"operator/component", "operator/render", "operator/spec"},
+	"operator/lock":      {"operator/event"},
+	"operator/skew":      {"manifests"},
+	"operator/images":    {"operator/component", "operator/render", "operator/spec"},
+	"operator/mirror":    nil, // registry copies: go-containerregistry only
 	// ownership names who istioctl applies as; it hands that to kube as options.
 	"operator/ownership": {"operator/api/v1alpha1", "operator/component", "operator/kube"},
 	"operator/objdiff":   nil,

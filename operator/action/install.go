@@ -46,6 +46,9 @@ type Install struct {
 	// ConfigMaps and Secrets the workloads need (check.Admission); a refusal then shows in
 	// the wait.
 	SkipAdmissionCheck bool
+	// NodeBatch is how many nodes an upgrade replaces the pods of a node DaemonSet (CNI,
+	// ztunnel) on at a time (0: 1).
+	NodeBatch int
 	// Atomic restores the previous successful install when this one fails (or, without
 	// one, removes the revision's components again).
 	Atomic bool
@@ -234,13 +237,20 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	}
 	p.SetsDefaultTag = p.defaultTag.Needed && !a.DryRun
 	p.apply = (&install.Installer{
-		Client:        client,
-		Owner:         owner,
-		Opts:          install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout},
+		Client: client,
+		Owner:  owner,
+		Opts: install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout,
+			Upgrade: p.upgrades(a.action()), NodeBatch: a.NodeBatch},
 		NamespaceMeta: namespaceMeta(res),
 	}).Start()
 	if p.Foreign, err = a.checkOwnership(ctx, p.apply, manifests); err != nil {
 		return nil, err // nothing written, nothing to record
+	}
+	// The hop, once the objects are known to be the install's (or adopted).
+	if p.upgrades(a.action()) && !a.skipRelied {
+		if err := a.checkHop(ctx, client, owner, r.cfg.Version, r.events); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.planHelm(ctx, p); err != nil {
 		return nil, err

@@ -26,7 +26,14 @@ func (a *Install) announce(ctx context.Context, r *run, p *InstallPlan) {
 	}
 	a.helmWarnings(p, r.events)
 	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components),
-		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests), DryRun: a.DryRun}
+		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests, p.apply.Opts.Upgrade), DryRun: a.DryRun}
+	// An upgrade's node DaemonSets: the node batches their pods are replaced in. Should the
+	// reads fail, the run fails on the same reads and says why.
+	if nb, err := p.apply.NodeBatches(ctx, p.manifests); err == nil {
+		for i := range start.Plan {
+			start.Plan[i].NodeBatches = nb[start.Plan[i].Component]
+		}
+	}
 	// The counts come from the metadata lists the plan read and the apply reuses: no
 	// request. Should they fail, the apply fails on the same reads and says why.
 	if s, err := p.Summary(ctx, false); err == nil {
@@ -115,6 +122,12 @@ func (p *InstallPlan) operation(action string) event.Operation {
 		return event.OperationUpgrade
 	}
 	return event.OperationInstall
+}
+
+// upgrades says the run upgrades what runs in place (an upgrade, not a rollback): the
+// install goes in the order of the skew rule upgrade-order, node DaemonSets node by node.
+func (p *InstallPlan) upgrades(action string) bool {
+	return p.operation(action) == event.OperationUpgrade
 }
 
 // doneEvent is the run's last event: what it did, or why it stopped.

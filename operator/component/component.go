@@ -44,6 +44,9 @@ type Component struct {
 	WorkloadKind, WorkloadName, Container string
 	// Parents must be healthy before it is applied.
 	Parents []Name
+	// UpgradeAfter must be healthy before it is upgraded in place, besides its parents:
+	// the skew rule upgrade-order (operator/skew.Order) as edges of the install graph.
+	UpgradeAfter []Name
 	// DefaultOn says the component is installed when the spec does not mention it.
 	DefaultOn bool
 }
@@ -54,7 +57,7 @@ var All = []Component{
 	{Name: Pilot, SpecKey: "pilot", Chart: "istio-control/istio-discovery", ValuesRoot: "pilot", Title: "Istiod", Icon: "🧠",
 		WorkloadKind: "Deployment", WorkloadName: "istiod", Container: "discovery", Parents: []Name{Base}, DefaultOn: true},
 	{Name: Cni, SpecKey: "cni", Chart: "istio-cni", ValuesRoot: "cni", Title: "CNI", Icon: "🪢",
-		WorkloadKind: "DaemonSet", WorkloadName: "istio-cni-node", Container: "install-cni", Parents: []Name{Base}},
+		WorkloadKind: "DaemonSet", WorkloadName: "istio-cni-node", Container: "install-cni", Parents: []Name{Base}, UpgradeAfter: []Name{Pilot}},
 	{Name: Ztunnel, SpecKey: "ztunnel", Chart: "ztunnel", ValuesRoot: "ztunnel", FlattenValues: true, Title: "Ztunnel", Icon: "🔒",
 		WorkloadKind: "DaemonSet", WorkloadName: "ztunnel", Container: "istio-proxy", Parents: []Name{Cni}},
 	{Name: IngressGateways, SpecKey: "ingressGateways", Chart: "gateways/istio-ingress", ValuesRoot: "gateways.istio-ingressgateway", Multi: true,

@@ -27,6 +27,14 @@ const (
 	ComponentFailed Type = "component-failed"
 	// ComponentSkipped: a component was not applied because a parent failed.
 	ComponentSkipped Type = "component-skipped"
+	// NodeBatchStarted: an upgrade replaces the pods of a node DaemonSet (Object) on a batch
+	// of nodes (Nodes; Batch of Batches): their old pods are being deleted.
+	NodeBatchStarted Type = "node-batch-started"
+	// NodeBatchReady: every node of the batch runs a Ready pod of the new template.
+	NodeBatchReady Type = "node-batch-ready"
+	// NodeBatchFailed: a node of the batch did not get a Ready new pod (Error names the node
+	// and the cause); the rollout stopped there.
+	NodeBatchFailed Type = "node-batch-failed"
 	// Pruned: an object we owned and no longer render was deleted.
 	Pruned Type = "pruned"
 	// Check: before anything is written, a check of a piece the run relies on (an existing
@@ -87,6 +95,10 @@ type Event struct {
 	Total int
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
 	Details []string
+	// Nodes are, on node-batch events, the nodes of the batch; Batch counts it (from 1) of
+	// Batches.
+	Nodes          []string
+	Batch, Batches int
 	// Holder names who holds the cluster lock (Lock events).
 	Holder string
 	// Since is when the holder took the lock, by its clock (Lock waiting events).
@@ -169,6 +181,9 @@ type PlannedComponent struct {
 	Title     string   `json:"title,omitempty"`
 	Parents   []string `json:"parents,omitempty"`
 	Stages    []Stage  `json:"stages"`
+	// NodeBatches are, for a node DaemonSet an upgrade rolls node by node, the nodes whose
+	// pods it replaces, batch by batch, in order.
+	NodeBatches [][]string `json:"nodeBatches,omitempty"`
 }
 
 // Stage is a group of objects a component applies together; the next waits until it is ready.

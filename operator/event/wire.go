@@ -33,6 +33,9 @@ type wire struct {
 	ExitCode      *int               `json:"exitCode,omitempty"`
 	Fleet         *FleetOutcome      `json:"fleet,omitempty"`
 	Leave         []string           `json:"leave,omitempty"`
+	Nodes         []string           `json:"nodes,omitempty"`
+	Batch         int                `json:"batch,omitempty"`
+	Batches       int                `json:"batches,omitempty"`
 }
 
 // The status words of the stream that derive from typed fields.
@@ -54,7 +57,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	w := wire{Time: e.Time, Type: e.Type, Cluster: e.Cluster, Component: e.Component, Title: e.Title, Icon: e.Icon,
 		Object: e.Object, Status: e.status(), Message: e.Message, Error: e.Error, Total: e.Total, Details: e.Details,
 		Holder: e.Holder, Since: e.Since, Action: string(e.Action), Operation: e.Operation, SchemaVersion: e.SchemaVersion,
-		Plan: e.Plan, Changes: e.Changes, ExitCode: e.ExitCode, Fleet: e.Fleet, Leave: e.Leave}
+		Plan: e.Plan, Changes: e.Changes, ExitCode: e.ExitCode, Fleet: e.Fleet, Leave: e.Leave,
+		Nodes: e.Nodes, Batch: e.Batch, Batches: e.Batches}
 	if e.Type == Link {
 		w.Action = string(e.Outcome) // a link's outcome is its action, as in fleet.links
 	}
@@ -133,7 +137,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	*e = Event{Time: w.Time, Type: w.Type, Cluster: w.Cluster, Component: w.Component, Title: w.Title, Icon: w.Icon,
 		Object: w.Object, Message: w.Message, Error: w.Error, Total: w.Total, Details: w.Details, Holder: w.Holder,
 		Since: w.Since, Operation: w.Operation, SchemaVersion: w.SchemaVersion, Plan: w.Plan, Changes: w.Changes,
-		ExitCode: w.ExitCode, Fleet: w.Fleet, Leave: w.Leave}
+		ExitCode: w.ExitCode, Fleet: w.Fleet, Leave: w.Leave, Nodes: w.Nodes, Batch: w.Batch, Batches: w.Batches}
 	switch w.Type {
 	case Plan:
 		e.DryRun = w.Status == statusDryRun

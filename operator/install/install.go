@@ -31,6 +31,11 @@ type Options struct {
 	Timeout time.Duration
 	// Concurrency bounds the objects applied at once within a stage (default 8).
 	Concurrency int
+	// Upgrade says the run upgrades components that run: they go in the order of the skew
+	// rule upgrade-order (component.UpgradeAfter), and DaemonSets whose pods change roll
+	// node batch by node batch (rollout), NodeBatch nodes at a time (default 1).
+	Upgrade   bool
+	NodeBatch int
 }
 
 // Installer says how to apply rendered manifests and remove what an install owns: the
@@ -195,7 +200,7 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 			errs = append(errs, err)
 		}
 	}
-	runGraph(ctx, hooks, manifests, func(m render.Manifest) error {
+	runGraph(ctx, hooks, manifests, in.Opts.Upgrade, func(m render.Manifest) error {
 		ev := componentEvent(m.Instance)
 		e := ev
 		e.Type, e.Total = event.ComponentStarted, len(m.Objects)
@@ -285,13 +290,20 @@ func (in *pass) installComponent(ctx context.Context, m render.Manifest, ev even
 		if err := in.waitControlPlane(ctx, istioCRs(objs), ev); err != nil {
 			return append(changes, rest(i)...), err
 		}
+		objs, rolls, err := in.nodeByNode(ctx, objs)
+		if err != nil {
+			return append(changes, rest(i)...), err
+		}
 		live, applied, err := in.applyAll(ctx, objs, ev)
 		changes = append(changes, applied...)
 		if err == nil && Count(applied, Skipped) > 0 {
 			err = fmt.Errorf("%s while applying %s", stopped(ctx), st.Name)
 		}
 		if err == nil && !in.Opts.DryRun {
-			err = in.wait(ctx, toWaitFor(objs, key, in.services), live, ev)
+			err = in.wait(ctx, toWaitFor(without(objs, rolls), key, in.services), live, ev)
+		}
+		if err == nil {
+			err = in.roll(ctx, rolls, ev)
 		}
 		if err != nil {
 			return append(changes, rest(i+1)...), err

@@ -1,6 +1,8 @@
 package install
 
 import (
+	"slices"
+
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -43,13 +45,20 @@ func stages(objs []*unstructured.Unstructured) []Stage {
 }
 
 // PlanOf is the plan of manifests as the plan event carries it: each component instance, in
-// install order, with the components it waits for and its stages.
-func PlanOf(manifests []render.Manifest) []event.PlannedComponent {
+// install order, with the components it waits for (in an upgrade, upgrade, also those the
+// skew rule upgrade-order puts first) and its stages.
+func PlanOf(manifests []render.Manifest, upgrade bool) []event.PlannedComponent {
 	out := make([]event.PlannedComponent, 0, len(manifests))
-	for _, m := range manifests {
+	needs := Needs(manifests, upgrade)
+	for i, m := range manifests {
 		p := event.PlannedComponent{Component: m.Instance.Key(), Title: componentEvent(m.Instance).Title}
 		for _, parent := range m.Instance.Parents {
 			p.Parents = append(p.Parents, string(parent))
+		}
+		for _, n := range needs[i] {
+			if !slices.Contains(p.Parents, n) {
+				p.Parents = append(p.Parents, n)
+			}
 		}
 		for _, st := range stages(m.Objects) {
 			p.Stages = append(p.Stages, event.Stage{Name: st.Name, Objects: len(st.Objects)})

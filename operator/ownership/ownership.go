@@ -30,6 +30,10 @@ const (
 	LabelNotPruned = "install.operator.istio.io/owning-resource-not-pruned"
 	// Managed is LabelManaged's value.
 	Managed = "Reconcile"
+	// AnnotationNodeRollout marks a node DaemonSet an in-place upgrade replaces the pods of
+	// node by node (operator/rollout): applied with updateStrategy OnDelete until the
+	// rollout ends, when the apply as rendered removes it.
+	AnnotationNodeRollout = "install.operator.istio.io/node-rollout"
 )
 
 // BesideInstalls name the installs made to stand beside a control plane's (the eastwest

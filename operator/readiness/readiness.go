@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // Status is the verdict on one object.
@@ -76,7 +77,7 @@ func Check(obj *unstructured.Unstructured) Result {
 func withoutTemplate(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	md, _ := obj.Object["metadata"].(map[string]any)
 	slimMD := map[string]any{}
-	for _, k := range []string{"name", "namespace", "generation"} {
+	for _, k := range []string{"name", "namespace", "generation", "annotations"} {
 		if v, ok := md[k]; ok {
 			slimMD[k] = v
 		}
@@ -163,6 +164,11 @@ func daemonSet(d *appsv1.DaemonSet) Result {
 	s := d.Status
 	if s.DesiredNumberScheduled == 0 {
 		return progress("no node to run on (0 scheduled): check its nodeSelector, affinity and tolerations")
+	}
+	if _, ok := d.Annotations[ownership.AnnotationNodeRollout]; ok && d.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
+		// Mixed pods are the rollout's way, not a fault: say whose, and how it ends.
+		return progress("an in-place upgrade replaces its pods node by node (updateStrategy OnDelete until it ends): %d of %d pods on the new template, %d ready; run the same upgrade again to finish it",
+			s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberReady)
 	}
 	if d.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType && s.UpdatedNumberScheduled < s.DesiredNumberScheduled {
 		return progress("%d of %d pods updated", s.UpdatedNumberScheduled, s.DesiredNumberScheduled)

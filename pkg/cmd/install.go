@@ -83,7 +83,9 @@ type InstallCommand struct {
 	// PinDigests is --pin-digests.
 	PinDigests bool
 	// Allowed is --allowed-registries.
-	Allowed     []string
+	Allowed []string
+	// NodeBatch is upgrade's --node-batch (install: 1).
+	NodeBatch   int
 	Globals     *Globals
 	In          io.Reader
 	Out, ErrOut io.Writer
@@ -134,6 +136,10 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	cmd.Flags().BoolVar(&a.SkipAdmissionCheck, "skip-admission-check", false,
 		"Do not prove before writing, by server-side dry runs, that the cluster admits what the install creates (and that the ConfigMaps and Secrets its workloads need exist); a refusal then shows while waiting")
+	a.NodeBatch = 1
+	if use == "upgrade" {
+		addUpgradeFlags(cmd, a)
+	}
 	return cmd, a
 }
 
@@ -141,6 +147,9 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 // itself, under the cluster lock.
 func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkOutput(a.Output, "text", "json"); err != nil {
+		return err
+	}
+	if err := checkNodeBatch(a.NodeBatch); err != nil {
 		return err
 	}
 	cfg := a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags)
@@ -156,6 +165,7 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 		RetireHelmReleases: a.RetireHelmReleases,
 		Atomic:             a.Atomic,
 		SkipAdmissionCheck: a.SkipAdmissionCheck,
+		NodeBatch:          a.NodeBatch,
 		Replan:             a.prompts(),
 		Events:             eventSink(a.Out, a.Output, a.Verbose, a.summarizes()),
 	}

@@ -137,6 +137,7 @@ func (s *textSink) Emit(e event.Event) {
 			}
 			io.WriteString(s.w, strings.Join(lines, "\n")+"\n")
 		}
+		nodeBatches(s.w, e.Plan)
 	case event.ComponentStarted:
 		fmt.Fprintf(s.w, "- Applying %s\n", title)
 	case event.Applied:
@@ -159,6 +160,12 @@ func (s *textSink) Emit(e event.Event) {
 		}
 	case event.ComponentSkipped:
 		fmt.Fprintf(s.w, "%s %s %s\n", red("✘"), title, e.Message)
+	case event.NodeBatchStarted:
+		fmt.Fprintf(s.w, "- %s: replacing the pods on %s (node batch %d of %d)\n", title, strings.Join(e.Nodes, ", "), e.Batch, e.Batches)
+	case event.NodeBatchReady:
+		fmt.Fprintf(s.w, "  %s %s: %s on the new version (node batch %d of %d)\n", green("✔"), title, strings.Join(e.Nodes, ", "), e.Batch, e.Batches)
+	case event.NodeBatchFailed:
+		fmt.Fprintf(s.w, "  %s %s: node batch %d of %d (%s) failed: %s\n", red("✘"), title, e.Batch, e.Batches, strings.Join(e.Nodes, ", "), firstLine(e.Error))
 	case event.Pruned:
 		status := "removed"
 		if e.Status != "" {
@@ -287,5 +294,24 @@ func (s *textSink) lock(e event.Event) {
 		fmt.Fprintf(s.w, "%s %s\n", yellow("!"), upperFirst(e.Message))
 	default:
 		fmt.Fprintf(s.w, "- %s\n", upperFirst(e.Message))
+	}
+}
+
+// nodeBatches is a line per component an upgrade rolls node by node: after what, and its
+// node batches in order.
+func nodeBatches(w io.Writer, plan []event.PlannedComponent) {
+	for _, c := range plan {
+		if len(c.NodeBatches) == 0 {
+			continue
+		}
+		batches := make([]string, len(c.NodeBatches))
+		for i, b := range c.NodeBatches {
+			batches[i] = strings.Join(b, ", ")
+		}
+		title := c.Title
+		if title == "" {
+			title = c.Component
+		}
+		fmt.Fprintf(w, "- %s after %s, node by node in %d batches: %s\n", title, strings.Join(c.Parents, ", "), len(batches), strings.Join(batches, " | "))
 	}
 }

@@ -267,7 +267,7 @@ func (s *liveSink) shows(e event.Event) bool { return shows(e, s.objects) }
 // shows says whether e prints a line that stays on a live view; objects: object lines do.
 func shows(e event.Event, objects bool) bool {
 	switch e.Type {
-	case event.ComponentStarted, event.Applied, event.Ready, event.Pruned:
+	case event.ComponentStarted, event.Applied, event.Ready, event.Pruned, event.NodeBatchStarted:
 		return objects
 	case event.Waiting:
 		return objects || e.Component == ""
@@ -295,7 +295,7 @@ func (s *liveSink) lines(out *bytes.Buffer, e event.Event) {
 
 // whole says the lines of an event of type t are a report, never cut.
 func whole(t event.Type) bool {
-	return t == event.Warning || t == event.ComponentFailed || t == event.ComponentSkipped || t == event.Batch
+	return t == event.Warning || t == event.ComponentFailed || t == event.ComponentSkipped || t == event.Batch || t == event.NodeBatchFailed
 }
 
 // draw writes the live lines, each cut to the terminal's width and ended by a newline, so
