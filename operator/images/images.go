@@ -97,17 +97,9 @@ func FromManifests(tree map[string]any, ms []render.Manifest) ([]Image, error) {
 // injected is the proxy image istiod builds from the injector's values: global.proxy.image
 // as it is when it holds a "/", else <global.hub>/<global.proxy.image>:<global.tag>[-<variant>].
 func injected(tree map[string]any, cm *unstructured.Unstructured) ([]Image, error) {
-	raw, _, _ := unstructured.NestedString(cm.Object, "data", "values")
-	var vals map[string]any
-	if err := json.Unmarshal([]byte(raw), &vals); err != nil {
-		return nil, fmt.Errorf("reading the injector's values: %w", err)
-	}
-	str := func(path ...string) string {
-		v, _ := spec.Lookup(vals, path...)
-		if v == nil {
-			return ""
-		}
-		return fmt.Sprint(v)
+	_, str, err := injectorValues(cm)
+	if err != nil {
+		return nil, err
 	}
 	ref, field := ProxyImage(str("global", "hub"), str("global", "proxy", "image"), str("global", "tag"), str("global", "variant"))
 	if field == "" {
@@ -186,12 +178,8 @@ type container struct{ name, image string }
 
 // containers are the init and main containers of a workload or pod.
 func containers(o *unstructured.Unstructured) []container {
-	podSpec := []string{"spec", "template", "spec"}
-	switch o.GetKind() {
-	case "Pod":
-		podSpec = []string{"spec"}
-	case "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job":
-	default:
+	podSpec, ok := render.PodSpecPath(o.GetKind())
+	if !ok {
 		return nil
 	}
 	var out []container
@@ -252,4 +240,23 @@ func Repository(ref string) (string, error) {
 		return "", fmt.Errorf("image %q: %w", ref, err)
 	}
 	return n.Name(), nil
+}
+
+// injectorValues reads the injector ConfigMap's values; str reads one by its path ("" when
+// unset).
+func injectorValues(cm *unstructured.Unstructured) (vals map[string]any, str func(path ...string) string, err error) {
+	raw, _, _ := unstructured.NestedString(cm.Object, "data", "values")
+	if err := json.Unmarshal([]byte(raw), &vals); err != nil {
+		return nil, nil, fmt.Errorf("reading the injector's values: %w", err)
+	}
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	return vals, func(path ...string) string {
+		v, _ := spec.Lookup(vals, path...)
+		if v == nil {
+			return ""
+		}
+		return fmt.Sprint(v)
+	}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
 // Pinned is ref with its digest: name:tag@sha256:... (the tag stays: version detection and
@@ -39,12 +38,8 @@ func Pin(ms []render.Manifest, digests map[string]string) error {
 }
 
 func pinContainers(o *unstructured.Unstructured, digests map[string]string) {
-	podSpec := []string{"spec", "template", "spec"}
-	switch o.GetKind() {
-	case "Pod":
-		podSpec = []string{"spec"}
-	case "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job":
-	default:
+	podSpec, ok := render.PodSpecPath(o.GetKind())
+	if !ok {
 		return
 	}
 	for _, list := range []string{"initContainers", "containers"} {
@@ -67,17 +62,9 @@ func pinContainers(o *unstructured.Unstructured, digests map[string]string) {
 }
 
 func pinInjector(cm *unstructured.Unstructured, digests map[string]string) error {
-	raw, _, _ := unstructured.NestedString(cm.Object, "data", "values")
-	var vals map[string]any
-	if err := json.Unmarshal([]byte(raw), &vals); err != nil {
-		return fmt.Errorf("reading the injector's values: %w", err)
-	}
-	str := func(path ...string) string {
-		v, _ := spec.Lookup(vals, path...)
-		if v == nil {
-			return ""
-		}
-		return fmt.Sprint(v)
+	vals, str, err := injectorValues(cm)
+	if err != nil {
+		return err
 	}
 	ref, _ := ProxyImage(str("global", "hub"), str("global", "proxy", "image"), str("global", "tag"), str("global", "variant"))
 	d := digests[ref]

@@ -12,12 +12,8 @@ import (
 // catches what else can make one: k8s settings and overlays, or a chart's own defaults.
 func checkImages(objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
-		podSpec := []string{"spec", "template", "spec"}
-		switch o.GetKind() {
-		case "Pod":
-			podSpec = []string{"spec"}
-		case "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job":
-		default:
+		podSpec, ok := PodSpecPath(o.GetKind())
+		if !ok {
 			continue
 		}
 		for _, list := range []string{"initContainers", "containers"} {
@@ -33,4 +29,16 @@ func checkImages(objs []*unstructured.Unstructured) error {
 		}
 	}
 	return nil
+}
+
+// PodSpecPath is where an object of kind holds its pod spec: a Pod's own spec, a
+// workload's template; false for a kind that runs no containers.
+func PodSpecPath(kind string) ([]string, bool) {
+	switch kind {
+	case "Pod":
+		return []string{"spec"}, true
+	case "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job":
+		return []string{"spec", "template", "spec"}, true
+	}
+	return nil, false
 }
