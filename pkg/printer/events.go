@@ -96,6 +96,30 @@ type textSink struct {
 	started, waitLine map[string]time.Time
 }
 
+// plan prints what an uninstall leaves alone and the counts, unless printed before the
+// run (the plan's size drives the terminal's progress bar instead).
+func (s *textSink) plan(e event.Event) {
+	if s.planShown {
+		return
+	}
+	Leaving(s.w, e.Leave)
+	if len(e.Details) > 0 {
+		// A revision upgrade's plan: the move, then each write into the user's objects.
+		fmt.Fprintf(s.w, "- %s\n", e.Message)
+		for _, d := range e.Details {
+			fmt.Fprintf(s.w, "    %s\n", d)
+		}
+	}
+	if e.Changes != nil {
+		lines := summaryLines(e.Changes, nil, false)
+		if !s.objects {
+			lines = lines[:1] // the counts per component with -v
+		}
+		io.WriteString(s.w, strings.Join(lines, "\n")+"\n")
+	}
+	nodeBatches(s.w, e.Plan)
+}
+
 // waitLineEvery spaces the wait lines of the short plain view.
 const waitLineEvery = 5 * time.Second
 
@@ -117,27 +141,7 @@ func (s *textSink) Emit(e event.Event) {
 	}
 	switch e.Type {
 	case event.Plan:
-		// What an uninstall leaves alone and the counts, unless printed before the run;
-		// the plan's size drives the terminal's progress bar.
-		if s.planShown {
-			return
-		}
-		Leaving(s.w, e.Leave)
-		if len(e.Details) > 0 {
-			// A revision upgrade's plan: the move, then each write into the user's objects.
-			fmt.Fprintf(s.w, "- %s\n", e.Message)
-			for _, d := range e.Details {
-				fmt.Fprintf(s.w, "    %s\n", d)
-			}
-		}
-		if e.Changes != nil {
-			lines := summaryLines(e.Changes, nil, false)
-			if !s.objects {
-				lines = lines[:1] // the counts per component with -v
-			}
-			io.WriteString(s.w, strings.Join(lines, "\n")+"\n")
-		}
-		nodeBatches(s.w, e.Plan)
+		s.plan(e)
 	case event.ComponentStarted:
 		fmt.Fprintf(s.w, "- Applying %s\n", title)
 	case event.Applied:
