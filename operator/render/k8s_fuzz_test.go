@@ -12,8 +12,8 @@ import (
 // FuzzOverlayPatch feeds arbitrary k8s overlay patches (a path, and a JSON value or none
 // for a delete) to the path patcher on a rendered-like Deployment: a patch may be
 // rejected, never crash; the object stays JSON; and an accepted patch did what it says:
-// a set path reads back the value (an appending index: the list's last item), a deleted
-// key or list item is gone. A rejected patch may leave fields it created on the way (the
+// a set path reads back the value as patched (YAML text as its mapping; an appending index:
+// the list's last item), a deleted key or list item is gone. A rejected patch may leave fields it created on the way (the
 // render fails as a whole).
 func FuzzOverlayPatch(f *testing.F) {
 	for _, seed := range []struct{ path, value string }{
@@ -79,14 +79,14 @@ func FuzzOverlayPatch(f *testing.F) {
 				list, _ := parent.([]any)
 				old, _ := lookupPath(before, parsed[:len(parsed)-1])
 				if oldList, _ := old.([]any); last.Index < 0 || last.Index >= len(oldList) {
-					if len(list) != len(oldList)+1 || !reflect.DeepEqual(list[len(list)-1], normalize(p.Value)) {
+					if len(list) != len(oldList)+1 || !reflect.DeepEqual(list[len(list)-1], patchValue(p.Value)) {
 						t.Fatalf("append %q = %s applied, but the list is %v", path, value, list)
 					}
 					return
 				}
 			}
 			got, ok := lookupAfter(obj, before, parsed)
-			if !ok || !reflect.DeepEqual(got, normalize(p.Value)) {
+			if !ok || !reflect.DeepEqual(got, patchValue(p.Value)) {
 				t.Fatalf("patch %q = %s applied, but the path reads %v (found %v)", path, value, got, ok)
 			}
 			return
