@@ -25,12 +25,11 @@ var allowed = map[string][]string{
 	"cmd/istioctl": {"pkg/cmd", "pkg/gcpace", "pkg/heapsample", "operator/event"},
 
 	// The command layer turns flags into an action and hands its results to a printer.
-	// operator/fleetrun is the fleet's action layer: its operations compose the
-	// single-cluster actions (action.Precheck, action.Install), so they sit beside action,
-	// not under it; routing them through operator/action would make action import its
-	// own caller.
-	"pkg/cmd":        {"operator/action", "operator/fleetrun", "operator/spec", "operator/event", "operator/kubeflags", "pkg/printer", "pkg/version"},
-	"pkg/printer":    {"operator/action", "operator/fleetrun", "operator/check", "operator/event", "operator/fleet", "operator/history", "operator/images", "operator/install", "operator/link", "operator/mirror", "operator/revision", "operator/tag", "pkg/version"},
+	// operator/action/fleetrun is the fleet's action layer: its operations compose the
+	// single-cluster actions (action.Precheck, action.Install), so it lives under action
+	// (action cannot import it: it imports action).
+	"pkg/cmd":        {"operator/action", "operator/action/fleetrun", "operator/spec", "operator/event", "operator/kubeflags", "pkg/printer", "pkg/version"},
+	"pkg/printer":    {"operator/action", "operator/action/fleetrun", "operator/check", "operator/event", "operator/fleet", "operator/history", "operator/images", "operator/install", "operator/link", "operator/mirror", "operator/revision", "operator/tag", "pkg/version"},
 	"pkg/version":    nil,
 	"pkg/gcpace":     nil,
 	"pkg/heapsample": nil,
@@ -41,7 +40,7 @@ var allowed = map[string][]string{
 		// upgrade --strategy revision: the hop rule refuses the move before anything is
 		// written; operator/migrate moves the workloads.
 		"operator/skew", "operator/migrate"},
-	"operator/fleetrun": {"operator/action", "operator/check", "operator/component", "operator/event", "operator/fleet", "operator/kube",
+	"operator/action/fleetrun": {"operator/action", "operator/check", "operator/component", "operator/event", "operator/fleet", "operator/kube",
 		"operator/kubeflags", "operator/link", "operator/ownership", "operator/schedule", "operator/spec"},
 
 	// The concerns.

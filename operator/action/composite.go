@@ -7,7 +7,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 )
 
-// What an operation made of other operations' runs (a fleet's, operator/fleetrun) needs of
+// What an operation made of other operations' runs (a fleet's, operator/action/fleetrun) needs of
 // this package: the protocol for the whole, a connection per cluster, a write under a
 // cluster's lock.
 

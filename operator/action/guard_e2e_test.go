@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/fleetrun"
+	"github.com/istioctl-installer/istioctl/operator/action/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/operator/ownership"

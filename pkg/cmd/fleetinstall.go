@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/istioctl-installer/istioctl/operator/fleetrun"
+	"github.com/istioctl-installer/istioctl/operator/action/fleetrun"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/istioctl-installer/istioctl/operator/action/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/install"
 )
 
