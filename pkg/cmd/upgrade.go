@@ -10,6 +10,15 @@ import (
 // --strategy revision (upgraderevision.go).
 func newUpgradeCommand(g *Globals) *cobra.Command {
 	cmd, a := installCommand(g, "upgrade")
+	cmd.Example = `  # in place: the control plane, then CNI, then ztunnel two nodes at a time
+  istioctl upgrade -y --node-batch 2
+
+  # a new revision beside the old one, workloads moved in gated batches of 10
+  istioctl upgrade --strategy revision --relabel --batch-size 10 -y
+
+  # resume it after a failed batch, or take it back
+  istioctl upgrade --strategy revision --relabel -y
+  istioctl upgrade --strategy revision --rollback -y`
 	return withRevisionStrategy(cmd, a)
 }
 
