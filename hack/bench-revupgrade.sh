@@ -67,8 +67,9 @@ ours() {
 		--set profile=minimal -o json)
 	b=$(now_ms)
 	wall[ours]+="$((b - a)) "
-	# The batches' own time, from their events' messages: "..., 1.9s)".
-	batches=$(echo "$out" | grep '"type":"batch"' | sed -E 's/.*, ([0-9.]+)s\).*/\1/' | awk '{ s += $1 * 1000 } END { printf "%d", s }')
+	# The batches' own time, from their events' messages: "..., 1.9s)" or "..., 900ms)".
+	batches=$(echo "$out" | grep '"type":"batch"' | sed -E 's/.*, ([0-9.]+)(m?s)\).*/\1 \2/' |
+		awk '{ s += ($2 == "ms" ? $1 : $1 * 1000) } END { printf "%d", s }')
 	overhead+="$((b - a - batches)) "
 }
 upstream() {

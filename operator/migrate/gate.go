@@ -32,17 +32,17 @@ type verdict struct {
 
 // gate waits until every workload of ws is Ready by operator/readiness's rules and each of
 // its pods is Ready and injected by rev; it stops at a workload failed for good, or at the
-// deadline naming the first workload not through and why.
-func (r *Runner) gate(ctx context.Context, ws []Workload, rev string, deadline time.Time) error {
-	poll := r.Poll
-	if poll == 0 {
-		poll = 500 * time.Millisecond
-	}
+// deadline naming the first workload not through and why. It judges from the batch's
+// watches (no polling): it looks again whenever a watched object changes, so a batch is
+// through the moment its last pod is, and asks the apiserver whether it still answers when
+// nothing changes for a while.
+func (r *Runner) gate(ctx context.Context, w *kube.Watcher, ws []Workload, rev string, restarted map[Workload]int64, deadline time.Time) error {
 	pending := append([]Workload(nil), ws...)
 	for {
+		changed := w.Changed()
 		var last verdict
 		for len(pending) > 0 {
-			v, err := r.gated(ctx, pending[0], rev)
+			v, err := r.gated(ctx, w, pending[0], rev, restarted[pending[0]])
 			if err != nil {
 				return &BatchError{Workload: pending[0], Cause: err}
 			}
@@ -62,29 +62,62 @@ func (r *Runner) gate(ctx context.Context, ws []Workload, rev string, deadline t
 			return &BatchError{Workload: pending[0], Cause: fmt.Errorf("not ready on revision %s within the readiness timeout (%s): %s; fix it and run the same command again to resume, or add --rollback to return the migrated workloads",
 				rev, r.Timeout, last.why)}
 		}
+		wake := time.NewTimer(min(kube.PingEvery, time.Until(deadline)+time.Millisecond))
 		select {
 		case <-ctx.Done():
+			wake.Stop()
 			return fmt.Errorf("interrupted while waiting for %s: %w; run the same command again to resume", pending[0], ctx.Err())
-		case <-time.After(poll):
+		case <-changed:
+		case <-wake.C:
+			// Nothing changed for a while: make sure the cluster still answers.
+			if err := w.Ping(ctx); err != nil && ctx.Err() == nil {
+				return &BatchError{Workload: pending[0], Cause: err}
+			}
 		}
+		wake.Stop()
 	}
 }
 
-// gated judges one workload: its own readiness, then its pods'.
-func (r *Runner) gated(ctx context.Context, w Workload, rev string) (verdict, error) {
-	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: w.Kind}
+// watchBatch starts the watches a batch's gate judges from: its workloads' kinds and the
+// pods of each of its namespaces, all at once, so their first lists overlap the restarts.
+func watchBatch(w *kube.Watcher, ws []Workload) error {
+	for _, wl := range ws {
+		if err := w.Start(workloadGVK(wl), wl.Namespace, ""); err != nil {
+			return err
+		}
+		if err := w.Start(kube.PodGVK, wl.Namespace, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func workloadGVK(w Workload) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: w.Kind}
+}
+
+// gated judges one workload from the watches: its own readiness, then its pods'. gen is the
+// generation its restart wrote (0: not restarted by this run): a cached object older than
+// that is the one from before the restart.
+func (r *Runner) gated(ctx context.Context, w *kube.Watcher, wl Workload, rev string, gen int64) (verdict, error) {
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	obj.SetNamespace(w.Namespace)
-	obj.SetName(w.Name)
-	live, err := r.Client.Get(ctx, obj)
+	obj.SetGroupVersionKind(workloadGVK(wl))
+	obj.SetNamespace(wl.Namespace)
+	obj.SetName(wl.Name)
+	live, err := w.Get(ctx, obj, "")
 	if err != nil {
 		return verdict{}, err
 	}
 	if live == nil {
 		return verdict{failed: true, why: "it no longer exists"}, nil
 	}
+	if live.GetGeneration() < gen {
+		return verdict{why: "waiting for the watch to see the restart"}, nil
+	}
 	list := func(gvk schema.GroupVersionKind, ns, sel string) ([]*unstructured.Unstructured, error) {
+		if gvk == kube.PodGVK {
+			return podsOf(ctx, w, ns, sel)
+		}
 		items, err := r.Client.ListIn(ctx, gvk, ns, sel)
 		out := make([]*unstructured.Unstructured, len(items))
 		for i := range items {
@@ -107,19 +140,39 @@ func (r *Runner) gated(ctx context.Context, w Workload, rev string) (verdict, er
 		return verdict{why: why}, nil
 	}
 	sel, _, _ := unstructured.NestedStringMap(live.Object, "spec", "selector", "matchLabels")
-	pods, err := r.Client.ListIn(ctx, kube.PodGVK, w.Namespace, labels.Set(sel).String())
+	pods, err := podsOf(ctx, w, wl.Namespace, labels.Set(sel).String())
 	if err != nil {
 		return verdict{}, err
 	}
-	for i := range pods {
-		if pods[i].GetDeletionTimestamp() != nil {
+	for _, p := range pods {
+		if p.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if why := podOn(&pods[i], rev); why != "" {
+		if why := podOn(p, rev); why != "" {
 			return verdict{why: why}, nil
 		}
 	}
 	return verdict{ok: true}, nil
+}
+
+// podsOf filters the watch of ns's pods by selector: one watch per namespace serves every
+// workload in it.
+func podsOf(ctx context.Context, w *kube.Watcher, ns, selector string) ([]*unstructured.Unstructured, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, err
+	}
+	all, err := w.List(ctx, kube.PodGVK, ns, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, p := range all {
+		if sel.Matches(labels.Set(p.GetLabels())) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // podOn says why a pod is not Ready on revision rev ("" when it is).

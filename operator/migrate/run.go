@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -26,8 +27,6 @@ type Runner struct {
 	// MoveTag points a revision tag at a revision (the tag's objects are rendered and
 	// applied elsewhere: operator/tag through the action).
 	MoveTag func(ctx context.Context, t TagMove) error
-	// Poll is how often the gate reads a batch's workloads and pods (0: every 500ms).
-	Poll time.Duration
 	// Now stamps the restart annotation (nil: time.Now).
 	Now func() time.Time
 }
@@ -74,9 +73,14 @@ func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error)
 			return res, err
 		}
 	}
+	var w *kube.Watcher
+	if !r.DryRun {
+		w = r.Client.NewWatcher()
+		defer w.Stop()
+	}
 	for i := p.Done; i < len(p.Batches); i++ {
 		start := time.Now()
-		n, err := r.batch(ctx, p, i)
+		n, err := r.batch(ctx, w, p, i)
 		res.Restarted += n
 		if r.DryRun {
 			if err != nil {
@@ -123,33 +127,45 @@ func (r *Runner) relabel(ctx context.Context, l Relabel) error {
 // batch restarts batch i's workloads, at most MaxUnavailable at once, each group gated
 // before the next; a workload already Ready on the new revision (a resumed batch) is not
 // restarted. It returns how many it restarted.
-func (r *Runner) batch(ctx context.Context, p *Plan, i int) (int, error) {
+func (r *Runner) batch(ctx context.Context, w *kube.Watcher, p *Plan, i int) (int, error) {
 	b := p.Batches[i]
 	group := p.MaxUnavailable
 	if group <= 0 || group > len(b) {
 		group = len(b)
 	}
+	if w != nil {
+		if err := watchBatch(w, b); err != nil {
+			return 0, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: b[0], Cause: err}
+		}
+	}
 	deadline := time.Now().Add(r.Timeout)
 	restarted := 0
 	for start := 0; start < len(b); start += group {
 		ws := b[start:min(start+group, len(b))]
-		for _, w := range ws {
-			if !r.DryRun {
-				if done, err := r.gated(ctx, w, p.To); err != nil {
-					return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: w, Cause: err}
+		var todo []Workload
+		for _, wl := range ws {
+			if w != nil {
+				if done, err := r.gated(ctx, w, wl, p.To, 0); err != nil {
+					return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: wl, Cause: err}
 				} else if done.ok {
 					continue
 				}
 			}
-			if err := r.restart(ctx, w); err != nil {
-				return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: w, Cause: err}
-			}
-			restarted++
+			todo = append(todo, wl)
 		}
-		if r.DryRun {
+		gens, err := r.restartAll(ctx, todo)
+		restarted += len(gens)
+		if err != nil {
+			var be *BatchError
+			if errors.As(err, &be) {
+				be.Batch, be.Batches = i+1, len(p.Batches)
+			}
+			return restarted, err
+		}
+		if w == nil {
 			continue
 		}
-		if err := r.gate(ctx, ws, p.To, deadline); err != nil {
+		if err := r.gate(ctx, w, ws, p.To, gens, deadline); err != nil {
 			var be *BatchError
 			if errors.As(err, &be) {
 				be.Batch, be.Batches = i+1, len(p.Batches)
@@ -160,9 +176,41 @@ func (r *Runner) batch(ctx context.Context, p *Plan, i int) (int, error) {
 	return restarted, nil
 }
 
+// restartsAtOnce bounds the restart writes in flight: a batch's writes are independent, and
+// one after the other they took longer than the rollouts they start.
+const restartsAtOnce = 8
+
+// restartAll restarts ws side by side and returns the generation each restart wrote, by
+// workload; the error names the first workload, in ws's order, whose restart failed.
+func (r *Runner) restartAll(ctx context.Context, ws []Workload) (map[Workload]int64, error) {
+	gens := make([]int64, len(ws))
+	errs := make([]error, len(ws))
+	var g errgroup.Group
+	g.SetLimit(restartsAtOnce)
+	for k, wl := range ws {
+		g.Go(func() error {
+			gens[k], errs[k] = r.restart(ctx, wl)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	out := map[Workload]int64{}
+	var first error
+	for k, wl := range ws {
+		if errs[k] != nil {
+			if first == nil {
+				first = &BatchError{Workload: wl, Cause: errs[k]}
+			}
+			continue
+		}
+		out[wl] = gens[k]
+	}
+	return out, first
+}
+
 // restart sets the restart annotation on w's pod template: its controller replaces its
 // pods, which the injector of the namespace's revision injects.
-func (r *Runner) restart(ctx context.Context, w Workload) error {
+func (r *Runner) restart(ctx context.Context, w Workload) (int64, error) {
 	now := time.Now
 	if r.Now != nil {
 		now = r.Now
@@ -171,8 +219,12 @@ func (r *Runner) restart(ctx context.Context, w Workload) error {
 		"metadata": map[string]any{"name": w.Name, "namespace": w.Namespace},
 		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
 			"annotations": map[string]any{RestartAnnotation: now().UTC().Format(time.RFC3339Nano)}}}}}}
-	if _, err := r.Client.ApplyFields(ctx, o, FieldManager, r.DryRun); err != nil {
-		return fmt.Errorf("restarting: %w", err)
+	live, err := r.Client.ApplyFields(ctx, o, FieldManager, r.DryRun)
+	if err != nil {
+		return 0, fmt.Errorf("restarting: %w", err)
 	}
-	return nil
+	if live == nil {
+		return 0, nil
+	}
+	return live.GetGeneration(), nil
 }
