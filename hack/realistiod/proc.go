@@ -192,9 +192,10 @@ func exitCode(cmd *exec.Cmd, err error) (int, string) {
 	return cmd.ProcessState.ExitCode(), "Error"
 }
 
-// probe polls the readiness endpoint every second, as the pod's readinessProbe would (the
-// probe's own period is longer; tests should not wait for it): ready on the first success,
-// not ready after FailureThreshold failures in a row.
+// probe polls the readiness endpoint every 100 ms until it answers (up to a minute), then
+// every second, as the pod's readinessProbe would (the probe's own period is longer; tests
+// should not wait for it): ready on the first success, not ready after FailureThreshold
+// failures in a row.
 func (s *supervisor) probe(ctx context.Context) {
 	l := s.launch
 	if l.ProbePath == "" {
@@ -219,8 +220,9 @@ func (s *supervisor) probe(ctx context.Context) {
 			case <-tick.C:
 			}
 		} else {
-			// The first probes come quickly: istiod is often ready within a second.
-			for i := 0; i < 20 && ctx.Err() == nil && !probeOnce(ctx, client, url); i++ {
+			// Until the first success the probes come quickly: istiod takes 1 to 3 s to be
+			// ready here, and every install waits for it, so a 1 s period cost up to 1 s each.
+			for i := 0; i < 600 && ctx.Err() == nil && !probeOnce(ctx, client, url); i++ {
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
