@@ -25,8 +25,10 @@ const (
 // for verify-install without one, against what each installed revision labelled as its own.
 type Check struct {
 	*Config
-	// Command is "verify-install" or "precheck": the report's name and the check selection.
+	// Command names the report ("verify-install", "precheck").
 	Command string
+	// Kind is the check selection: the precheck's or verify-install's.
+	Kind check.Kind
 	// Spec is the spec to check against; nil checks what is installed (verify-install).
 	Spec *spec.Options
 	// Revision is -r: the revision to check ("" for every installed one without a spec).
@@ -48,19 +50,21 @@ type CheckResult struct {
 }
 
 // Verify is verify-install: every expected object present, healthy and as the spec renders.
-func Verify(cfg *Config) *Check { return &Check{Config: cfg, Command: "verify-install"} }
+func Verify(cfg *Config) *Check {
+	return &Check{Config: cfg, Command: "verify-install", Kind: check.KindVerify}
+}
 
 // Precheck is x precheck: whether the cluster and the user can take the install. It always
 // checks against a spec (the default profile when none is given).
 func Precheck(cfg *Config) *Check {
-	return &Check{Config: cfg, Command: "precheck", Spec: &spec.Options{}}
+	return &Check{Config: cfg, Command: "precheck", Kind: check.KindPrecheck, Spec: &spec.Options{}}
 }
 
 // checks is the command's selection; verify-install adds the link checks when the
 // cluster has a name (multiCluster.clusterName): it is then meant to be part of a mesh of
 // several clusters.
 func (a *Check) checks(env *check.Env) []check.Check {
-	if a.Command == "precheck" {
+	if a.Kind == check.KindPrecheck {
 		return check.Precheck()
 	}
 	if env.ClusterName != "" {
@@ -129,7 +133,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a.Command != "precheck" {
+		if a.Kind != check.KindPrecheck {
 			if err := a.pinFromRecord(ctx, client, res, manifests); err != nil {
 				return nil, err
 			}
@@ -144,7 +148,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		}
 		env.ClusterName, env.ManifestsDir = clusterName(res.IOP.Spec.Values), res.IOP.Spec.InstallPackagePath
 		rep = check.Run(ctx, a.Command, a.checks(env), env)
-		if a.Command == "precheck" && len(a.RemoteContexts) > 0 {
+		if a.Kind == check.KindPrecheck && len(a.RemoteContexts) > 0 {
 			mesh, err := a.meshReport(ctx, client, res, manifests)
 			if err != nil {
 				return nil, err
@@ -154,6 +158,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 	} else if rep, err = a.installed(ctx, env); err != nil {
 		return nil, err
 	}
+	rep.Kind = a.Kind
 	return &CheckResult{Report: rep, Failed: rep.FailedAt(check.Severity(failOn))}, nil
 }
 

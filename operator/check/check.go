@@ -235,10 +235,25 @@ func (e *Env) Expected() []*unstructured.Unstructured {
 
 // Report is the outcome of a run.
 type Report struct {
-	Command string   `json:"command"`
+	Command string `json:"command"`
+	// Kind is what the checks looked at; Fleet says they looked at a fleet's clusters. The
+	// report's closing words follow them.
+	Kind    Kind     `json:"kind,omitempty"`
+	Fleet   bool     `json:"fleet,omitempty"`
 	Results []Result `json:"results"`
 	Summary Summary  `json:"summary"`
 }
+
+// Kind is what a report's checks looked at.
+type Kind string
+
+const (
+	// KindPrecheck: a cluster before an install or upgrade (x precheck); its subjects are the
+	// cluster, the user's rights and the spec's needs.
+	KindPrecheck Kind = "precheck"
+	// KindVerify: an installation's objects (verify-install).
+	KindVerify Kind = "verify"
+)
 
 // Summary counts results.
 type Summary struct {

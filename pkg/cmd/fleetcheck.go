@@ -82,7 +82,7 @@ func (a *FleetCheckCommand) Run(ctx context.Context) error {
 	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output), short); err != nil {
 		return err
 	}
-	printer.Verdict(a.Out, a.ErrOut, "fleet "+a.Command, res.Failed, printer.Format(a.Output))
+	printer.Verdict(a.Out, a.ErrOut, res.Report, res.Failed, printer.Format(a.Output))
 	if res.Failed {
 		return &ExitError{Code: 1}
 	}

@@ -21,19 +21,20 @@ func Warnings(w io.Writer) func(string) {
 }
 
 // Verdict closes a check report: on failure a pointer to the ✘ lines on errOut, otherwise
-// the command's all-clear on out; text only (the other formats carry the summary).
-func Verdict(out, errOut io.Writer, command string, failed bool, f Format) {
+// the all-clear of the report's kind on out; text only (the other formats carry the
+// summary).
+func Verdict(out, errOut io.Writer, rep *check.Report, failed bool, f Format) {
 	if f != Text {
 		return
 	}
 	switch {
 	case failed:
-		fmt.Fprintf(errOut, "%s found problems: see the ✘ lines above\n", command)
-	case command == "verify-install":
+		fmt.Fprintf(errOut, "%s found problems: see the ✘ lines above\n", rep.Command)
+	case rep.Kind == check.KindVerify && !rep.Fleet:
 		fmt.Fprintln(out, "✔ Istio is installed and verified successfully")
-	case command == "fleet verify":
+	case rep.Kind == check.KindVerify:
 		fmt.Fprintln(out, "✔ Every cluster of the fleet is installed, verified and linked")
-	case command == "fleet precheck":
+	case rep.Fleet:
 		fmt.Fprintln(out, "✔ No issues found when checking the clusters of the fleet. The fleet is safe to install!")
 	default:
 		fmt.Fprintln(out, "✔ No issues found when checking the cluster. Istio is safe to install or upgrade!")

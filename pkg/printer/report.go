@@ -95,9 +95,9 @@ func text(w io.Writer, rep *check.Report, short bool) error {
 		}
 		blank = short
 	}
-	what := "objects checked"
-	if rep.Command != "verify-install" {
-		what = "subjects checked"
+	what := "subjects checked"
+	if rep.Kind == check.KindVerify && !rep.Fleet {
+		what = "objects checked"
 	}
 	fmt.Fprintf(w, "\n%d %s, %d failed (%d errors, %d warnings)\n",
 		rep.Summary.Checked, what, rep.Summary.Failed, rep.Summary.Errors, rep.Summary.Warnings)

@@ -105,17 +105,17 @@ type memberRun struct {
 // clusters and of the links the fleet will make. A cluster that cannot be reached fails its
 // own section; the others are still checked.
 func (a *Fleet) Precheck(ctx context.Context) (*action.CheckResult, error) {
-	return a.run(ctx, "fleet precheck", action.Precheck)
+	return a.run(ctx, "fleet precheck", check.KindPrecheck, action.Precheck)
 }
 
 // Verify is fleet verify: every cluster's verify-install against its spec (with the link
 // checks of remote-clusters, as its spec names the cluster), then the checks across
 // clusters and that every link the fleet makes is there.
 func (a *Fleet) Verify(ctx context.Context) (*action.CheckResult, error) {
-	return a.run(ctx, "fleet verify", func(cfg *action.Config) *action.Check { c := action.Verify(cfg); c.Spec = &spec.Options{}; return c })
+	return a.run(ctx, "fleet verify", check.KindVerify, func(cfg *action.Config) *action.Check { c := action.Verify(cfg); c.Spec = &spec.Options{}; return c })
 }
 
-func (a *Fleet) run(ctx context.Context, command string, selection func(*action.Config) *action.Check) (*action.CheckResult, error) {
+func (a *Fleet) run(ctx context.Context, command string, kind check.Kind, selection func(*action.Config) *action.Check) (*action.CheckResult, error) {
 	failOn := a.FailOn
 	if failOn == "" {
 		failOn = action.FailOnError
@@ -166,6 +166,7 @@ func (a *Fleet) run(ctx context.Context, command string, selection func(*action.
 	reports = append(reports, check.RunCross(ctx, command, check.CrossCluster(), inputs))
 	reports = append(reports, a.links(ctx, command, f, resolved, runs))
 	rep := check.Join(command, reports...)
+	rep.Kind, rep.Fleet = kind, true
 	return &action.CheckResult{Report: rep, Failed: rep.FailedAt(check.Severity(failOn))}, nil
 }
 
