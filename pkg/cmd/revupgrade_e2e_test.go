@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -146,10 +147,15 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	}
 
 	step("completed")
-	// --rollback returns every pod to a, the tags and the label with them.
-	out = istioctl("upgrade", "--strategy", "revision", "--to-revision", "b", "--rollback", "-y", "--readiness-timeout", "20s")
+	// --rollback returns every pod to a, the tags and the label with them; with
+	// --max-unavailable 2 at most two workloads of a batch are restarting at any time.
+	since := time.Now()
+	out = istioctl("upgrade", "--strategy", "revision", "--to-revision", "b", "--rollback", "-y", "--readiness-timeout", "20s", "--max-unavailable", "2")
 	if !strings.Contains(out, "✔ Rollback to revision a: 4 batches, 20 workloads restarted") {
 		t.Errorf("the rollback's lines:\n%s", out)
+	}
+	if n := restartsInFlight(t, c, since); n != 2 {
+		t.Errorf("with --max-unavailable 2, at most %d workloads were restarting at once, want 2", n)
 	}
 	allOn(t, c, nss, "a")
 	revs = revisions(t, istioctl)
@@ -176,6 +182,55 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 		t.Errorf("revision a still listed after --prune-old: %+v", a)
 	}
 	step("pruned")
+}
+
+// restartsInFlight reads the audit log from since and returns the most workloads restarting
+// at once: a workload restarts from our restart write (a patch as the revision upgrade's
+// field manager) until a pod of its is deleted (the controller removing the old pod, which
+// the gate waits for through the Deployment's readiness).
+func restartsInFlight(t *testing.T, c *cluster.Cluster, since time.Time) int {
+	t.Helper()
+	f, err := os.Open(c.AuditLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type entry struct {
+		Verb           string    `json:"verb"`
+		RequestURI     string    `json:"requestURI"`
+		StageTimestamp time.Time `json:"stageTimestamp"`
+		ObjectRef      struct {
+			Resource, Namespace, Name, Subresource string
+		} `json:"objectRef"`
+	}
+	inFlight := map[string]bool{} // ns/workload
+	most := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit log line %q: %v", sc.Text(), err)
+		}
+		if e.StageTimestamp.Before(since) || e.ObjectRef.Subresource != "" {
+			continue
+		}
+		switch {
+		case e.Verb == "patch" && e.ObjectRef.Resource == "deployments" && strings.Contains(e.RequestURI, "fieldManager="+migrate.FieldManager):
+			inFlight[e.ObjectRef.Namespace+"/"+e.ObjectRef.Name] = true
+			most = max(most, len(inFlight))
+		case e.Verb == "delete" && e.ObjectRef.Resource == "pods":
+			// Pods are named <deployment>-<template hash>-<suffix>.
+			parts := strings.Split(e.ObjectRef.Name, "-")
+			if len(parts) >= 3 {
+				delete(inFlight, e.ObjectRef.Namespace+"/"+strings.Join(parts[:len(parts)-2], "-"))
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return most
 }
 
 func createApp(t *testing.T, c *cluster.Cluster, ns, name string) {
