@@ -153,3 +153,40 @@ func TestStoppedWhileWaiting(t *testing.T) {
 		t.Fatalf("a skipped with %v, want stopped while waiting for never", got)
 	}
 }
+
+// A run inside a node waits on another node's hook by its name from the root: a remote's
+// install runs its Base at once and its Pilot once the primary's Pilot stands.
+func TestRootHookFromAScope(t *testing.T) {
+	h := New()
+	pilotReady := make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	h.Run(context.Background(), []Node{
+		{Name: "cluster-1", Run: func(ctx context.Context) error {
+			<-pilotReady // not before the remote's Base ran
+			note("primary pilot ready")
+			h.Scope("cluster-1").End("Pilot", nil)
+			return nil
+		}},
+		{Name: "cluster-3", Run: func(ctx context.Context) error {
+			remote := h.Scope("cluster-3")
+			remote.Run(ctx, []Node{
+				{Name: "Base", Run: func(context.Context) error { note("remote base"); close(pilotReady); return nil }},
+				{Name: "Pilot", Needs: []string{"Base", Root("cluster-1/Pilot")}, Run: func(context.Context) error { note("remote pilot"); return nil }},
+			}, func(i int, why error) { t.Errorf("node %d skipped: %v", i, why) })
+			return nil
+		}},
+	}, nil)
+	if want := []string{"remote base", "primary pilot ready", "remote pilot"}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	// A scoped name is the scope's own: cluster-3/cluster-1/Pilot, not cluster-1/Pilot.
+	h = New()
+	h.Scope("cluster-1").End("Pilot", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := h.Scope("cluster-3").Wait(ctx, "cluster-1/Pilot"); !errors.As(err, new(*StoppedError)) {
+		t.Errorf("a scoped wait on cluster-1/Pilot: %v, want it to wait for cluster-3/cluster-1/Pilot", err)
+	}
+}

@@ -284,17 +284,18 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	if err := a.writeCACerts(ctx, p.f, m); err != nil {
 		return event.OutcomeFailed, err
 	}
-	if m.Primary != "" {
-		// A remote needs its primary's istiod serving (its injection goes there): the hook
-		// its primary's install ends once its Pilot is ready, not the rest of that install;
-		// with no address in the file, the gateway that gives it one: the whole of it.
-		need := m.Primary + "/" + string(component.Pilot)
-		if needsAddress(m) {
-			need = m.Primary
-		}
-		if err := hooks.Wait(ctx, need); err != nil {
+	var after map[component.Name][]string
+	switch {
+	case needsAddress(m):
+		// Its spec takes the address of its primary's east-west gateway: the whole of its
+		// primary's install first.
+		if err := hooks.Wait(ctx, m.Primary); err != nil {
 			return event.OutcomeSkipped, needError(err)
 		}
+	case m.Primary != "":
+		// Its injector calls its primary's istiod: its Pilot waits on the hook its primary's
+		// install ends once that Pilot is ready; the rest of its install goes ahead.
+		after = map[component.Name][]string{component.Pilot: {schedule.Root(m.Primary + "/" + string(component.Pilot))}}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
@@ -303,7 +304,7 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	// A copy reporting its components to the fleet's hooks: the member's action stays as
 	// planned.
 	scoped := *in
-	scoped.Hooks = hooks.Scope(m.Name)
+	scoped.Hooks, scoped.After = hooks.Scope(m.Name), after
 	r, err := scoped.Run(ctx, plan)
 	if err != nil {
 		return event.OutcomeFailed, err
