@@ -135,13 +135,25 @@ func (a *Install) planMember(ctx context.Context, f *fleet.Fleet, m *Member) {
 	if !a.reach(ctx, m) {
 		return
 	}
-	m.installer = &action.Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
+	m.installer = &action.Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan,
+		Events: event.InCluster(orDiscard(a.Events), c.Name), After: afterPrimary(m)}
 	if m.Install, m.Err = m.installer.Plan(ctx); m.Install != nil {
 		m.Namespace = m.Install.Namespace
 	}
 	if ex := f.Exposes(c); len(ex) > 0 {
 		m.Notes = append(m.Notes, "then its east-west gateway, the eastwest install ("+strings.Join(ex, ", ")+")")
 	}
+}
+
+// afterPrimary is what a remote given its primary's address waits on within its install:
+// its Pilot (the injector, which calls the primary's istiod) on the hook the primary's
+// install ends once its Pilot is ready; the rest of its install goes ahead. nil for the
+// others.
+func afterPrimary(m *Member) map[component.Name][]string {
+	if m.Primary == "" || needsAddress(m) {
+		return nil
+	}
+	return map[component.Name][]string{component.Pilot: {schedule.Root(m.Primary + "/" + string(component.Pilot))}}
 }
 
 // newMember is cluster c's part of a plan, with its own connection (not made yet).
@@ -284,18 +296,13 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	if err := a.writeCACerts(ctx, p.f, m); err != nil {
 		return event.OutcomeFailed, err
 	}
-	var after map[component.Name][]string
-	switch {
-	case needsAddress(m):
+	if needsAddress(m) {
 		// Its spec takes the address of its primary's east-west gateway: the whole of its
-		// primary's install first.
+		// primary's install first. (A remote given its address only holds its Pilot: see
+		// afterPrimary.)
 		if err := hooks.Wait(ctx, m.Primary); err != nil {
 			return event.OutcomeSkipped, needError(err)
 		}
-	case m.Primary != "":
-		// Its injector calls its primary's istiod: its Pilot waits on the hook its primary's
-		// install ends once that Pilot is ready; the rest of its install goes ahead.
-		after = map[component.Name][]string{component.Pilot: {schedule.Root(m.Primary + "/" + string(component.Pilot))}}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
@@ -304,7 +311,7 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	// A copy reporting its components to the fleet's hooks: the member's action stays as
 	// planned.
 	scoped := *in
-	scoped.Hooks, scoped.After = hooks.Scope(m.Name), after
+	scoped.Hooks = hooks.Scope(m.Name)
 	r, err := scoped.Run(ctx, plan)
 	if err != nil {
 		return event.OutcomeFailed, err
