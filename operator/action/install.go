@@ -65,9 +65,6 @@ type Install struct {
 	// component's name, ends): what a run beside it waits on (a fleet's remote, on its
 	// primary's Pilot). nil: the run's own.
 	Hooks *schedule.Hooks
-	// After are hooks in Hooks' root a component waits on besides its parents (see
-	// install.Options.After).
-	After map[component.Name][]string
 
 	// rollbackOf, what and skipRelied say how a rollback's install is recorded and named
 	// (a rollback also does not check the pieces the spec relies on, as it never did, nor
@@ -243,7 +240,7 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 		Client: client,
 		Owner:  owner,
 		Opts: install.Options{DryRun: a.DryRun, Timeout: a.ReadinessTimeout,
-			Upgrade: p.upgrades(a.action()), NodeBatch: a.NodeBatch, After: a.After},
+			Upgrade: p.upgrades(a.action()), NodeBatch: a.NodeBatch},
 		NamespaceMeta: namespaceMeta(res),
 	}).Start()
 	if p.Foreign, err = a.checkOwnership(ctx, p.apply, manifests); err != nil {

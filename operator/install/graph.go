@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -42,12 +41,11 @@ func Needs(manifests []render.Manifest, upgrade bool) [][]string {
 // once all its instances are done: what a run beside this one may wait on. It returns when
 // every manifest has run or been skipped.
 // An upgrade adds the edges of component.UpgradeAfter (the skew rule upgrade-order).
-// after adds, by component, hooks of runs beside this one (Options.After).
-func runGraph(ctx context.Context, hooks *schedule.Hooks, manifests []render.Manifest, upgrade bool, after map[component.Name][]string, fn func(render.Manifest) error, skip func(m render.Manifest, why string)) {
+func runGraph(ctx context.Context, hooks *schedule.Hooks, manifests []render.Manifest, upgrade bool, fn func(render.Manifest) error, skip func(m render.Manifest, why string)) {
 	needs := Needs(manifests, upgrade)
 	nodes := make([]schedule.Node, len(manifests))
 	for i, m := range manifests {
-		nodes[i] = schedule.Node{Name: string(m.Instance.Name), Needs: append(needs[i], after[m.Instance.Name]...), Run: func(context.Context) error { return fn(m) }}
+		nodes[i] = schedule.Node{Name: string(m.Instance.Name), Needs: needs[i], Run: func(context.Context) error { return fn(m) }}
 	}
 	hooks.Run(ctx, nodes, func(i int, err error) {
 		m := manifests[i]
@@ -55,9 +53,9 @@ func runGraph(ctx context.Context, hooks *schedule.Hooks, manifests []render.Man
 		var stop *schedule.StoppedError
 		switch {
 		case errors.As(err, &stop):
-			skip(m, fmt.Sprintf("%s while waiting for %s", stopped(ctx), strings.TrimPrefix(stop.Need, "/")))
+			skip(m, fmt.Sprintf("%s while waiting for %s", stopped(ctx), stop.Need))
 		case errors.As(err, &need):
-			skip(m, fmt.Sprintf("%s failed", strings.TrimPrefix(need.Need, "/")))
+			skip(m, fmt.Sprintf("%s failed", need.Need))
 		default:
 			skip(m, err.Error())
 		}

@@ -36,11 +36,6 @@ type Options struct {
 	// node batch by node batch (rollout), NodeBatch nodes at a time (default 1).
 	Upgrade   bool
 	NodeBatch int
-	// After are hooks of runs beside this one (schedule.Root names) that a component waits
-	// on besides its parents, by component: a fleet's remote's Pilot (its injector, which
-	// calls the primary's istiod) waits on its primary's Pilot, while the rest of the
-	// remote's install goes ahead.
-	After map[component.Name][]string
 }
 
 // Installer says how to apply rendered manifests and remove what an install owns: the
@@ -205,7 +200,7 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 			errs = append(errs, err)
 		}
 	}
-	runGraph(ctx, hooks, manifests, in.Opts.Upgrade, in.Opts.After, func(m render.Manifest) error {
+	runGraph(ctx, hooks, manifests, in.Opts.Upgrade, func(m render.Manifest) error {
 		ev := componentEvent(m.Instance)
 		e := ev
 		e.Type, e.Total = event.ComponentStarted, len(m.Objects)

@@ -110,20 +110,11 @@ func (e *StoppedError) Error() string { return e.Err.Error() + " while waiting f
 
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// Root names a hook from the root of the hooks, whatever the scope it is waited in: what
-// a run inside a node waits on from another node (a fleet's remote, within its install,
-// on its primary's "cluster-1/Pilot").
-func Root(name string) string { return "/" + name }
-
-// Wait waits for the named hooks in turn (in h's scope, or from the root: Root): nil once
-// all stand, a *NeedError for the first that failed, a *StoppedError when ctx ends first.
+// Wait waits for the named hooks in turn: nil once all stand, a *NeedError for the first
+// that failed, a *StoppedError when ctx ends first.
 func (h *Hooks) Wait(ctx context.Context, names ...string) error {
 	for _, n := range names {
-		key := h.scope + n
-		if root, ok := strings.CutPrefix(n, "/"); ok {
-			key = root
-		}
-		k := h.all.get(key)
+		k := h.all.get(h.scope + n)
 		select {
 		case <-k.done:
 		case <-ctx.Done():

@@ -137,7 +137,14 @@ func TestFleetInstallE2E(t *testing.T) {
 			t.Errorf("the stream differs from its recording:\n%s", firstDifference(w, got))
 		}
 		// The stream: every event with its cluster, a done per cluster, the fleet's last.
-		evs := eventsOf(t, out)
+		var evs []event.Event
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e event.Event
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("not an event: %q: %v", line, err)
+			}
+			evs = append(evs, e)
+		}
 		dones := map[string]int{}
 		for i, e := range evs {
 			if e.Cluster == "" && i != len(evs)-1 {
@@ -147,7 +154,26 @@ func TestFleetInstallE2E(t *testing.T) {
 				dones[e.Cluster]++
 			}
 		}
-		remotePilotAfterPrimary(t, evs)
+		// A remote's install starts once its primary's istiod is ready, not before, and
+		// within a second of it.
+		pilot, remote := -1, -1
+		for i, e := range evs {
+			if e.Cluster == "cluster-1" && e.Type == event.ComponentReady && e.Component == "Pilot" && pilot < 0 {
+				pilot = i
+			}
+			if e.Cluster == "cluster-3" && e.Type == event.Plan && remote < 0 {
+				remote = i
+			}
+		}
+		if pilot < 0 || remote < pilot {
+			t.Errorf("cluster-3's install began at event %d, cluster-1's istiod was ready at event %d", remote, pilot)
+		} else if gap := evs[remote].Time.Sub(evs[pilot].Time); gap > time.Second {
+			// It waits on the readiness hook cluster-1's install ends, not on that
+			// install's end: it starts as the hook ends.
+			t.Errorf("cluster-3's install began %v after cluster-1's istiod was ready, want within 1s", gap)
+		} else {
+			t.Logf("cluster-3's install began %v after cluster-1's istiod was ready", gap)
+		}
 		last := evs[len(evs)-1]
 		if want := map[string]int{"cluster-1": 1, "cluster-2": 1, "cluster-3": 1, "": 1}; !maps.Equal(dones, want) {
 			t.Errorf("done events per cluster %v, want %v", dones, want)
@@ -271,12 +297,9 @@ func TestFleetInstallE2E(t *testing.T) {
 		if code := mainExit(err); code != 130 || !strings.Contains(out.String(), "Fleet install interrupted") {
 			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, err, out.String())
 		}
-		out2, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y", "-o", "json")
-		if code != 0 {
-			t.Fatalf("fleet install after the interrupted one: exit %d\n%s", code, out2)
+		if out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y"); code != 0 {
+			t.Fatalf("fleet install after the interrupted one: exit %d\n%s", code, out)
 		}
-		// Nearly fresh: cluster-1's istiod starts in this run, cluster-3's Base is quick.
-		remotePilotAfterPrimary(t, eventsOf(t, out2))
 		if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetFile); code != 0 {
 			t.Fatalf("fleet verify: exit %d\n%s", code, out)
 		}
@@ -510,43 +533,4 @@ func (p *tcpProxy) stop() {
 		c.Close()
 	}
 	p.conns = nil
-}
-
-// eventsOf parses an -o json stream.
-func eventsOf(t *testing.T, out string) []event.Event {
-	t.Helper()
-	var evs []event.Event
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e event.Event
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("not an event: %q: %v", line, err)
-		}
-		evs = append(evs, e)
-	}
-	return evs
-}
-
-// remotePilotAfterPrimary: a remote's Pilot (its injector, which calls the primary's istiod)
-// starts once its primary's istiod is ready, not before, and within a second of it; the rest
-// of the remote's install does not wait for it.
-func remotePilotAfterPrimary(t *testing.T, evs []event.Event) {
-	t.Helper()
-	pilot, remote := -1, -1
-	for i, e := range evs {
-		if e.Cluster == "cluster-1" && e.Type == event.ComponentReady && e.Component == "Pilot" && pilot < 0 {
-			pilot = i
-		}
-		if e.Cluster == "cluster-3" && e.Type == event.ComponentStarted && e.Component == "Pilot" && remote < 0 {
-			remote = i
-		}
-	}
-	if pilot < 0 || remote < pilot {
-		t.Errorf("cluster-3's Pilot began at event %d, cluster-1's istiod was ready at event %d", remote, pilot)
-	} else if gap := evs[remote].Time.Sub(evs[pilot].Time); gap > time.Second {
-		// It waits on the readiness hook cluster-1's install ends, not on that install's
-		// end: it starts as the hook ends.
-		t.Errorf("cluster-3's Pilot began %v after cluster-1's istiod was ready, want within 1s", gap)
-	} else {
-		t.Logf("cluster-3's Pilot began %v after cluster-1's istiod was ready", gap)
-	}
 }

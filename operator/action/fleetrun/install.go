@@ -135,25 +135,13 @@ func (a *Install) planMember(ctx context.Context, f *fleet.Fleet, m *Member) {
 	if !a.reach(ctx, m) {
 		return
 	}
-	m.installer = &action.Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan,
-		Events: event.InCluster(orDiscard(a.Events), c.Name), After: afterPrimary(m)}
+	m.installer = &action.Install{Config: m.cfg, Spec: f.Spec(c), ReadinessTimeout: a.ReadinessTimeout, Replan: a.Replan, Events: event.InCluster(orDiscard(a.Events), c.Name)}
 	if m.Install, m.Err = m.installer.Plan(ctx); m.Install != nil {
 		m.Namespace = m.Install.Namespace
 	}
 	if ex := f.Exposes(c); len(ex) > 0 {
 		m.Notes = append(m.Notes, "then its east-west gateway, the eastwest install ("+strings.Join(ex, ", ")+")")
 	}
-}
-
-// afterPrimary is what a remote given its primary's address waits on within its install:
-// its Pilot (the injector, which calls the primary's istiod) on the hook the primary's
-// install ends once its Pilot is ready; the rest of its install goes ahead. nil for the
-// others.
-func afterPrimary(m *Member) map[component.Name][]string {
-	if m.Primary == "" || needsAddress(m) {
-		return nil
-	}
-	return map[component.Name][]string{component.Pilot: {schedule.Root(m.Primary + "/" + string(component.Pilot))}}
 }
 
 // newMember is cluster c's part of a plan, with its own connection (not made yet).
@@ -296,11 +284,15 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	if err := a.writeCACerts(ctx, p.f, m); err != nil {
 		return event.OutcomeFailed, err
 	}
-	if needsAddress(m) {
-		// Its spec takes the address of its primary's east-west gateway: the whole of its
-		// primary's install first. (A remote given its address only holds its Pilot: see
-		// afterPrimary.)
-		if err := hooks.Wait(ctx, m.Primary); err != nil {
+	if m.Primary != "" {
+		// A remote needs its primary's istiod serving (its injection goes there): the hook
+		// its primary's install ends once its Pilot is ready, not the rest of that install;
+		// with no address in the file, the gateway that gives it one: the whole of it.
+		need := m.Primary + "/" + string(component.Pilot)
+		if needsAddress(m) {
+			need = m.Primary
+		}
+		if err := hooks.Wait(ctx, need); err != nil {
 			return event.OutcomeSkipped, needError(err)
 		}
 	}
