@@ -36,7 +36,7 @@ func TestWriteLockE2E(t *testing.T) {
 	})
 	k := []string{"--kubeconfig", c.Kubeconfig}
 
-	// Three installs and an uninstall started at once run one after the other, each
+	// Three installs and an uninstall that wait for the lock at once run one after the other, each
 	// converges, and the history lists the installs in the order they held the lock.
 	t.Run("one writer at a time", func(t *testing.T) {
 		istioctl("install", "-y", "-r", "canary", "--set", "profile=minimal")
@@ -48,9 +48,18 @@ func TestWriteLockE2E(t *testing.T) {
 			"minimal":          {"install", "-y", "-o", "json", "--skip-admission-check", "--set", "profile=minimal"},
 			"uninstall canary": {"uninstall", "-r", "canary", "-y", "-o", "json"},
 		}
+		// The test holds the lock until all four wait for it: started at once, the fastest
+		// (the uninstall renders nothing) could otherwise finish before the slowest asks.
+		held, _ := holdLock(t, c)
 		procs := map[string]*process{}
 		for name, args := range runs {
 			procs[name] = startIstioctl(t, name, bin, nil, append(append([]string{}, k...), args...)...)
+		}
+		for _, p := range procs {
+			p.waitFor(t, "waiting for the lock", p.out.when(lockWaiting))
+		}
+		if err := held.Release(); err != nil {
+			t.Fatal(err)
 		}
 		streams := map[string][]streamEvent{}
 		waited := 0
@@ -68,8 +77,8 @@ func TestWriteLockE2E(t *testing.T) {
 		}
 		order := oneAtATime(t, streams)
 		t.Logf("lock order: %s; %d of 4 waited", strings.Join(order, ", "), waited)
-		if len(order) != 4 || waited < 3 {
-			t.Errorf("%d runs wrote (want 4), %d waited for the lock (want at least 3)", len(order), waited)
+		if len(order) != 4 || waited != 4 {
+			t.Errorf("%d runs wrote (want 4), %d waited for the lock (want 4)", len(order), waited)
 		}
 		var installs []string
 		for _, name := range order {
