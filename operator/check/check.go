@@ -255,13 +255,21 @@ const (
 	KindVerify Kind = "verify"
 )
 
-// Summary counts results.
+// Summary counts results. An info result that did not pass is a note: it says something
+// worth knowing (a Kubernetes version outside Istio's window) and fails nothing.
 type Summary struct {
 	Checked  int `json:"checked"`
 	Failed   int `json:"failed"`
 	Errors   int `json:"errors"`
 	Warnings int `json:"warnings"`
+	Notes    int `json:"notes,omitempty"`
 }
+
+// Note says whether r is a note: an info result that did not pass.
+func (r Result) Note() bool { return !r.Passed && r.Severity == Info }
+
+// Failing says whether r failed: it did not pass and is no note.
+func (r Result) Failing() bool { return !r.Passed && r.Severity != Info }
 
 // Failed says whether the report has a failure at or above sev.
 func (r *Report) FailedAt(sev Severity) bool {
@@ -299,11 +307,15 @@ func Run(ctx context.Context, command string, checks []Check, env *Env) *Report 
 				if r.Severity == "" {
 					r.Severity = c.Severity
 				}
-				if r.Code == "" {
-					r.Code = c.Code
-				}
-				if r.Hint == "" && !r.Passed {
-					r.Hint = c.Hint
+				// The check's code and hint name its failure: a note of a check that
+				// fails at another severity carries neither.
+				if !r.Note() || c.Severity == Info {
+					if r.Code == "" {
+						r.Code = c.Code
+					}
+					if r.Hint == "" && !r.Passed {
+						r.Hint = c.Hint
+					}
 				}
 				r.rank += i * 1000
 			}
@@ -321,10 +333,12 @@ func Run(ctx context.Context, command string, checks []Check, env *Env) *Report 
 func report(command string, all []Result) *Report {
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
-		if a.Passed != b.Passed {
-			return !a.Passed
+		// Notes stay among the passes: they fail nothing.
+		fa, fb := a.Failing(), b.Failing()
+		if fa != fb {
+			return fa
 		}
-		if sa, sb := sevRank(a.Severity), sevRank(b.Severity); !a.Passed && sa != sb {
+		if sa, sb := sevRank(a.Severity), sevRank(b.Severity); fa && sa != sb {
 			return sa < sb
 		}
 		if a.rank != b.rank {
@@ -337,7 +351,11 @@ func report(command string, all []Result) *Report {
 	failedObjects := map[string]bool{}
 	for _, r := range all {
 		objects[r.Object] = true
-		if !r.Passed {
+		switch {
+		case r.Passed:
+		case r.Note():
+			rep.Summary.Notes++
+		default:
 			failedObjects[r.Object] = true
 			switch r.Severity {
 			case Error:
@@ -404,6 +422,6 @@ func (r *Report) Prefix(p string) {
 func Merge(command string, reports ...*Report) *Report {
 	out := Join(command, reports...)
 	// Failures first across reports too, keeping their order otherwise.
-	sort.SliceStable(out.Results, func(i, j int) bool { return !out.Results[i].Passed && out.Results[j].Passed })
+	sort.SliceStable(out.Results, func(i, j int) bool { return out.Results[i].Failing() && !out.Results[j].Failing() })
 	return out
 }

@@ -112,6 +112,7 @@ func Join(command string, reports ...*Report) *Report {
 		out.Summary.Failed += r.Summary.Failed
 		out.Summary.Errors += r.Summary.Errors
 		out.Summary.Warnings += r.Summary.Warnings
+		out.Summary.Notes += r.Summary.Notes
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
+	"github.com/istioctl-installer/istioctl/operator/skew"
 )
 
 // MinKubernetes is the oldest Kubernetes release Istio 1.30 supports.
@@ -60,7 +61,16 @@ func kubernetesVersion(ctx context.Context, env *Env) []Result {
 	if have.LessThan(min) {
 		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("The Kubernetes Version %q is lower than the minimum version: 1.32", info.GitVersion)}}
 	}
-	return []Result{{Object: "(Cluster)", Passed: true, Message: fmt.Sprintf("Kubernetes %s (at least %s)", info.GitVersion, MinKubernetes)}}
+	out := []Result{{Object: "(Cluster)", Passed: true, Message: fmt.Sprintf("Kubernetes %s (at least %s)", info.GitVersion, MinKubernetes)}}
+	// Outside the release's window but above the minimum is a note: untested upstream, not
+	// known broken.
+	if env.Version != "" {
+		if v := skew.Kubernetes(env.Version, info.GitVersion); !v.OK {
+			out = append(out, Result{Object: "(Cluster)", Severity: Info, Message: v.String(),
+				Hint: "a Kubernetes version outside the window is untested by Istio"})
+		}
+	}
+	return out
 }
 
 var ssarGVR = schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}

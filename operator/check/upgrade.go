@@ -88,14 +88,6 @@ func upgradeHop(ctx context.Context, env *Env) []Result {
 		v := skew.Hop(h.from, env.Version, h.inPlace)
 		out = append(out, Result{Object: h.object, Passed: v.OK, Message: v.String()})
 	}
-	if info, err := env.Client.ServerVersion(ctx); err == nil {
-		// Outside the window is a note: below it the kubernetes-version check fails the
-		// install already; above it is untested upstream, not known broken.
-		if v := skew.Kubernetes(env.Version, info.GitVersion); !v.OK {
-			out = append(out, Result{Object: "(Cluster)", Severity: Info, Message: v.String(),
-				Hint: "a Kubernetes version outside the window is untested by Istio"})
-		}
-	}
 	return out
 }
 

@@ -100,6 +100,46 @@ func TestReportOrderAndSummary(t *testing.T) {
 	}
 }
 
+// A note (an info result that did not pass) fails nothing: it is counted apart, stays
+// among the passes and fails neither --fail-on level.
+func TestNotesFailNothing(t *testing.T) {
+	results := []Result{
+		{Object: "A", Passed: true},
+		{Object: "B", Severity: Info, Message: "outside the window"},
+		{Object: "C", Severity: Warning},
+	}
+	checks := []Check{{ID: "c", Section: "S", Severity: Error,
+		Run: func(context.Context, *Env) []Result { return append([]Result(nil), results...) }}}
+	rep := Run(context.Background(), "x precheck", checks, &Env{})
+	var order []string
+	for _, r := range rep.Results {
+		order = append(order, r.Object)
+	}
+	if got := strings.Join(order, " "); got != "C A B" {
+		t.Errorf("order %s, want the warning first, then the pass and the note by object", got)
+	}
+	if s := rep.Summary; s.Checked != 3 || s.Failed != 1 || s.Warnings != 1 || s.Notes != 1 {
+		t.Errorf("summary %+v: the note is counted apart, not failed", s)
+	}
+	onlyNote := Run(context.Background(), "x precheck", []Check{{ID: "n", Severity: Error, Code: "IST0142", Hint: "upgrade",
+		Run: func(context.Context, *Env) []Result { return []Result{{Object: "B", Severity: Info}} }}}, &Env{})
+	if onlyNote.FailedAt(Error) || onlyNote.FailedAt(Warning) || onlyNote.Summary.Failed != 0 {
+		t.Errorf("a note fails the report: %+v", onlyNote.Summary)
+	}
+	if r := onlyNote.Results[0]; r.Code != "" || r.Hint != "" {
+		t.Errorf("a note of an error check carries the failure's code %q and hint %q", r.Code, r.Hint)
+	}
+	infoCheck := Run(context.Background(), "x precheck", []Check{{ID: "a", Severity: Info, Code: "IST0136",
+		Run: func(context.Context, *Env) []Result { return []Result{{Object: "B"}} }}}, &Env{})
+	if r := infoCheck.Results[0]; r.Code != "IST0136" || !r.Note() {
+		t.Errorf("an info check's note lost its code: %+v", r)
+	}
+	merged := Merge("x precheck", &Report{Results: []Result{{Object: "B", Severity: Info}}}, &Report{Results: []Result{{Object: "C", Severity: Error}}})
+	if merged.Results[0].Object != "C" {
+		t.Errorf("merged: a note sorts before a failure: %+v", merged.Results)
+	}
+}
+
 // A Secret's drift names the keys that differ, never their values (rendered or live).
 func TestSecretDriftIsMasked(t *testing.T) {
 	want := map[string]any{"kind": "Secret", "type": "Opaque",

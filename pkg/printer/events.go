@@ -76,6 +76,7 @@ var (
 	green  = color.New(color.FgGreen).SprintFunc()
 	red    = color.New(color.FgRed).SprintFunc()
 	yellow = color.New(color.FgYellow).SprintFunc()
+	cyan   = color.New(color.FgCyan).SprintFunc()
 	faint  = color.New(color.Faint).SprintFunc()
 )
 

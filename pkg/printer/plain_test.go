@@ -95,5 +95,28 @@ func TestPlainPrecheckFromRecordedReports(t *testing.T) {
 		if name == "admission-refused" && failed == 0 {
 			t.Errorf("%s: the recorded report has no failure", name)
 		}
+		// JUnit: a case fails per failing result; a note passes, its text in the output.
+		var x bytes.Buffer
+		if err := Report(&x, &rep, JUnit); err != nil {
+			t.Fatal(err)
+		}
+		failing, notes := 0, 0
+		for _, r := range rep.Results {
+			switch {
+			case r.Failing():
+				failing++
+			case r.Note():
+				notes++
+				if !strings.Contains(x.String(), "<system-out>note: "+r.Message) {
+					t.Errorf("%s: the note on %s is not in the JUnit output:\n%s", name, r.Object, x.String())
+				}
+			}
+		}
+		if got := strings.Count(x.String(), "<failure "); got != failing {
+			t.Errorf("%s: JUnit has %d failures, the report %d failing results (and %d notes)", name, got, failing, notes)
+		}
+		if name == "clean" && notes == 0 {
+			t.Errorf("%s: the recorded report has no note (the bed's Kubernetes is outside the window)", name)
+		}
 	}
 }

@@ -65,18 +65,27 @@ func text(w io.Writer, rep *check.Report, short bool) error {
 	// blank: a blank line goes before what prints next (a full section stands apart).
 	blank := false
 	for i, s := range sections {
-		passed := 0
+		passed, notes := 0, 0
 		for _, r := range by[s] {
-			if r.Passed {
+			switch {
+			case r.Passed:
 				passed++
+			case r.Note():
+				notes++
 			}
 		}
-		if short && passed == len(by[s]) {
+		// A section with nothing failed is a line, its notes under it.
+		if short && passed+notes == len(by[s]) {
 			if blank {
 				fmt.Fprintln(w)
 				blank = false
 			}
 			fmt.Fprintf(w, "%s %s: %s passed\n", green("✔"), s, checks(passed))
+			for _, r := range by[s] {
+				if r.Note() {
+					result(w, r)
+				}
+			}
 			continue
 		}
 		if i > 0 {
@@ -99,8 +108,15 @@ func text(w io.Writer, rep *check.Report, short bool) error {
 	if rep.Kind == check.KindVerify && !rep.Fleet {
 		what = "objects checked"
 	}
-	fmt.Fprintf(w, "\n%d %s, %d failed (%d errors, %d warnings)\n",
-		rep.Summary.Checked, what, rep.Summary.Failed, rep.Summary.Errors, rep.Summary.Warnings)
+	notes := ""
+	switch n := rep.Summary.Notes; {
+	case n == 1:
+		notes = ", 1 note"
+	case n > 1:
+		notes = fmt.Sprintf(", %d notes", n)
+	}
+	fmt.Fprintf(w, "\n%d %s, %d failed (%d errors, %d warnings%s)\n",
+		rep.Summary.Checked, what, rep.Summary.Failed, rep.Summary.Errors, rep.Summary.Warnings, notes)
 	return nil
 }
 
@@ -132,8 +148,9 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// junit writes one testsuite per section and one testcase per result. Warnings and info
-// are failures only when they failed; their type says the severity.
+// junit writes one testsuite per section and one testcase per result. Errors and warnings
+// are failures only when they failed; their type says the severity. A note passes, its
+// text in the case's output: a CI job's test report must not go red on one.
 func junit(w io.Writer, rep *check.Report) error {
 	out := junitSuites{Name: "istioctl " + rep.Command}
 	index := map[string]int{}
@@ -145,7 +162,13 @@ func junit(w io.Writer, rep *check.Report) error {
 			out.Suites = append(out.Suites, junitSuite{Name: r.Section})
 		}
 		c := junitCase{Name: r.Object, ClassName: r.Check, SystemOut: r.Message}
-		if !r.Passed {
+		switch {
+		case r.Note():
+			c.SystemOut = "note: " + r.Message
+			if r.Hint != "" {
+				c.SystemOut += "\nhint: " + r.Hint
+			}
+		case !r.Passed:
 			text := r.Message
 			if r.Diff != "" {
 				text += "\n" + r.Diff
@@ -184,6 +207,8 @@ func result(w io.Writer, r check.Result) {
 	case r.Passed:
 	case r.Severity == check.Error:
 		mark = red("✘")
+	case r.Note():
+		mark = cyan("i")
 	default:
 		mark = yellow("!")
 	}
