@@ -111,12 +111,27 @@ type InstallPlan struct {
 }
 
 // Changes foresees what the run does to each object: created, configured, unchanged (no
-// write) or pruned, from the reads the plan already made.
+// write) or pruned, from the reads the plan already made; and what setting the default
+// revision tag does to its objects, so that the plan counts what the run's result counts.
 func (p *InstallPlan) Changes(ctx context.Context) ([]install.Change, error) {
 	if p.changes == nil {
 		c, err := p.apply.Changes(ctx, p.manifests, p.stale)
 		if err != nil {
 			return nil, err
+		}
+		if p.SetsDefaultTag {
+			t, err := p.defaultTag.Foresee(ctx, p.client)
+			if err != nil {
+				return nil, err
+			}
+			tc, err := p.apply.ChangesOf(ctx, t.Objects, tagGroup)
+			if err != nil {
+				return nil, err
+			}
+			c = append(c, tc...)
+			for _, w := range t.Deactivate {
+				c = append(c, install.Change{Object: kube.Describe(w), Component: tagGroup, Action: install.Deactivated, DryRun: true})
+			}
 		}
 		p.changes = c
 	}
@@ -139,7 +154,7 @@ func (p *InstallPlan) Summary(ctx context.Context, fields bool) (*install.Summar
 			return nil, err
 		}
 	}
-	s := install.Summarize(p.manifests, changes)
+	s := tagSummary(install.Summarize(p.manifests, changes))
 	if p.SetsDefaultTag {
 		s.DefaultTag = &install.TagStep{Revision: p.defaultTag.Revision, From: p.defaultTag.Current}
 	}

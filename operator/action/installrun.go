@@ -45,10 +45,6 @@ func (a *Install) announce(ctx context.Context, r *run, p *InstallPlan) {
 	}
 }
 
-// tagComponent groups the default revision tag's objects in an install's summary, as an
-// uninstall's summary groups them.
-const tagComponent = "revision-tags"
-
 // carryOut applies the plan, then points the default revision tag at the revision and
 // retires the Helm releases the install emptied.
 func (a *Install) carryOut(ctx context.Context, r *run, p *InstallPlan) (*InstallResult, error) {
@@ -58,7 +54,7 @@ func (a *Install) carryOut(ctx context.Context, r *run, p *InstallPlan) (*Instal
 		tagged, installErr = p.defaultTag.Run(ctx, p.client, r.events)
 		// The tag's objects are written by this run too: they count.
 		for _, ch := range tagged {
-			result.Changes = append(result.Changes, install.Change{Object: ch.Object, Component: tagComponent, Action: install.Action(ch.Action)})
+			result.Changes = append(result.Changes, install.Change{Object: ch.Object, Component: tagGroup, Action: install.Action(ch.Action)})
 		}
 	}
 	err := installErr

@@ -80,14 +80,18 @@ func (a *TagSet) Preview(ctx context.Context, p *TagSetPlan) (*install.Summary, 
 	return tagSummary(install.Summarize(nil, out)), nil
 }
 
-// tagGroup is the group a summary counts a tag's objects in.
-const tagGroup = "revision-tags"
+// tagGroup is the group a summary counts a tag's objects in (tag set, and an install's and
+// an uninstall's summaries).
+const (
+	tagGroup      = "revision-tags"
+	tagGroupTitle = "Revision tags"
+)
 
 // tagSummary titles the tag's group of s.
 func tagSummary(s *install.Summary) *install.Summary {
 	for i := range s.Components {
 		if s.Components[i].Component == tagGroup {
-			s.Components[i].Title = "Revision tags"
+			s.Components[i].Title = tagGroupTitle
 		}
 	}
 	return s

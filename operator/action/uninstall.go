@@ -89,7 +89,7 @@ func (p *UninstallPlan) Summary() *install.Summary {
 		case o.GetLabels()[history.LabelRecord] == "true":
 			return "install-records", "Install records"
 		case o.GetLabels()[tag.LabelTag] != "":
-			return "revision-tags", "Revision tags"
+			return tagGroup, tagGroupTitle
 		}
 		return install.ComponentTitle(o)
 	})

@@ -106,21 +106,9 @@ func (in *Run) Changes(ctx context.Context, manifests []render.Manifest, stale [
 	for _, m := range manifests {
 		labels := in.Owner.Labels(m.Instance.Name)
 		for _, o := range m.Objects {
-			c := Change{Object: kube.Describe(o), Component: m.Instance.Key(), Action: Created, DryRun: true}
-			before, err := in.before(ctx, o)
-			switch {
-			case apierrors.IsForbidden(err):
-				// Not allowed to list the kind: the apply reads the object itself.
-				c.Action = Configured
-			case err != nil:
-				return nil, fmt.Errorf("reading what exists before installing: %w", err)
-			case before != nil:
-				c.Action = Configured
-				if same, err := in.Client.Unchanged(withLabels(o, labels), before); err != nil {
-					return nil, err
-				} else if same {
-					c.Action = Unchanged
-				}
+			c, err := in.foresee(ctx, o, labels, m.Instance.Key())
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, c)
 		}
@@ -129,6 +117,44 @@ func (in *Run) Changes(ctx context.Context, manifests []render.Manifest, stale [
 		out = append(out, Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: Pruned, DryRun: true})
 	}
 	return out, nil
+}
+
+// ChangesOf foresees, as Changes does, what applying objs as they are (an install's extra
+// objects, such as the default revision tag's) would do, grouped under component.
+func (in *Run) ChangesOf(ctx context.Context, objs []*unstructured.Unstructured, component string) ([]Change, error) {
+	var out []Change
+	for _, o := range objs {
+		c, err := in.foresee(ctx, o, nil, component)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// foresee says what applying o, with labels added, would do, from the metadata lists.
+func (in *Run) foresee(ctx context.Context, o *unstructured.Unstructured, labels map[string]string, component string) (Change, error) {
+	c := Change{Object: kube.Describe(o), Component: component, Action: Created, DryRun: true}
+	before, err := in.before(ctx, o)
+	switch {
+	case apierrors.IsForbidden(err):
+		// Not allowed to list the kind: the apply reads the object itself.
+		c.Action = Configured
+	case err != nil:
+		return c, fmt.Errorf("reading what exists before installing: %w", err)
+	case before != nil:
+		c.Action = Configured
+		if labels != nil {
+			o = withLabels(o, labels)
+		}
+		if same, err := in.Client.Unchanged(o, before); err != nil {
+			return c, err
+		} else if same {
+			c.Action = Unchanged
+		}
+	}
+	return c, nil
 }
 
 // withLabels is a copy of o carrying labels as well: what the install applies.

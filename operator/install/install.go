@@ -125,8 +125,9 @@ type Result struct {
 	Failed []string
 }
 
-// Applied counts the objects created or configured (in a dry run: that would be).
-func (r *Result) Applied() int { return Count(r.Changes, Created, Configured) }
+// Applied counts the objects created, configured or deactivated (in a dry run: that would
+// be).
+func (r *Result) Applied() int { return Count(r.Changes, Created, Configured, Deactivated) }
 
 // Unchanged counts the objects already as rendered.
 func (r *Result) Unchanged() int { return Count(r.Changes, Unchanged) }

@@ -34,6 +34,8 @@ type InstallDefault struct {
 	// not-pruned opt-out, so the install never prunes them and an uninstall of the revision
 	// (or a purge) removes them.
 	Labels map[string]string
+	// injectors are the revision's injectors the install renders.
+	injectors []*unstructured.Unstructured
 }
 
 // ForInstall decides, before an install applies manifests, whether it sets the default
@@ -66,6 +68,7 @@ func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifes
 	if len(injectors) == 0 {
 		return d, nil
 	}
+	d.injectors = injectors
 	tags, err := c.List(ctx, kube.MutatingWebhookGVK, "app=sidecar-injector,"+LabelTag+"="+Default)
 	if err != nil {
 		return nil, err
@@ -90,22 +93,30 @@ func ForInstall(ctx context.Context, c *kube.Client, res *spec.Resolved, manifes
 	return d, nil
 }
 
-// Objects are the objects setting the default tag writes: none unless Needed.
-func (d *InstallDefault) Objects(ctx context.Context, c *kube.Client) ([]*unstructured.Unstructured, error) {
+// Foresee is what Run will write, from reads only (nil unless Needed): the tag rendered
+// against the revision's injector as it runs, or, while the revision does not run yet, as
+// the install renders it.
+func (d *InstallDefault) Foresee(ctx context.Context, c *kube.Client) (*Plan, error) {
 	if !d.Needed {
 		return nil, nil
 	}
-	p, err := d.generate(ctx, c)
-	if err != nil {
+	return d.generate(ctx, c, d.injectors)
+}
+
+// Objects are the objects setting the default tag writes: none unless Needed.
+func (d *InstallDefault) Objects(ctx context.Context, c *kube.Client) ([]*unstructured.Unstructured, error) {
+	p, err := d.Foresee(ctx, c)
+	if p == nil || err != nil {
 		return nil, err
 	}
 	return p.Objects, nil
 }
 
-func (d *InstallDefault) generate(ctx context.Context, c *kube.Client) (*Plan, error) {
+// generate renders the tag against the revision's live injector, else against installing.
+func (d *InstallDefault) generate(ctx context.Context, c *kube.Client, installing []*unstructured.Unstructured) (*Plan, error) {
 	p, err := Generate(ctx, c, Options{
 		Tag: Default, Revision: d.Revision, IstioNamespace: d.IstioNamespace, ManifestsDir: d.ManifestsDir,
-		AutoInjectNamespaces: d.AutoInject, Overwrite: true, Labels: d.Labels,
+		AutoInjectNamespaces: d.AutoInject, Overwrite: true, Labels: d.Labels, Installing: installing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting the default revision tag: %w", err)
@@ -117,7 +128,7 @@ func (d *InstallDefault) generate(ctx context.Context, c *kube.Client) (*Plan, e
 // object written and a revision-tag event that says where the tag points. It returns what
 // it did to each object, for the install's counts.
 func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.Sink) ([]Change, error) {
-	p, err := d.generate(ctx, c)
+	p, err := d.generate(ctx, c, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,9 @@ type Options struct {
 	// from the objects, as upstream does for `tag set`: an install's prune and an uninstall
 	// by labels never match them.
 	UserManaged bool
+	// Installing are the revision's injectors as an install renders them: an install's plan
+	// foresees the tag from them while the revision does not run yet.
+	Installing []*unstructured.Unstructured
 }
 
 // Plan is a generated tag, checked against the cluster: what to apply and what it changes.
@@ -123,6 +126,11 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 	hooks, svcs, err := revisionObjects(ctx, c, ns, rev)
 	if err != nil {
 		return nil, err
+	}
+	if len(hooks) == 0 && len(svcs) == 0 {
+		for _, h := range opts.Installing {
+			hooks = append(hooks, *h)
+		}
 	}
 	if len(hooks) == 0 && len(svcs) == 0 {
 		return nil, fmt.Errorf("cannot modify tag: cannot find MutatingWebhookConfiguration or Service with revision %q", rev)

@@ -52,7 +52,7 @@ func TestFleetInstallE2E(t *testing.T) {
 		if err == nil {
 			t.Fatalf("answering n: no error\n%s", out)
 		}
-		for _, want := range []string{"Cluster cluster-1 (primary):", "Cluster cluster-3 (remote):", "Plan: 39 to create", "Links:",
+		for _, want := range []string{"Cluster cluster-1 (primary):", "Cluster cluster-3 (remote):", "Plan: 42 to create", "Links:",
 			"+ istio-system/istio-remote-secret-cluster-3 in cluster-1, cluster-3's credentials: to create", `install fleet "bed" into 3 clusters`} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the prompt says\n%s\nwant %q", out, want)

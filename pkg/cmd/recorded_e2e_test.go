@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -62,6 +63,7 @@ func TestRecordedStreamsE2E(t *testing.T) {
 		if (err != nil) != r.fails {
 			t.Fatalf("%s: error %v, want one: %v\n%s\n%s", r.name, err, r.fails, out, stderr)
 		}
+		planCountsDone(t, r.name, out)
 		want := recording(t, r.name, out)
 		got := streamForm(t, out)
 		if w := streamForm(t, string(want)); strings.Join(got, "\n") != strings.Join(w, "\n") {
@@ -162,6 +164,50 @@ func streamForm(t *testing.T, stream string) []string {
 		out[i] = l.text
 	}
 	return out
+}
+
+// doneCounts is a run's closing message: "[record N: ]A applied, U unchanged, P pruned".
+var doneCounts = regexp.MustCompile(`^(?:record \d+: )?(\d+) (?:would be )?applied, (\d+) unchanged, (\d+) (?:would be )?pruned$`)
+
+// planCountsDone checks that a run which succeeds does what its plan event said, counted the
+// same way: created and updated objects are what it applied (the default revision tag's
+// objects included), then unchanged and pruned.
+func planCountsDone(t *testing.T, name, stream string) {
+	t.Helper()
+	type counted struct {
+		Type     string
+		Message  string
+		ExitCode *int
+		Changes  *struct{ Create, Update, Unchanged, Prune int }
+	}
+	var plan, done *counted
+	for _, l := range strings.Split(strings.TrimSpace(stream), "\n") {
+		if l == "" {
+			continue
+		}
+		var e counted
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%s: not a JSON event: %q: %v", name, l, err)
+		}
+		switch {
+		case e.Type == "plan" && e.Changes != nil && plan == nil:
+			plan = &e
+		case e.Type == "done":
+			done = &e
+		}
+	}
+	if plan == nil || done == nil || done.ExitCode == nil || *done.ExitCode != 0 {
+		return
+	}
+	m := doneCounts.FindStringSubmatch(done.Message)
+	if m == nil {
+		return // an uninstall's "N removed"
+	}
+	c := plan.Changes
+	want := fmt.Sprintf("%d applied, %d unchanged, %d pruned", c.Create+c.Update, c.Unchanged, c.Prune)
+	if got := m[1] + " applied, " + m[2] + " unchanged, " + m[3] + " pruned"; got != want {
+		t.Errorf("%s: the plan said %+v (%s), the run did %q", name, *c, want, done.Message)
+	}
 }
 
 // firstDifference names the first line where two streams differ.

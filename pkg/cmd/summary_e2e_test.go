@@ -43,7 +43,7 @@ func TestSummaryE2E(t *testing.T) {
 	// TestAdmissionInstallPlanE2E.)
 	out, _, err := asking(t, "n\n", "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check",
 		"--set", "namespace=summary-new", "--set", "values.global.istioNamespace=summary-new")
-	if want := "Plan: 33 to create, 0 to update, 0 unchanged, 0 to prune\n"; !strings.HasPrefix(out, want) || !strings.Contains(out, "Cancelled.") || exitCode(err) != 1 {
+	if want := "Plan: 36 to create, 0 to update, 0 unchanged, 0 to prune\n"; !strings.HasPrefix(out, want) || !strings.Contains(out, "Cancelled.") || exitCode(err) != 1 {
 		t.Errorf("install into a new namespace, answered n: %v\n%s\nwant it to start with %q", err, out, want)
 	}
 	if dry := dryRuns(log.take()); len(dry) > 0 {
@@ -71,7 +71,7 @@ func TestSummaryE2E(t *testing.T) {
 	log.take()
 	out = istioctlOnKubeconfig(t, kubeconfig)("install", "-y", "--set", "profile=demo", "--skip-admission-check")
 	reqs := log.take()
-	if want := "Plan: 5 to create, 6 to update, 31 unchanged, 2 to prune\n"; !strings.HasPrefix(out, want) {
+	if want := "Plan: 5 to create, 6 to update, 34 unchanged, 2 to prune\n"; !strings.HasPrefix(out, want) {
 		t.Errorf("install -y should start with the counts %q:\n%s", want, out)
 	}
 	if dry := dryRuns(reqs); len(dry) > 0 {
