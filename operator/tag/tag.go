@@ -127,7 +127,9 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if len(hooks) == 0 && len(svcs) == 0 {
+	if len(hooks) == 0 {
+		// An install that stopped before its webhooks left the Service alone: the injector
+		// it is about to write stands in.
 		for _, h := range opts.Installing {
 			hooks = append(hooks, *h)
 		}

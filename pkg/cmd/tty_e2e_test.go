@@ -21,7 +21,7 @@ var demoComponents = []string{"Istio core", "Istiod", "Ingress gateways", "Egres
 // the shell's exit line. Anything else (an object line, a live line, a bar) is left over.
 var finalLine = []*regexp.Regexp{
 	regexp.MustCompile(`^Plan: \d+ to create, \d+ to update, \d+ unchanged, \d+ to prune$`),
-	regexp.MustCompile(`^  (Istio core|Istiod|Ingress gateways|Egress gateways) +(\d+ (to create|to update|unchanged|to prune)(, )?)+$`),
+	regexp.MustCompile(`^  (Istio core|Istiod|Ingress gateways|Egress gateways|Revision tags) +(\d+ (to create|to update|unchanged|to prune)(, )?)+$`),
 	regexp.MustCompile(`^✔ (Istio core|Istiod|Ingress gateways|Egress gateways) installed \S+$`),
 	regexp.MustCompile(`^✔ Default revision tag points at revision "default"$`),
 	regexp.MustCompile(`^✔ Installation complete \(\d+ applied, \d+ unchanged(, \d+ pruned)?\)$`),
