@@ -41,6 +41,11 @@ tmp=$(mktemp -d /tmp/istioctl-test.XXXXXX)
 export STATE=$tmp/cluster
 cleanup() {
 	local rc=$?
+	# The real istiods that exited, and why: their pods' logs go with the state.
+	if [ $rc != 0 ] && grep -q "istiod exited" "$STATE/logs/realistiod.log" 2>/dev/null; then
+		log "istiods that exited during the run (the bed's realistiod log):"
+		grep -A5 "istiod exited" "$STATE/logs/realistiod.log" | tail -60 >&2
+	fi
 	[ ! -d "$tmp/bed" ] || STATE=$tmp/bed "$root/hack/kube/bed-down.sh" || true
 	"$root/hack/kube/down.sh" || true
 	rm -rf "$tmp"

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -112,7 +113,7 @@ func (s *supervisor) loop(ctx context.Context) {
 		if time.Since(started) > backoffReset {
 			backoff = backoffFirst
 		}
-		log.Printf("%s: istiod exited (%s, code %d); restarting in %s", s.key, reason, code, backoff)
+		log.Printf("%s: istiod exited (%s, code %d); restarting in %s; its last lines:\n%s", s.key, reason, code, backoff, lastLines(s.logPath, 5))
 		s.set(func(st *procState) {
 			st.Running, st.Ready = false, false
 			st.Restarts++
@@ -304,4 +305,29 @@ func (c *criWriter) Write(b []byte) (int, error) {
 		}
 		c.part = c.part[i+1:]
 	}
+}
+
+// lastLines is the end of a container log (at most n lines, without their CRI prefix), so
+// that the bed's log says why an istiod exited after its pod's log is gone.
+func lastLines(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "  (no log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	const tail = 8 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > tail {
+		_, _ = f.Seek(st.Size()-tail, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	for i, l := range lines {
+		// time stream tag line
+		if f := strings.SplitN(l, " ", 4); len(f) == 4 {
+			l = f[3]
+		}
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n")
 }
