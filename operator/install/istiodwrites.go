@@ -85,25 +85,22 @@ func (in *pass) istiodStopped(ctx context.Context, deleted []*unstructured.Unstr
 		}
 		wait = append(wait, podsOf{d.GetNamespace(), labels.SelectorFromSet(ml).String()})
 	}
-	for {
-		changed := in.watch.Changed()
-		var left []*unstructured.Unstructured
+	var left []*unstructured.Unstructured
+	err := in.watch.Await(ctx, func() (bool, error) {
+		left = nil
 		for _, w := range wait {
 			pods, err := in.watch.List(ctx, kube.PodGVK, w.ns, w.selector)
 			if err != nil {
-				return err
+				return false, err
 			}
 			left = append(left, pods...)
 		}
-		if len(left) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("istiod's pod %s is still running: %w", kube.Describe(left[0]), ctx.Err())
-		case <-changed:
-		}
+		return len(left) == 0, nil
+	})
+	if err != nil && err == ctx.Err() && len(left) > 0 {
+		return fmt.Errorf("istiod's pod %s is still running: %w", kube.Describe(left[0]), err)
 	}
+	return err
 }
 
 // afterIstiod waits until the deleted objects are gone and istiod with them, then lists

@@ -107,9 +107,9 @@ const (
 // selector (which they match).
 func (in *pass) waitGone(ctx context.Context, objs []*unstructured.Unstructured, selector string) error {
 	nudged := map[string]time.Time{}
-	for {
-		changed := in.watch.Changed()
-		var left *unstructured.Unstructured
+	var left *unstructured.Unstructured
+	err := in.watch.Await(ctx, func() (bool, error) {
+		left = nil
 		for _, o := range objs {
 			live, err := in.watch.Get(ctx, o, selector)
 			if err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) {
@@ -118,7 +118,7 @@ func (in *pass) waitGone(ctx context.Context, objs []*unstructured.Unstructured,
 				continue
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			if live == nil {
 				continue
@@ -128,23 +128,12 @@ func (in *pass) waitGone(ctx context.Context, objs []*unstructured.Unstructured,
 			}
 			in.nudge(ctx, live, nudged)
 		}
-		if left == nil {
-			return nil
-		}
-		ping := time.NewTimer(kube.PingEvery)
-		select {
-		case <-ctx.Done():
-			ping.Stop()
-			return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(left), left.GetFinalizers(), ctx.Err())
-		case <-ping.C:
-			// Nothing changed for a while: make sure the cluster still answers.
-			if err := in.watch.Ping(ctx); err != nil && ctx.Err() == nil {
-				return err
-			}
-		case <-changed:
-			ping.Stop()
-		}
+		return left == nil, nil
+	})
+	if err != nil && err == ctx.Err() && left != nil {
+		return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(left), left.GetFinalizers(), err)
 	}
+	return err
 }
 
 // startWatchCaches starts the watch cache of every CRD among objs (kube.StartWatchCache

@@ -34,22 +34,23 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 	// unchanged objects made an install with many gateways quadratic in their number.
 	judged := map[string]verdict{}
 	nextStill := time.Now().Add(stillWaitingEvery)
-	for first := true; ; first = false {
-		changed := in.watch.Changed()
+	// kube.Watcher.Await looks again at every change, and after PingEvery with none (so an
+	// object still not ready after the first look is announced a second later).
+	err := in.watch.Await(ctx, func() (bool, error) {
 		for _, key := range sortedKeys(pending) {
 			o := pending[key]
 			r, err := in.judge(ctx, o, applied[key], judged, key)
 			if err != nil {
 				if ctx.Err() != nil {
-					break
+					return false, nil // Await returns ctx's error
 				}
 				if deadlineNear(err) {
 					// The client refused a request it could not finish before the deadline:
 					// the wait timed out, whatever the request was.
 					<-ctx.Done()
-					break
+					return false, nil
 				}
-				return err
+				return false, err
 			}
 			switch r.Status {
 			case readiness.Ready:
@@ -60,7 +61,7 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 					in.events.Emit(e)
 				}
 			case readiness.Failed:
-				return fmt.Errorf("%s failed: %s", key, r.Message)
+				return false, fmt.Errorf("%s failed: %s", key, r.Message)
 			default:
 				// Not on the first look: most objects are ready a moment after they are
 				// applied, and a line each would drown the ones that are not.
@@ -74,43 +75,29 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 			last[key] = r
 		}
 		if len(pending) == 0 {
-			return nil
-		}
-		var settle <-chan time.Time
-		if first {
-			// One more look shortly after the first, so an object still not ready is
-			// announced even when nothing about it changes for a while.
-			settle = time.After(time.Second)
+			return true, nil
 		}
 		if time.Now().After(nextStill) {
 			in.stillWaiting(sortedKeys(pending), announced, last, ev)
 			nextStill = time.Now().Add(stillWaitingEvery)
 		}
-		ping := time.NewTimer(min(kube.PingEvery, time.Until(nextStill)))
-		select {
-		case <-ping.C:
-			// Nothing changed for a while: make sure the cluster still answers.
-			if err := in.watch.Ping(ctx); err != nil && ctx.Err() == nil {
-				return err
-			}
-		case <-ctx.Done():
-			var details []string
-			// A fresh context: the run's deadline has passed, but the reasons are worth one look.
-			dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			x := &explainer{in: in.Installer}
-			for _, key := range sortedKeys(pending) {
-				details = append(details, fmt.Sprintf("%s (%s)", key, last[key].Message))
-				for _, why := range x.reasons(dctx, pending[key], last[key].Message) {
-					details = append(details, "  "+why)
-				}
-			}
-			return &NotReadyError{Details: details, Err: ctx.Err(), Timeout: in.Opts.Timeout}
-		case <-changed:
-		case <-settle:
-		}
-		ping.Stop()
+		return false, nil
+	})
+	if err == nil || err != ctx.Err() {
+		return err
 	}
+	var details []string
+	// A fresh context: the run's deadline has passed, but the reasons are worth one look.
+	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	x := &explainer{in: in.Installer}
+	for _, key := range sortedKeys(pending) {
+		details = append(details, fmt.Sprintf("%s (%s)", key, last[key].Message))
+		for _, why := range x.reasons(dctx, pending[key], last[key].Message) {
+			details = append(details, "  "+why)
+		}
+	}
+	return &NotReadyError{Details: details, Err: ctx.Err(), Timeout: in.Opts.Timeout}
 }
 
 // stillWaitingEvery is how often a wait says again what it still waits for.

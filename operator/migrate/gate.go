@@ -38,44 +38,43 @@ type verdict struct {
 // nothing changes for a while.
 func (r *Runner) gate(ctx context.Context, w *kube.Watcher, ws []Workload, rev string, restarted map[Workload]int64, deadline time.Time) error {
 	pending := append([]Workload(nil), ws...)
-	for {
-		changed := w.Changed()
-		var last verdict
+	var last verdict
+	look := func() (bool, error) {
 		for len(pending) > 0 {
 			v, err := r.gated(ctx, w, pending[0], rev, restarted[pending[0]])
 			if err != nil {
-				return &BatchError{Workload: pending[0], Cause: err}
+				return false, &BatchError{Workload: pending[0], Cause: err}
 			}
 			if v.failed {
-				return &BatchError{Workload: pending[0], Cause: errors.New(v.why)}
+				return false, &BatchError{Workload: pending[0], Cause: errors.New(v.why)}
 			}
 			if !v.ok {
 				last = v
-				break
+				return false, nil
 			}
 			pending = pending[1:]
 		}
-		if len(pending) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return &BatchError{Workload: pending[0], Cause: fmt.Errorf("not ready on revision %s within the readiness timeout (%s): %s; fix it and run the same command again to resume, or add --rollback to return the migrated workloads",
-				rev, r.Timeout, last.why)}
-		}
-		wake := time.NewTimer(min(kube.PingEvery, time.Until(deadline)+time.Millisecond))
-		select {
-		case <-ctx.Done():
-			wake.Stop()
-			return fmt.Errorf("interrupted while waiting for %s: %w; run the same command again to resume", pending[0], ctx.Err())
-		case <-changed:
-		case <-wake.C:
-			// Nothing changed for a while: make sure the cluster still answers.
-			if err := w.Ping(ctx); err != nil && ctx.Err() == nil {
-				return &BatchError{Workload: pending[0], Cause: err}
-			}
-		}
-		wake.Stop()
+		return true, nil
 	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	err := w.Await(dctx, look)
+	var batchErr *BatchError
+	switch {
+	case err == nil || errors.As(err, &batchErr):
+		return err
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted while waiting for %s: %w; run the same command again to resume", pending[0], ctx.Err())
+	case dctx.Err() != nil:
+		// The deadline: one last look, then the first workload not through and why.
+		if done, err := look(); done || err != nil {
+			return err
+		}
+		return &BatchError{Workload: pending[0], Cause: fmt.Errorf("not ready on revision %s within the readiness timeout (%s): %s; fix it and run the same command again to resume, or add --rollback to return the migrated workloads",
+			rev, r.Timeout, last.why)}
+	}
+	// The apiserver no longer answers.
+	return &BatchError{Workload: pending[0], Cause: err}
 }
 
 // watchBatch starts the watches a batch's gate judges from: its workloads' kinds and the

@@ -344,26 +344,24 @@ func (r *Rollout) emit(t event.Type, object string, nodes []string, i, n int, ms
 // observed waits until the DaemonSet controller has seen the applied generation of ds (its
 // newest ControllerRevision is then the applied template) and returns the live object.
 func (r *Rollout) observed(ctx context.Context, w *kube.Watcher, ds *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	for {
-		changed := w.Changed()
+	var seen *unstructured.Unstructured
+	err := w.Await(ctx, func() (bool, error) {
 		live, err := w.Get(ctx, ds, "")
-		if err != nil {
-			return nil, err
+		if err != nil || live == nil {
+			return false, err
 		}
-		if live != nil {
-			gen := live.GetGeneration()
-			obs, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
-			if obs >= gen && gen >= ds.GetGeneration() {
-				return live, nil
-			}
+		gen := live.GetGeneration()
+		obs, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
+		if obs >= gen && gen >= ds.GetGeneration() {
+			seen = live
+			return true, nil
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%s: %w while waiting for its controller to see the new template", kube.Describe(ds), ctx.Err())
-		case <-changed:
-		case <-time.After(kube.PingEvery):
-		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: %w while waiting for its controller to see the new template", kube.Describe(ds), ctx.Err())
 	}
+	return seen, err
 }
 
 // waitBatch waits until every node of nodes runs a Ready pod of the newest template. The
@@ -374,13 +372,13 @@ func (r *Rollout) waitBatch(ctx context.Context, w *kube.Watcher, list lister, d
 	events := func(gvk schema.GroupVersionKind, ns, sel string) ([]*unstructured.Unstructured, error) {
 		return w.List(ctx, gvk, ns, sel)
 	}
-	for {
-		changed := w.Changed()
+	var pending []string
+	err := w.Await(ctx, func() (bool, error) {
 		st, err := read(ctx, list, ds)
 		if err != nil {
-			return err
+			return false, err
 		}
-		var pending []string
+		pending = nil
 		for _, n := range nodes {
 			p := st.current(n)
 			if p == nil {
@@ -395,33 +393,32 @@ func (r *Rollout) waitBatch(ctx context.Context, w *kube.Watcher, list lister, d
 			}
 			res, err := readiness.CheckWith(toUnstructured(p), nil)
 			if err != nil {
-				return err
+				return false, err
 			}
 			switch res.Status {
 			case readiness.Ready:
 				continue
 			case readiness.Failed:
-				return &NodeError{DaemonSet: kube.Describe(ds), Node: n, Cause: "pod " + p.Name + ": " + res.Message}
+				return false, &NodeError{DaemonSet: kube.Describe(ds), Node: n, Cause: "pod " + p.Name + ": " + res.Message}
 			}
 			last[n] = "pod " + p.Name + ": " + res.Message
 			pending = append(pending, n)
 		}
 		if len(pending) == 0 {
-			return nil
+			return true, nil
 		}
 		if live, err := w.Get(ctx, ds, ""); err == nil && live != nil {
 			if res, err := readiness.CheckWith(live, events); err == nil && res.Status == readiness.Failed && res.Refusal != nil {
-				return &NodeError{DaemonSet: kube.Describe(ds), Node: pending[0], Cause: res.Message}
+				return false, &NodeError{DaemonSet: kube.Describe(ds), Node: pending[0], Cause: res.Message}
 			}
 		}
-		select {
-		case <-ctx.Done():
-			n := pending[0]
-			return &NodeError{DaemonSet: kube.Describe(ds), Node: n, Cause: last[n] + timeoutNote(r.Timeout, ctx), Err: ctx.Err()}
-		case <-changed:
-		case <-time.After(kube.PingEvery):
-		}
+		return false, nil
+	})
+	if err != nil && err == ctx.Err() && len(pending) > 0 {
+		n := pending[0]
+		return &NodeError{DaemonSet: kube.Describe(ds), Node: n, Cause: last[n] + timeoutNote(r.Timeout, ctx), Err: ctx.Err()}
 	}
+	return err
 }
 
 func timeoutNote(t time.Duration, ctx context.Context) string {

@@ -116,28 +116,30 @@ func gatewayAddress(ctx context.Context, client *kube.Client, namespace, cluster
 	}
 	w := client.NewWatcher()
 	defer w.Stop()
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
+	dctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var addr string
 	var lastErr error
-	for {
-		changed := w.Changed() // before reading: a change made meanwhile is not missed
+	err := w.Await(dctx, func() (bool, error) {
 		svc, err := w.Get(ctx, probe, "")
-		if err == nil && svc != nil {
-			if addr := ingressAddress(svc); addr != "" {
-				return addr, nil
-			}
-		}
 		if err != nil {
 			lastErr = err
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-deadline.C:
-			return "", noAddress(lastErr)
-		case <-changed:
+		if svc != nil {
+			addr = ingressAddress(svc)
 		}
+		return addr != "", nil
+	})
+	switch {
+	case err == nil:
+		return addr, nil
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case dctx.Err() != nil:
+		return "", noAddress(lastErr)
 	}
+	return "", err
 }
 
 // verifiedSpec is the spec fleet verify checks cluster c against: with a remote's address
