@@ -257,8 +257,11 @@ if [ "$FAKE_LB" = 1 ]; then
 fi
 if [ "$REAL_ISTIOD" = 1 ]; then
 	rm -f "$STATE/realistiod.ready"
+	# istiods listen on the block's upper half: ports the kernel hands out (the ephemeral
+	# range) can be taken by any client's connection before istiod binds them.
 	start realistiod -kubeconfig="$K" -binary="$(readlink -f "$BIN/pilot-discovery")" \
-		-state="$STATE/realistiod" -ready-file="$STATE/realistiod.ready"
+		-state="$STATE/realistiod" -ready-file="$STATE/realistiod.ready" \
+		-ports="$((PORT_BASE + 500))-$((PORT_BASE + 999))"
 fi
 wait_for kube-controller-manager "kube-controller-manager /healthz" curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
 wait_for kube-scheduler "kube-scheduler /healthz" curl -sfk "https://127.0.0.1:$SCHED_PORT/healthz"

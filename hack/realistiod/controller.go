@@ -52,6 +52,7 @@ type controller struct {
 	caFile  string
 	binary  string
 	state   string
+	ports   *portPool // nil: the kernel chooses istiod's ports
 
 	pods       corelisters.PodLister
 	services   corelisters.ServiceLister
@@ -259,6 +260,7 @@ func (c *controller) syncPod(ctx context.Context, key string) error {
 		log.Printf("%s: stopping istiod", key)
 		sup.stop()
 		delete(c.sups, key)
+		c.releasePorts(key)
 		c.queue.Add(forwardersKey)
 		sup = nil
 	}
@@ -321,8 +323,17 @@ func (c *controller) podDir(p *corev1.Pod) string {
 
 // startFor prepares the pod's files and credentials and starts its process. A volume or env
 // source that does not exist yet leaves it waiting, as ContainerCreating.
-func (c *controller) startFor(ctx context.Context, key string, p *corev1.Pod) (*supervisor, error) {
+func (c *controller) startFor(ctx context.Context, key string, p *corev1.Pod) (started *supervisor, err error) {
 	dir := c.podDir(p)
+	take := freePort
+	if c.ports != nil {
+		take = func() (int, error) { return c.ports.take(key) }
+		defer func() {
+			if started == nil {
+				c.ports.release(key)
+			}
+		}()
+	}
 	s := &supervisor{
 		key: p.Namespace + "/" + p.Name, uid: string(p.UID), created: p.CreationTimestamp.Time, binary: c.binary, dir: dir,
 		logPath: filepath.Join(dir, istiodContainer+".log"),
@@ -336,7 +347,7 @@ func (c *controller) startFor(ctx context.Context, key string, p *corev1.Pod) (*
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	l, err := deriveLaunch(p, istiod(p), c, s.root(), kubeconfig, freePort)
+	l, err := deriveLaunch(p, istiod(p), c, s.root(), kubeconfig, take)
 	if err == errMountPending {
 		log.Printf("%s: %v", s.key, err)
 		return nil, nil
@@ -474,7 +485,14 @@ func (c *controller) secret(ns, name string) (map[string][]byte, bool) {
 	return s.Data, true
 }
 
-// freePort asks the kernel for a free loopback port.
+// releasePorts returns a stopped process's ports to the pool.
+func (c *controller) releasePorts(key string) {
+	if c.ports != nil {
+		c.ports.release(key)
+	}
+}
+
+// freePort asks the kernel for a free loopback port (when realistiod has no -ports).
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -52,19 +52,24 @@ func main() {
 	binary := flag.String("binary", "", "the pilot-discovery binary to run")
 	state := flag.String("state", "", "directory for the processes' files and logs")
 	readyFile := flag.String("ready-file", "", "file to create once the caches are synced")
+	ports := flag.String("ports", "", "FIRST-LAST: the loopback ports istiods listen on (default: any the kernel gives)")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *kubeconfig, *binary, *state, *readyFile); err != nil {
+	if err := run(ctx, *kubeconfig, *binary, *state, *readyFile, *ports); err != nil {
 		fmt.Fprintln(os.Stderr, "realistiod:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig, binary, state, readyFile string) error {
+func run(ctx context.Context, kubeconfig, binary, state, readyFile, portRange string) error {
 	if binary == "" || state == "" {
 		return fmt.Errorf("-binary and -state are required")
+	}
+	pool, err := parsePortRange(portRange)
+	if err != nil {
+		return err
 	}
 	if _, err := os.Stat(binary); err != nil {
 		return fmt.Errorf("the pilot-discovery binary: %w", err)
@@ -103,7 +108,7 @@ func run(ctx context.Context, kubeconfig, binary, state, readyFile string) error
 	if err != nil {
 		return err
 	}
-	c.caFile = caFile
+	c.caFile, c.ports = caFile, pool
 	f.Start(ctx.Done())
 	return c.run(ctx, func() error {
 		log.Printf("running istiod for the pods of %s with %s", cfg.Host, binary)
