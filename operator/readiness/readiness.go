@@ -261,13 +261,18 @@ func PodProblem(p *corev1.Pod) string {
 	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 	for _, cs := range statuses {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			// A crash loop's own message only repeats the pod; how the container last ended
+			// (its exit code, OOMKilled) is what says why.
+			if t := cs.LastTerminationState.Terminated; w.Reason == "CrashLoopBackOff" && t != nil {
+				return fmt.Sprintf("container %s: CrashLoopBackOff: %s, last exit %d (%s)", cs.Name, restarts(cs.RestartCount), t.ExitCode, t.Reason)
+			}
 			if w.Message != "" {
 				return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
 			}
 			return fmt.Sprintf("container %s: %s", cs.Name, w.Reason)
 		}
 		if t := cs.LastTerminationState.Terminated; t != nil && cs.RestartCount > 2 && !cs.Ready {
-			return fmt.Sprintf("container %s restarted %d times, last exit %d (%s)", cs.Name, cs.RestartCount, t.ExitCode, t.Reason)
+			return fmt.Sprintf("container %s %s, last exit %d (%s)", cs.Name, restarts(cs.RestartCount), t.ExitCode, t.Reason)
 		}
 	}
 	for _, c := range p.Status.Conditions {
@@ -279,6 +284,13 @@ func PodProblem(p *corev1.Pod) string {
 		return "evicted: " + p.Status.Message
 	}
 	return ""
+}
+
+func restarts(n int32) string {
+	if n == 1 {
+		return "restarted once"
+	}
+	return fmt.Sprintf("restarted %d times", n)
 }
 
 // PodsWhy says why the pods of a workload (Deployment, DaemonSet, StatefulSet) are not

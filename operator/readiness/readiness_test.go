@@ -72,13 +72,32 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestPodProblemCrashLoop: a container that keeps exiting is named with how it last ended,
+// in back-off (the back-off's own message only repeats the pod) or between restarts.
 func TestPodProblemCrashLoop(t *testing.T) {
-	p := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "istio-proxy", RestartCount: 5,
-		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
-	}}}}
-	if got := PodProblem(p); !strings.Contains(got, "restarted 5 times, last exit 1") {
-		t.Errorf("PodProblem = %q", got)
+	oom := &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
+	for _, tc := range []struct {
+		name string
+		cs   corev1.ContainerStatus
+		want string
+	}{
+		{"restarting", corev1.ContainerStatus{Name: "istio-proxy", RestartCount: 5,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}},
+			"container istio-proxy restarted 5 times, last exit 1 (Error)"},
+		{"in back-off", corev1.ContainerStatus{Name: "discovery", RestartCount: 1,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=discovery pod=istiod-1_istio-system(u)"}},
+			LastTerminationState: corev1.ContainerState{Terminated: oom}},
+			"container discovery: CrashLoopBackOff: restarted once, last exit 137 (OOMKilled)"},
+		{"in back-off, no last state", corev1.ContainerStatus{Name: "discovery", RestartCount: 1,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}},
+			"container discovery: CrashLoopBackOff: back-off 10s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{tc.cs}}}
+			if got := PodProblem(p); got != tc.want {
+				t.Errorf("PodProblem = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
