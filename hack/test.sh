@@ -39,12 +39,31 @@ fi
 ip link set lo up
 tmp=$(mktemp -d /tmp/istioctl-test.XXXXXX)
 export STATE=$tmp/cluster
+# report STATE NAME: after a failed run, what a cluster's state says went wrong before it
+# goes: the real istiods that exited (and their last lines), and the components that are no
+# longer running (and the end of their logs).
+report() {
+	local st=$1 name=$2 f pid exe component
+	if grep -q "istiod exited" "$st/logs/realistiod.log" 2>/dev/null; then
+		log "$name: istiods that exited during the run (realistiod's log):"
+		grep -A5 "istiod exited" "$st/logs/realistiod.log" | tail -60 >&2
+	fi
+	for f in "$st"/pids/*.pid; do
+		[ -f "$f" ] || continue
+		read -r pid exe <"$f"
+		[ "$(readlink -f "/proc/$pid/exe" 2>/dev/null)" != "$exe" ] || continue
+		component=$(basename "$f" .pid)
+		log "$name: $component (pid $pid) is not running; the end of its log:"
+		tail -n 15 "$st/logs/$component.log" 2>/dev/null | sed 's/^/  /' >&2
+	done
+}
 cleanup() {
-	local rc=$?
-	# The real istiods that exited, and why: their pods' logs go with the state.
-	if [ $rc != 0 ] && grep -q "istiod exited" "$STATE/logs/realistiod.log" 2>/dev/null; then
-		log "istiods that exited during the run (the bed's realistiod log):"
-		grep -A5 "istiod exited" "$STATE/logs/realistiod.log" | tail -60 >&2
+	local rc=$? st
+	if [ $rc != 0 ]; then
+		report "$STATE" "the shared cluster"
+		for st in "$tmp"/bed/cluster-*; do
+			[ ! -d "$st" ] || report "$st" "bed $(basename "$st")"
+		done
 	fi
 	[ ! -d "$tmp/bed" ] || STATE=$tmp/bed "$root/hack/kube/bed-down.sh" || true
 	"$root/hack/kube/down.sh" || true
@@ -53,9 +72,11 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-# Tests and the tools they run never touch the user's ~/.kube or ~/.istioctl.
-export HOME=$tmp/home
-mkdir -p "$HOME"
+# Tests and the tools they run never touch the user's ~/.kube or ~/.istioctl, and what
+# they leave in the temporary directory (builds at other versions, private clusters) goes
+# with the run.
+export HOME=$tmp/home TMPDIR=$tmp/tmp
+mkdir -p "$HOME" "$TMPDIR"
 # ISTIOCTL_TEST_REAL_ISTIOD=0 runs the bed without a real istiod (the tests that need one fail).
 REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} "$root/hack/kube/up.sh" >/dev/null
 export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
