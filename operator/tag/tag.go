@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -112,9 +113,14 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 	ns := opts.IstioNamespace
 	rev := revName(opts.Revision)
 	p := &Plan{Options: opts, Revision: rev}
+	// One list of the injectors serves every question below.
+	all, err := c.List(ctx, kube.MutatingWebhookGVK, "")
+	if err != nil {
+		return nil, err
+	}
 
 	if !opts.Generate && opts.Tag != Default {
-		hooks, svcs, err := revisionObjects(ctx, c, ns, opts.Tag)
+		hooks, svcs, err := revisionObjects(ctx, c, all, ns, opts.Tag)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +129,7 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 		}
 	}
 
-	hooks, svcs, err := revisionObjects(ctx, c, ns, rev)
+	hooks, svcs, err := revisionObjects(ctx, c, all, ns, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +148,10 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 		return nil, err
 	}
 
-	existing, err := c.List(ctx, kube.MutatingWebhookGVK, LabelTag+"="+opts.Tag)
+	existing, err := matching(all, LabelTag+"="+opts.Tag)
 	if err != nil {
 		return nil, err
 	}
-	existing = alive(existing)
 	existingSvcs, err := listIn(ctx, c, kube.ServiceGVK, ns, LabelTag+"="+opts.Tag)
 	if err != nil {
 		return nil, err
@@ -165,10 +170,6 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 		return nil, err
 	}
 
-	all, err := c.List(ctx, kube.MutatingWebhookGVK, "")
-	if err != nil {
-		return nil, err
-	}
 	replaced := map[string]bool{}
 	if opts.Tag == Default && !opts.Generate {
 		for i := range all {
@@ -195,13 +196,30 @@ func Generate(ctx context.Context, c *kube.Client, opts Options) (*Plan, error) 
 	return p, nil
 }
 
-// revisionObjects lists a revision's own injectors (not tags) and istiod Services.
-func revisionObjects(ctx context.Context, c *kube.Client, ns, rev string) (hooks, svcs []unstructured.Unstructured, err error) {
-	if hooks, err = c.List(ctx, kube.MutatingWebhookGVK, fmt.Sprintf("%s=%s,!%s", LabelRev, rev, LabelTag)); err != nil {
+// revisionObjects picks a revision's own injectors (not tags) from hooks and lists its
+// istiod Services.
+func revisionObjects(ctx context.Context, c *kube.Client, hooks []unstructured.Unstructured, ns, rev string) ([]unstructured.Unstructured, []unstructured.Unstructured, error) {
+	own, err := matching(hooks, fmt.Sprintf("%s=%s,!%s", LabelRev, rev, LabelTag))
+	if err != nil {
 		return nil, nil, err
 	}
-	svcs, err = listIn(ctx, c, kube.ServiceGVK, ns, fmt.Sprintf("app=istiod,%s=%s,!%s", LabelRev, rev, LabelTag))
-	return alive(hooks), svcs, err
+	svcs, err := listIn(ctx, c, kube.ServiceGVK, ns, fmt.Sprintf("app=istiod,%s=%s,!%s", LabelRev, rev, LabelTag))
+	return own, svcs, err
+}
+
+// matching are the items not being deleted whose labels match selector.
+func matching(items []unstructured.Unstructured, selector string) ([]unstructured.Unstructured, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("label selector %q: %w", selector, err)
+	}
+	var out []unstructured.Unstructured
+	for _, it := range alive(items) {
+		if sel.Matches(labels.Set(it.GetLabels())) {
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 // alive leaves out objects being deleted.
@@ -217,13 +235,13 @@ func alive(items []unstructured.Unstructured) []unstructured.Unstructured {
 
 // listIn lists objects of a namespaced kind in one namespace.
 func listIn(ctx context.Context, c *kube.Client, gvk schema.GroupVersionKind, ns, selector string) ([]unstructured.Unstructured, error) {
-	items, err := c.List(ctx, gvk, selector)
+	items, err := c.ListIn(ctx, gvk, ns, selector)
 	if err != nil {
 		return nil, err
 	}
 	var out []unstructured.Unstructured
 	for _, it := range items {
-		if it.GetNamespace() == ns && it.GetDeletionTimestamp() == nil {
+		if it.GetDeletionTimestamp() == nil {
 			it.SetGroupVersionKind(gvk)
 			out = append(out, it)
 		}
