@@ -89,24 +89,7 @@ log "running go test ./... against the local cluster"
 # cluster-wide objects (CRDs, webhooks). pkg/cmd's e2e tests take ~16 minutes on 2 quiet
 # cores and up to 25 on busy ones; the limit per test binary is a safety net for a hung
 # test, not the budget (the whole run's is 30 minutes on a quiet machine).
-if [ -n "${TEST_FLAGS:-}" ]; then
-	go test -count=1 -p 1 -timeout 40m $TEST_FLAGS ./...
-else
-	# pkg/cmd's tests on clusters of their own (the multi-cluster bed, private control planes:
-	# ~9 of its ~23 minutes) run in a second test binary beside the rest, which they never
-	# touch (with ISTIOCTL_TEST_NO_SHARED=1, asking for the shared cluster fails the test).
-	# Its output follows the first's.
-	own='^(TestFleetE2E|TestFleetInstallE2E|TestFleetNetworksE2E|TestInjectionFidelityE2E|TestLinksE2E|TestMulticlusterE2E|TestAPIServerKilledDuringInstallE2E|TestLockAcrossAPIServerRestartE2E|TestRecordedStreamsE2E)$'
-	ISTIOCTL_TEST_NO_SHARED=1 go test -count=1 -timeout 40m -run "$own" ./pkg/cmd >"$tmp/own-clusters.log" 2>&1 &
-	own_pid=$!
-	rc=0
-	go test -count=1 -p 1 -timeout 40m -skip "$own" ./... || rc=$?
-	own_rc=0
-	wait $own_pid || own_rc=$?
-	log "pkg/cmd's tests on clusters of their own (run beside the others):"
-	cat "$tmp/own-clusters.log"
-	[ $rc = 0 ] && [ $own_rc = 0 ] || exit 1
-fi
+go test -count=1 -p 1 -timeout 40m ${TEST_FLAGS:-} ./...
 if [ -z "${TEST_FLAGS:-}" ]; then
 	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
 	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}"

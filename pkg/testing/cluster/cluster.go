@@ -70,16 +70,9 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// EnvNoShared set to 1 says this test binary runs beside others that use the shared cluster
-// (make test runs the tests with clusters of their own so): Get fails the test that asks.
-const EnvNoShared = "ISTIOCTL_TEST_NO_SHARED"
-
 // Get returns the cluster of this test binary, starting it on first use.
 func Get(t testing.TB) *Cluster {
 	t.Helper()
-	if os.Getenv(EnvNoShared) == "1" {
-		t.Fatalf("%s=1: this test runs beside the shared cluster's tests (hack/test.sh's list of tests with clusters of their own), so it must not use the shared cluster", EnvNoShared)
-	}
 	once.Do(func() { shared, openErr = open() })
 	if openErr != nil {
 		t.Fatalf("local Kubernetes control plane: %v", openErr)
