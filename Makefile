@@ -14,7 +14,7 @@ CLUSTER_STATE ?= $(CURDIR)/.cluster
 # builds a second one that installs and reports 1.29.4 (the e2e tests' older side).
 BIN         ?= bin/istioctl
 
-.PHONY: build generate test demo fuzz bench bench-crds bench-startup bench-spec bench-scale conformance cluster-bin helm-bin registry-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test e2e demo fuzz bench bench-crds bench-startup bench-spec bench-scale conformance cluster-bin helm-bin registry-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl (or BIN), version-stamped and static. Without cgo the binary maps no libc or
 ## ld.so (1.5 MiB of every run's max RSS) and starts faster; it uses Go's own DNS resolver
@@ -26,9 +26,13 @@ build:
 generate:
 	go generate ./...
 
-## test: every unit and e2e test, e2e against a local control plane in a loopback-only netns
+## test: unit tests and the end-to-end tests on one shared local cluster (real istiod), in a loopback-only netns
 test:
-	hack/test.sh
+	hack/test.sh test
+
+## e2e: the tests on the multi-cluster bed and on clusters of their own (faults), the harness's self-tests, a short fuzz run
+e2e:
+	hack/test.sh e2e
 
 ## fuzz: every fuzz target for FUZZTIME (2m) each
 fuzz:

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# The README's test command (make test): every unit and e2e test.
+# The README's test commands: `make test` (hack/test.sh test) and `make e2e` (hack/test.sh e2e).
 #
-# Outside the sandbox it downloads modules, builds the cluster binaries (cached per machine)
-# and compiles every test binary; then it re-runs itself in a network namespace that has only
-# loopback, starts one local control plane there, runs `go test ./...` against it and stops it.
-# Multi-cluster tests (cluster.GetBed) start the bed's clusters in the sandbox when the first
-# one asks; they serve every later test binary too and are stopped at the end.
+#   test  unit tests and the tests on one shared local cluster (with a real istiod)
+#   e2e   the tests that need the multi-cluster bed or a cluster of their own (fault tests,
+#         the harness's self-tests), and every fuzz target for 20000 execs
+#
+# A test's tier follows from what it asks pkg/testing/cluster for (cluster.EnvTier); this
+# script keeps no list of test names. Outside the sandbox it downloads modules, builds the
+# cluster binaries (cached per machine) and links each test binary once; then it re-runs
+# itself in a network namespace that has only loopback and runs the binaries there, one
+# package at a time, printing each test's result and seconds as it ends (hack/testfmt).
+#
+# Knobs: RUN (a -run regexp), PKGS (package patterns, default ./...), TEST_TIMEOUT (per test
+# binary, default 40m), TEST_RESULTS (where a failed run's go test -json is kept).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,32 +20,69 @@ root=$(cd "$here/.." && pwd)
 cd "$root"
 log() { printf '[test] %s\n' "$*" >&2; }
 
-if [ "${1:-}" != "--inside" ]; then
-	go mod download
-	"$root/hack/kube/build.sh"
-	# The helm CLI the migration tests drive, and upstream's charts they install with it
-	# (the istio.io/istio module at the version hack/bench.sh pins), both cached per machine.
-	"$root/hack/helm/build.sh"
-	# The container registry the images tests push to and mirror between (cached per machine).
-	"$root/hack/registry/build.sh"
+tier=${1:-test}
+case $tier in
+test | e2e) ;;
+*) log "usage: hack/test.sh [test|e2e]"; exit 64 ;;
+esac
+module=$(go list -m)
+
+# One flag set for every build the tests make, as make build's: packages compiled for the
+# test binaries, go vet and the binaries the tests build (istioctl at other versions) share
+# the build cache.
+export CGO_ENABLED=0 GOFLAGS="-trimpath ${GOFLAGS:-}"
+
+if [ "${2:-}" != "--inside" ]; then
+	start=$SECONDS
+	# Each first build fills its own cache under a lock; the module downloads and the
+	# builds of different modules overlap.
+	go mod download &
+	dl=$!
+	"$root/hack/kube/build.sh" &
+	kube=$!
+	# The helm CLI the migration tests drive, the registry the images tests push to, and
+	# upstream's charts (the istio.io/istio module at the pinned version).
 	. "$root/hack/upstream.env"
-	go mod download "istio.io/istio@$UPSTREAM_VERSION"
-	log "compiling packages and test binaries"
-	go vet ./...
-	go test -count=1 -run '^$' ./... >/dev/null
+	{ "$root/hack/helm/build.sh" && "$root/hack/registry/build.sh" && go mod download "istio.io/istio@$UPSTREAM_VERSION"; } &
+	extra=$!
+	wait $dl
+	bins=${TEST_BIN_DIR:-$root/.test-bin/$tier}
+	rm -rf "$bins"
+	mkdir -p "$bins"
+	go build -o "$bins/testfmt" ./hack/testfmt
+	# The packages of this tier: make test runs every package; make e2e those whose tests
+	# use pkg/testing/cluster (the others have no test that needs the bed).
+	mapfile -t pkgs < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ${PKGS:-./...} |
+		awk -v tier="$tier" -v c="$module/pkg/testing/cluster" 'NF {
+			uses = 0; for (i = 3; i <= NF; i++) if ($i == c) uses = 1
+			if (tier == "test" || uses) print $1, $2 }')
+	log "compiling ${#pkgs[@]} test binaries"
+	[ "$tier" != test ] || go vet ./...
+	# Each test binary is linked once, here, and run as it is inside the sandbox.
+	go test -c -o "$bins/" $(printf '%s\n' "${pkgs[@]}" | cut -d' ' -f1)
+	printf '%s\n' "${pkgs[@]}" >"$bins/packages"
+	wait $kube
+	wait $extra
+	log "built in $((SECONDS - start))s"
 	# Pin Go's caches to where they are now: the sandbox gets its own HOME.
 	export GOCACHE=$(go env GOCACHE) GOMODCACHE=$(go env GOMODCACHE) GOPATH=$(go env GOPATH)
+	export TEST_BIN_DIR=$bins
 	if [ "$(id -u)" = 0 ]; then
-		exec unshare --net -- "$0" --inside
+		exec unshare --net -- "$0" "$tier" --inside
 	fi
 	# Without root: a user namespace maps us to root inside, which may create the netns.
-	exec unshare --map-root-user --net -- "$0" --inside
+	exec unshare --map-root-user --net -- "$0" "$tier" --inside
 fi
 
 # --- inside the loopback-only network namespace ---------------------------------------
 ip link set lo up
+# Ephemeral ports from above the clusters' port blocks (hack/kube/up.sh takes blocks from
+# 26000 to 44999): a client's port can never be one a cluster or its istiods bind.
+echo "45000 65535" >/proc/sys/net/ipv4/ip_local_port_range ||
+	log "could not move the ephemeral port range (clusters may meet a port a client took)"
 tmp=$(mktemp -d /tmp/istioctl-test.XXXXXX)
 export STATE=$tmp/cluster
+bins=$TEST_BIN_DIR
 # report STATE NAME: after a failed run, what a cluster's state says went wrong before it
 # goes: the real istiods that exited (and their last lines), and the components that are no
 # longer running (and the end of their logs).
@@ -60,13 +104,13 @@ report() {
 cleanup() {
 	local rc=$? st
 	if [ $rc != 0 ]; then
-		report "$STATE" "the shared cluster"
+		[ ! -d "$STATE" ] || report "$STATE" "the shared cluster"
 		for st in "$tmp"/bed/cluster-*; do
 			[ ! -d "$st" ] || report "$st" "bed $(basename "$st")"
 		done
 	fi
 	[ ! -d "$tmp/bed" ] || STATE=$tmp/bed "$root/hack/kube/bed-down.sh" || true
-	"$root/hack/kube/down.sh" || true
+	[ ! -d "$STATE" ] || "$root/hack/kube/down.sh" || true
 	rm -rf "$tmp"
 	exit $rc
 }
@@ -77,20 +121,40 @@ trap 'exit 130' INT TERM
 # with the run.
 export HOME=$tmp/home TMPDIR=$tmp/tmp
 mkdir -p "$HOME" "$TMPDIR"
-# ISTIOCTL_TEST_REAL_ISTIOD=0 runs the bed without a real istiod (the tests that need one fail).
-REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} "$root/hack/kube/up.sh" >/dev/null
-export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
+export ISTIOCTL_TEST_TIER=$tier
+if [ "$tier" = test ]; then
+	# ISTIOCTL_TEST_REAL_ISTIOD=0 runs the bed without a real istiod (the tests that need one fail).
+	REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} "$root/hack/kube/up.sh" >/dev/null
+	export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
+fi
 export ISTIOCTL_TEST_BED=$tmp/bed ISTIOCTL_TEST_BED_OWNER=$$
+# Every install a test runs waits at most 2 minutes for readiness unless it says otherwise:
+# a component that is not ready by then will not be, and a failure says so sooner.
+export ISTIOCTL_READINESS_TIMEOUT=${ISTIOCTL_READINESS_TIMEOUT:-2m}
 unset KUBECONFIG
 # Nothing may be fetched from here on: there is no network, and there must be no need.
-export GOPROXY=off GOFLAGS=-mod=readonly
-log "running go test ./... against the local cluster"
-# One package at a time: the e2e packages share the cluster, and some install and purge
-# cluster-wide objects (CRDs, webhooks). pkg/cmd's e2e tests take ~16 minutes on 2 quiet
-# cores and up to 25 on busy ones; the limit per test binary is a safety net for a hung
-# test, not the budget (the whole run's is 30 minutes on a quiet machine).
-go test -count=1 -p 1 -timeout 40m ${TEST_FLAGS:-} ./...
-if [ -z "${TEST_FLAGS:-}" ]; then
+export GOPROXY=off GOFLAGS="$GOFLAGS -mod=readonly"
+
+# One package at a time: the packages share the cluster, and some install and purge
+# cluster-wide objects (CRDs, webhooks). The limit per test binary is a safety net for a
+# hung test, not the budget.
+run_all() {
+	local pkg dir name rc=0
+	while read -r pkg dir; do
+		name=${pkg##*/}.test
+		[ -x "$bins/$name" ] || continue
+		(cd "$dir" && go tool test2json -t -p "$pkg" "$bins/$name" -test.v=test2json -test.count=1 \
+			-test.timeout="${TEST_TIMEOUT:-40m}" ${RUN:+-test.run="$RUN"} </dev/null) || rc=1
+	done <"$bins/packages"
+	return $rc
+}
+results=${TEST_RESULTS:-$root/.test-results}
+mkdir -p "$results"
+log "running the $tier tier's tests"
+rc=0
+run_all | "$bins/testfmt" -json "$results/$tier-$(date +%Y%m%d-%H%M%S).json" -keep-on-failure || rc=$?
+if [ "$tier" = e2e ] && [ -z "${RUN:-}" ]; then
 	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
-	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}"
+	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}" || rc=1
 fi
+exit $rc

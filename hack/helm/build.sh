@@ -21,6 +21,9 @@ mkdir -p "$CACHE" "$BIN"
 
 log() { printf '[helm-build] %s\n' "$*" >&2; }
 
+# Under a lock: two first runs at once build it once.
+exec 8>"$CACHE/.helm.lock"
+flock 8
 if [ ! -f "$CACHE/helm" ]; then
 	start=$SECONDS
 	log "building helm $HELM_VERSION (first time on this machine; cached in $CACHE)"

@@ -27,10 +27,19 @@ mkdir -p "$CACHE" "$BIN"
 
 log() { printf '[kube-build] %s\n' "$*" >&2; }
 
-# build NAME CMD...: runs CMD to produce $tmp (the binary) unless NAME is cached.
+# build NAME CMD...: runs CMD to produce $tmp (the binary) unless NAME is cached. Under a
+# lock per entry: two first runs at once (make demo beside make cluster-up) build it once,
+# the second waiting for the first.
 build() {
 	local name=$1; shift
 	if [ -f "$CACHE/$name" ]; then
+		return 0
+	fi
+	local lock
+	exec {lock}>"$CACHE/.$name.lock"
+	flock "$lock"
+	if [ -f "$CACHE/$name" ]; then
+		exec {lock}>&-
 		return 0
 	fi
 	local tmp="$CACHE/.$name.tmp.$$"
@@ -38,6 +47,7 @@ build() {
 	log "building $name (first time on this machine; cached in $CACHE)"
 	tmp="$tmp" "$@"
 	mv -f "$tmp" "$CACHE/$name"
+	exec {lock}>&-
 	log "built $name in $((SECONDS - start))s"
 }
 
@@ -95,7 +105,7 @@ done
 fakelb_key=$( (cd "$root" && cat go.mod go.sum hack/fakelb/*.go hack/internal/loopback/*.go) | sha256sum | cut -c1-12)
 FAKELB_CACHE=$CACHE_ROOT/fakelb-$fakelb_key
 mkdir -p "$FAKELB_CACHE"
-fakelb_cmd() { (cd "$root" && go build -ldflags "-s -w" -o "$tmp" ./hack/fakelb); }
+fakelb_cmd() { (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp" ./hack/fakelb); }
 CACHE=$FAKELB_CACHE build fakelb fakelb_cmd
 ln -sfn "$FAKELB_CACHE/fakelb" "$BIN/fakelb"
 # The bed's real istiod: pilot-discovery from the istio.io/istio module at the version the
@@ -119,7 +129,7 @@ ln -sfn "$PILOT_CACHE/pilot-discovery" "$BIN/pilot-discovery"
 realistiod_key=$( (cd "$root" && cat go.mod go.sum hack/realistiod/*.go hack/internal/loopback/*.go) | sha256sum | cut -c1-12)
 REALISTIOD_CACHE=$CACHE_ROOT/realistiod-$realistiod_key
 mkdir -p "$REALISTIOD_CACHE"
-realistiod_cmd() { (cd "$root" && go build -ldflags "-s -w" -o "$tmp" ./hack/realistiod); }
+realistiod_cmd() { (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp" ./hack/realistiod); }
 CACHE=$REALISTIOD_CACHE build realistiod realistiod_cmd
 ln -sfn "$REALISTIOD_CACHE/realistiod" "$BIN/realistiod"
 

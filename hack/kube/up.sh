@@ -33,9 +33,6 @@ if [ -n "$BED_INDEX" ]; then
 else
 	CONTEXT=istioctl-local KUBE_USER=admin
 fi
-# Loopback on purpose: the apiserver calls webhooks at the Service's ClusterIP, and a
-# loopback address keeps such a call on this host (it fails fast when nothing serves it).
-SERVICE_CIDR=${SERVICE_CIDR:-127.64.0.0/16}
 # fakelb writes LoadBalancer addresses from 192.0.2.0/24 (TEST-NET-1, never dialled) into
 # Service status: cluster i of a bed gets 192.0.2.(32i-31) to 192.0.2.(32i-2).
 FAKE_LB=${FAKE_LB:-0}
@@ -91,9 +88,17 @@ else
 	PORT_BASE=26000
 	until block_free $PORT_BASE; do
 		PORT_BASE=$((PORT_BASE + 1000))
-		[ $PORT_BASE -lt 60000 ] || die "no free port block found between 26000 and 60000"
+		# Blocks end below 45000: make test's sandbox hands out ephemeral ports from there up
+		# (hack/test.sh), so a client's port never lands in a cluster's block.
+		[ $PORT_BASE -lt 45000 ] || die "no free port block found between 26000 and 45000"
 	done
 fi
+# Loopback on purpose: the apiserver calls webhooks at the Service's ClusterIP, and a
+# loopback address keeps such a call on this host (it fails fast when nothing serves it).
+# Every cluster that can run beside another has a range of its own, since a ClusterIP is
+# an address on this host: a bed's member its index's (127.64-127.71), any other cluster
+# its port block's (127.72 for block 26000, up to 127.90 for 44000).
+SERVICE_CIDR=${SERVICE_CIDR:-127.$((72 + (PORT_BASE - 26000) / 1000)).0.0/16}
 ETCD_PORT=$((PORT_BASE + 379)) ETCD_PEER_PORT=$((PORT_BASE + 380)) API_PORT=$((PORT_BASE + 443))
 KCM_PORT=$((PORT_BASE + 257)) SCHED_PORT=$((PORT_BASE + 259)) KWOK_PORT=$((PORT_BASE + 247))
 echo $$ >"$reservations/$PORT_BASE"

@@ -19,6 +19,9 @@ mkdir -p "$CACHE" "$BIN"
 
 log() { printf '[registry-build] %s\n' "$*" >&2; }
 
+# Under a lock: two first runs at once build it once.
+exec 8>"$CACHE/.registry.lock"
+flock 8
 if [ ! -f "$CACHE/registry" ]; then
 	start=$SECONDS
 	log "building distribution registry $VERSION (first time on this machine; cached in $CACHE)"

@@ -56,6 +56,7 @@ var (
 func GetBed(t testing.TB, n int) *Bed {
 	t.Helper()
 	checkBedSize(t, n)
+	declare(t, needBed)
 	bedMu.Lock()
 	defer bedMu.Unlock()
 	if sharedBed == nil {
@@ -68,6 +69,10 @@ func GetBed(t testing.TB, n int) *Bed {
 	if err := sharedBed.grow(n); err != nil {
 		t.Fatalf("the shared test bed of %d clusters: %v", n, err)
 	}
+	for _, c := range sharedBed.members[:n] {
+		c.gate(t)
+		c.watch(t)
+	}
 	return newBed(t, sharedBed.members[:n])
 }
 
@@ -76,6 +81,7 @@ func GetBed(t testing.TB, n int) *Bed {
 func StartPrivateBed(t testing.TB, n int) *Bed {
 	t.Helper()
 	checkBedSize(t, n)
+	declare(t, needPrivate)
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -73,10 +73,13 @@ func Main(m *testing.M) {
 // Get returns the cluster of this test binary, starting it on first use.
 func Get(t testing.TB) *Cluster {
 	t.Helper()
+	declare(t, needShared)
 	once.Do(func() { shared, openErr = open() })
 	if openErr != nil {
 		t.Fatalf("local Kubernetes control plane: %v", openErr)
 	}
+	shared.gate(t)
+	shared.watch(t)
 	return shared
 }
 

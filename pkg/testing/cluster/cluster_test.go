@@ -156,8 +156,18 @@ func TestSmoke(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ClusterIP %q: %v", got.Spec.ClusterIP, err)
 		}
-		if !netip.MustParsePrefix("127.64.0.0/16").Contains(ip) {
-			t.Errorf("ClusterIP %s is outside the loopback service range 127.64.0.0/16", ip)
+		// The cluster's range is the /16 of the kubernetes Service's address, its first.
+		api, err := c.Kube.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := netip.ParseAddr(api.Spec.ClusterIP)
+		if err != nil {
+			t.Fatalf("the kubernetes Service's ClusterIP %q: %v", api.Spec.ClusterIP, err)
+		}
+		r := netip.PrefixFrom(first, 16).Masked()
+		if !netip.MustParsePrefix("127.0.0.0/8").Contains(first) || !r.Contains(ip) {
+			t.Errorf("ClusterIP %s is outside the cluster's loopback service range %s", ip, r)
 		}
 	})
 }

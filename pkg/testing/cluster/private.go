@@ -24,6 +24,7 @@ import (
 // other tests. It costs a cluster start (about 6 s) and never uses ISTIOCTL_TEST_KUBECONFIG.
 func StartPrivate(t testing.TB) *Cluster {
 	t.Helper()
+	declare(t, needPrivate)
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
