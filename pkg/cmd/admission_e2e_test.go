@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // The ValidatingAdmissionPolicy of the admission tests: in-tree CEL admission that denies
@@ -132,11 +133,11 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 
 // precheckWritesNothing runs precheck -v (every passing check printed) and fails the test if it wrote anything (audit log
 // and every object's content); it returns the output and exit code.
-func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, args ...string) (string, int) {
+func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x harness.Istioctl, args ...string) (string, int) {
 	t.Helper()
 	var out string
 	var err error
-	writesNothing(t, c, "precheck", args, func() { out, err = x.run(append([]string{"x", "precheck", "-v"}, args...)...) })
+	writesNothing(t, c, "precheck", args, func() { out, err = x.Try(append([]string{"x", "precheck", "-v"}, args...)...) })
 	return out, exitCode(err)
 }
 
@@ -169,8 +170,8 @@ func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string,
 func TestAdmissionPrecheckE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
-	x.ok("uninstall", "--purge", "-y")
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustOutput("uninstall", "--purge", "-y")
 	noIstioNamespace(t, c)
 
 	out, code := precheckWritesNothing(t, c, x)
@@ -340,9 +341,9 @@ func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
-	x.ok("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _ = x.run("uninstall", "--purge", "-y") })
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustOutput("uninstall", "--purge", "-y")
+	x.PurgeAtEnd()
 	for _, tc := range admissionCases {
 		t.Run(tc.name, func(t *testing.T) {
 			noIstioNamespace(t, c)
@@ -352,7 +353,7 @@ func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 			undo := admissionCause(t, c, tc)
 			// Past the plan's admission check (TestAdmissionInstallPlanE2E), to the wait.
 			args := []string{"install", "-y", "--set", "profile=" + tc.profile, "--readiness-timeout", "5m", "--skip-admission-check"}
-			out, err := x.run(args...)
+			out, err := x.Try(args...)
 			ended := time.Now()
 			if err == nil {
 				undo()
@@ -369,8 +370,8 @@ func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 				t.Errorf("install ended %s after the first refused pod, want within 10 s\n%s", d.Round(time.Second), out)
 			}
 			undo()
-			x.ok(args...)
-			x.ok("uninstall", "--purge", "-y")
+			x.MustOutput(args...)
+			x.MustOutput("uninstall", "--purge", "-y")
 		})
 	}
 }
@@ -412,7 +413,7 @@ func installRefused(t *testing.T, c *cluster.Cluster, args ...string) string {
 	var out, errOut string
 	var err error
 	writesNothing(t, c, "install", args, func() {
-		out, errOut, err = asking(t, "y\n", append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+		out, errOut, err = harness.Asking(t, "y\n", append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
 	})
 	out += errOut
 	if err == nil || isUsage(err) || strings.Contains(out, "Proceed?") {
@@ -426,7 +427,7 @@ func installRefused(t *testing.T, c *cluster.Cluster, args ...string) string {
 func planAdmits(t *testing.T, c *cluster.Cluster, args ...string) {
 	t.Helper()
 	writesNothing(t, c, "install", args, func() {
-		_, errOut, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+		_, errOut, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
 		if !isUsage(err) {
 			t.Errorf("install %v without a terminal: %v, want the plan to pass (a usage error at the prompt)\n%s", args, err, errOut)
 		}
@@ -442,8 +443,8 @@ func planAdmits(t *testing.T, c *cluster.Cluster, args ...string) {
 func TestAdmissionInstallPlanE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
-	x.ok("uninstall", "--purge", "-y")
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustOutput("uninstall", "--purge", "-y")
 	noIstioNamespace(t, c)
 
 	kubectlIn(t, c, "apply", "default", sidecarsRequired)

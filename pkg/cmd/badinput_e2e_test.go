@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestBadInputNoWriteE2E runs `install -y` with every malformed spec file and --set flag of
@@ -17,8 +18,8 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 	c := cluster.Get(t)
 	toRepoRoot(t)
 	kubeconfig, log := recordingProxy(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
-	if out, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "install", "-y"); err != nil {
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
+	if out, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "install", "-y"); err != nil {
 		t.Fatalf("the good install: %v\n%s\n%s", err, out, stderr)
 	}
 
@@ -36,7 +37,7 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 		inputs = append(inputs, input{f, []string{"-f", f}, strings.TrimSuffix(string(want), "\n")})
 	}
 	for _, s := range badSets {
-		_, _, err := run(t, "manifest", "generate", "--set", s)
+		_, _, err := harness.Run(t, "manifest", "generate", "--set", s)
 		if err == nil {
 			t.Fatalf("--set %s: manifest generate accepts it", s)
 		}
@@ -47,7 +48,7 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 	for _, in := range inputs {
 		before := objectVersions(t, c)
 		log.take()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, in.args...)...)
+		out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, in.args...)...)
 		reqs := log.take()
 		requests += len(reqs)
 		if w := writes(reqs); len(w) > 0 {
@@ -69,7 +70,7 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 		}
 	}
 	// The proxy does see istioctl's traffic: a good command's requests show up.
-	if _, _, err := run(t, "--kubeconfig", kubeconfig, "version"); err != nil {
+	if _, _, err := harness.Run(t, "--kubeconfig", kubeconfig, "version"); err != nil {
 		t.Fatal(err)
 	}
 	if len(log.take()) == 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -54,7 +55,7 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 	ctx := context.Background()
 	k := []string{"--kubeconfig", c.Kubeconfig}
 	ist := func(args ...string) (string, error) {
-		out, _, err := run(t, append(k, args...)...)
+		out, _, err := harness.Run(t, append(k, args...)...)
 		return out, err
 	}
 	// Start from a cluster without Istio (a run stopped half-way may have left one).
@@ -296,7 +297,7 @@ func TestPrecheckRestrictedUser(t *testing.T) {
 		t.Fatal("the test's RBAC is not what it means to be")
 	}
 
-	out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-o", "json")
+	out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-o", "json")
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck as a restricted user: err = %v\n%s", err, out)
 	}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestConnectionFlagsE2E: precheck, install and verify-install reach the cluster with only
@@ -31,9 +32,9 @@ func TestConnectionFlagsE2E(t *testing.T) {
 	bin := buildIstioctl(t)
 	ctx := context.Background()
 	t.Setenv("HOME", t.TempDir())
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y") // a fresh cluster for precheck
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	ns := c.Namespace(t)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci-installer", Namespace: ns}}

@@ -157,16 +157,3 @@ func writesBetween(before, after map[string]float64) []string {
 	sort.Strings(out)
 	return out
 }
-
-// istioctlOn returns a runner of istioctl commands against c that fails the test on an
-// error (with both output streams) and returns stdout.
-func istioctlOn(t *testing.T, c *cluster.Cluster) func(args ...string) string {
-	return func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
-}

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -47,7 +47,7 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("the prompt shows each cluster's plan and the links; no writes nothing", func(t *testing.T) {
 		before := bedVersions(t, bed)
-		out, errOut, err := asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile)
+		out, errOut, err := harness.Asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile)
 		l.record(false, out, errOut)
 		if err == nil {
 			t.Fatalf("answering n: no error\n%s", out)
@@ -289,13 +289,10 @@ func TestFleetInstallE2E(t *testing.T) {
 		go func() {
 			whenLocked(l.member("cluster-1"), cancel)
 		}()
-		var out, errOut strings.Builder
-		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		root.SetArgs([]string{"--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile, "-y"})
-		err := root.ExecuteContext(ctx)
-		l.record(false, out.String(), errOut.String())
-		if code := mainExit(err); code != 130 || !strings.Contains(out.String(), "Fleet install interrupted") {
-			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, err, out.String())
+		r := harness.Istioctl{T: t, Kubeconfig: bed.Kubeconfig, Ctx: ctx}.Run("x", "fleet", "install", "-f", fleetFile, "-y")
+		l.record(false, r.Stdout, r.Stderr)
+		if code := r.Code; code != 130 || !strings.Contains(r.Stdout, "Fleet install interrupted") {
+			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, r.Err, r.Stdout)
 		}
 		if out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y"); code != 0 {
 			t.Fatalf("fleet install after the interrupted one: exit %d\n%s", code, out)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestGatewayPortWithoutTargetPortE2E: a gateway Service port without targetPort renders
@@ -20,7 +21,7 @@ func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
 	ctx := context.Background()
 	k := []string{"--kubeconfig", c.Kubeconfig}
 	ist := func(args ...string) (string, error) {
-		out, _, err := run(t, append(k, args...)...)
+		out, _, err := harness.Run(t, append(k, args...)...)
 		return out, err
 	}
 	if out, err := ist("uninstall", "--purge", "-y"); err != nil {

@@ -18,6 +18,7 @@ import (
 	kptr "k8s.io/utils/ptr"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // The tests of this file run against the bed's real istiod (hack/realistiod): what istiod
@@ -136,8 +137,8 @@ func TestRealIstiodReinstallE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	release := holdFailClose(t, c)
 	istioctl("install", "-y")
@@ -273,8 +274,8 @@ func TestRealIstiodInjectionE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	enabled := map[string]string{"istio-injection": "enabled"}
 	for _, tc := range []struct {
 		name    string
@@ -339,8 +340,8 @@ func TestRealIstiodValidationAndKillE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	istioctl("install", "-y", "--set", "profile=minimal")
 	eventually(t, 60*time.Second, "istiod switched to fail-close", func() (bool, string) {
@@ -370,14 +371,14 @@ func TestRealIstiodValidationAndKillE2E(t *testing.T) {
 		}
 		return false, "no Ready condition"
 	})
-	out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
+	out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
 	if exitCode(err) == 0 || !strings.Contains(out, "Deployment/istio-system/istiod: not ready") ||
 		!strings.Contains(out, "pod "+pod+": container discovery: CrashLoopBackOff") {
 		t.Errorf("verify-install with istiod killed (exit %d):\n%s", exitCode(err), out)
 	}
 	// The bed restarts it after 10 s, as a kubelet would.
 	eventually(t, 60*time.Second, "verify-install passes once istiod is back", func() (bool, string) {
-		out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
+		out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
 		return err == nil, out
 	})
 }
@@ -389,9 +390,9 @@ func TestRealIstiodPurgeE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ctx := context.Background()
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	istioctl("install", "-y")
 	ns := labelled(t, c, map[string]string{"istio-injection": "enabled"})

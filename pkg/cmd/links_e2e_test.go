@@ -23,6 +23,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // linkBed runs istioctl against the contexts of a bed, keeps every output of every run
@@ -70,7 +71,7 @@ func (l *linkBed) member(ctx string) *cluster.Cluster {
 // code main would give (0, 1 for a failure, 64 for a bad command line).
 func (l *linkBed) istioctl(ctx string, args ...string) (string, string, int) {
 	l.t.Helper()
-	out, errOut, err := run(l.t, append([]string{"--kubeconfig", l.bed.Kubeconfig, "--context", ctx}, args...)...)
+	out, errOut, err := harness.Run(l.t, append([]string{"--kubeconfig", l.bed.Kubeconfig, "--context", ctx}, args...)...)
 	code := mainExit(err)
 	if err != nil {
 		// What main would print: errors are outputs too.

@@ -19,6 +19,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestWriteLockE2E: the cluster lock every writer takes, with separate istioctl processes
@@ -27,11 +28,11 @@ func TestWriteLockE2E(t *testing.T) {
 	c := cluster.Get(t)
 	bin := buildIstioctl(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
 	deleteLock(t, c)
 	t.Cleanup(func() {
-		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
+		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
 		deleteLock(t, c)
 	})
 	k := []string{"--kubeconfig", c.Kubeconfig}
@@ -112,7 +113,7 @@ func TestWriteLockE2E(t *testing.T) {
 		rs := historyOf(t, c.Kubeconfig, "-r", "default")
 		spec := []string{"--set", "profile=" + rs[len(rs)-1].Profile} // what is installed
 		log.take()
-		if out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, spec...)...); err != nil || !strings.Contains(out, "(0 applied,") {
+		if out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, spec...)...); err != nil || !strings.Contains(out, "(0 applied,") {
 			t.Fatalf("re-install: %v\n%s\n%s", err, out, stderr)
 		}
 		for _, w := range writes(log.take()) {
@@ -153,20 +154,20 @@ func TestWriteLockE2E(t *testing.T) {
 		// Every writer takes it: the tag commands too.
 		for _, args := range [][]string{{"tag", "set", "prod", "--revision", "default", "--lock-timeout", "0"}, {"tag", "remove", "default", "-y", "--lock-timeout", "0"},
 			{"rollback", "-y", "--lock-timeout", "0"}, {"uninstall", "--purge", "-y", "--lock-timeout", "0"}} {
-			_, _, err := run(t, append(append([]string{}, k...), args...)...)
+			_, _, err := harness.Run(t, append(append([]string{}, k...), args...)...)
 			var heldErr *action.LockHeldError
 			if !errors.As(err, &heldErr) || heldErr.Holder.Identity != holder.Identity || event.ExitCode(err) != event.ExitLocked {
 				t.Errorf("%s against a held lock: exit %d, %v", strings.Join(args, " "), event.ExitCode(err), err)
 			}
 		}
 		// --skip-lock writes without it, saying so.
-		out, _, err := run(t, append(append([]string{}, k...), "uninstall", "-r", "nothing-here", "--ignore-not-found", "-y", "--skip-lock")...)
+		out, _, err := harness.Run(t, append(append([]string{}, k...), "uninstall", "-r", "nothing-here", "--ignore-not-found", "-y", "--skip-lock")...)
 		if err != nil || !strings.Contains(out, "! --skip-lock: writing WITHOUT the cluster lock") {
 			t.Errorf("--skip-lock: %v\n%s", err, out)
 		}
 
 		for _, args := range [][]string{{"verify-install"}, {"history"}, {"x", "precheck"}, {"install", "--dry-run"}} {
-			out, stderr, _ := run(t, append(append([]string{}, k...), args...)...)
+			out, stderr, _ := harness.Run(t, append(append([]string{}, k...), args...)...)
 			if n := strings.Count(out+stderr, "a write is in progress: "+holder.String()); n != 1 {
 				t.Errorf("%s: %d warning lines that a write is in progress, want 1:\n%s\n%s", strings.Join(args, " "), n, out, stderr)
 			}
@@ -308,7 +309,7 @@ func TestWriteLockE2E(t *testing.T) {
 		var err error
 		for range 20 { // until the authorizer sees the new binding
 			log.take()
-			if _, _, err = run(t, "--kubeconfig", kubeconfig, "--as", user, "install", "-y", "--set", "profile=minimal"); err != nil && strings.Contains(err.Error(), want) {
+			if _, _, err = harness.Run(t, "--kubeconfig", kubeconfig, "--as", user, "install", "-y", "--set", "profile=minimal"); err != nil && strings.Contains(err.Error(), want) {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -321,7 +322,7 @@ func TestWriteLockE2E(t *testing.T) {
 				t.Errorf("a writer without the Lease permissions sent %s", w)
 			}
 		}
-		out, _, _ := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-v")
+		out, _, _ := harness.Run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-v")
 		for _, verb := range []string{"create", "update"} {
 			if line := fmt.Sprintf("✘ [IST0141] Namespace/kube-system: Missing required permission to %s resource leases.coordination.k8s.io", verb); !strings.Contains(out, line) {
 				t.Errorf("precheck lacks %q:\n%s", line, out)
@@ -382,7 +383,7 @@ func TestLockAcrossAPIServerRestartE2E(t *testing.T) {
 		if codeB != 0 {
 			t.Fatalf("run %d: the waiter did not go on after the restart: exit %d\n%s", i, codeB, b.errOut)
 		}
-		if out, stderr, err := run(t, append(append([]string{}, k...), "verify-install", "--set", "profile="+pair[1])...); err != nil {
+		if out, stderr, err := harness.Run(t, append(append([]string{}, k...), "verify-install", "--set", "profile="+pair[1])...); err != nil {
 			t.Fatalf("run %d: verify-install after the waiter: %v\n%s\n%s", i, err, out, stderr)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -40,9 +41,9 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	nodes := fourNodes(t, c)
 
 	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=ambient")
@@ -50,7 +51,7 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 
 	// The hop first: 1.29.4 to this build's 1.31 in place crosses two minors.
 	before := objectWrites(t, c)
-	_, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "upgrade", "-y", "--set", "profile=ambient")
+	_, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "upgrade", "-y", "--set", "profile=ambient")
 	if err == nil || !strings.Contains(err.Error(), "rule in-place-hop") || !strings.Contains(err.Error(), "Nothing was written") {
 		t.Fatalf("the two-minor in-place hop was not refused: %v\n%s", err, stderr)
 	}
@@ -82,7 +83,7 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 			t.Errorf("%s lost its old ready ztunnel pod: was %v, now %v", n, oldZ[n], p)
 		}
 	}
-	out, _, _ := run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
+	out, _, _ := harness.Run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
 	if !strings.Contains(out, "replaces its pods node by node") {
 		t.Errorf("verify-install does not say why ztunnel's pods are mixed:\n%s", out)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestInstallProfilesE2E installs the default, minimal, demo, minimal and ambient profiles
@@ -40,8 +41,8 @@ func TestInstallProfilesE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	t.Cleanup(func() { _, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
 	// The golden outputs start from a cluster without Istio: earlier tests may have left Base.
 	istioctl("uninstall", "--purge", "-y")
 
@@ -267,9 +268,9 @@ func TestCanaryE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	ist("install", "-y")
 	goldenEvents(t, ist("install", "-y", "-o", "json", "-r", "canary", "--set", "profile=minimal"), "../../testdata/install/canary")
@@ -315,7 +316,7 @@ func TestCanaryE2E(t *testing.T) {
 	// A revision that is not there (a typo, or removed already) is an error that names the
 	// ones there are, unless --ignore-not-found.
 	before := objectVersions(t, c)
-	_, _, err := run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "canary", "-y")
+	_, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "canary", "-y")
 	want := `nothing to remove: no object carries the labels of revision "canary" in namespace istio-system (control plane revisions there: default); check -r, -f and -i, or pass --ignore-not-found`
 	if err == nil || err.Error() != want || isUsage(err) {
 		t.Errorf("uninstall -r of a removed revision: %v (usage error: %v), want this data error (exit 1):\n%s", err, isUsage(err), want)

@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -31,7 +32,7 @@ func TestPruneOnlyStaleE2E(t *testing.T) {
 	ns := c.Namespace(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	const name = "prune-e2e"
 	spec := func(cni bool) string {
@@ -49,7 +50,7 @@ spec:
     global: {istioNamespace: `+ns+`}
 `)
 	}
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("install", "-y", "-f", spec(true))
 	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {

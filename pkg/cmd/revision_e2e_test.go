@@ -14,6 +14,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestRevisionListE2E: revisions a (built as 1.29.4) and b (1.30.0), the default tag on a
@@ -25,9 +26,9 @@ func TestRevisionListE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal", "--revision", "a")
 	istioctlAt(t, c, "1.30.0")("install", "-y", "--set", "profile=minimal", "--revision", "b")

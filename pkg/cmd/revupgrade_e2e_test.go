@@ -22,6 +22,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestRevisionUpgradeE2E: 20 Deployments (replicas 1) in 4 namespaces (the default tag, a
@@ -37,10 +38,10 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
 	cleanup := func() {
-		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
+		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
 		_ = c.Kube.CoreV1().ConfigMaps("istio-system").Delete(ctx, "istio-revision-upgrade", metav1.DeleteOptions{})
 	}
 	t.Cleanup(cleanup)
@@ -109,7 +110,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 
 	// The same command resumes: batch 1 is not restarted, batch 3 stops on the broken one.
 	// (a shorter wait: batch 3 cannot pass it)
-	stdout, _, err := run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--readiness-timeout", "8s")...)
+	stdout, _, err := harness.Run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--readiness-timeout", "8s")...)
 	if err == nil {
 		t.Fatalf("the run with an unschedulable workload in batch 3 succeeded:\n%s", stdout)
 	}
@@ -165,7 +166,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 
 	step("rolled back")
 	// --prune-old is refused while pods use a (a first subset moved), then removes it.
-	stdout, _, err = run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--namespaces", nss[3], "--prune-old")...)
+	stdout, _, err = harness.Run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--namespaces", nss[3], "--prune-old")...)
 	if err == nil || !strings.Contains(err.Error(), "revision a is still used") {
 		t.Fatalf("--prune-old with pods on a: %v\n%s", err, stdout)
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -107,12 +108,12 @@ data:
 
 	spec := []string{"-d", manifests, "--set", "profile=minimal"}
 	k := []string{"--kubeconfig", c.Kubeconfig}
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	checked := 0
 	// ist runs istioctl and checks everything it printed, and its error, for the needles.
 	ist := func(wantErr bool, args ...string) string {
 		t.Helper()
-		out, stderr, err := run(t, append(k, args...)...)
+		out, stderr, err := harness.Run(t, append(k, args...)...)
 		if (err != nil) != wantErr {
 			t.Fatalf("istioctl %s: err = %v, want an error: %v\n%s\n%s", strings.Join(args, " "), err, wantErr, out, stderr)
 		}
@@ -182,7 +183,7 @@ data:
 // ist2 runs istioctl and fails the test on an error; its output is not checked.
 func ist2(t *testing.T, k []string, args ...string) string {
 	t.Helper()
-	out, stderr, err := run(t, append(k, args...)...)
+	out, stderr, err := harness.Run(t, append(k, args...)...)
 	if err != nil {
 		t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
 	}

@@ -1,26 +1,14 @@
 package cmd_test
 
 import (
-	"bytes"
-	"context"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
-
-// asking runs istioctl as at a terminal, answering a prompt with answer.
-func asking(t *testing.T, answer string, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, IsTerminal: func() bool { return true }})
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), errOut.String(), err
-}
 
 // TestSummaryE2E: before every prompt, install, upgrade and uninstall say what they will
 // do, per component and in total, with the fields each update changes; answering no writes
@@ -31,8 +19,8 @@ func TestSummaryE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Chdir("../..")
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	kubeconfig, log := recordingProxy(t, c)
 
@@ -41,7 +29,7 @@ func TestSummaryE2E(t *testing.T) {
 	log.take()
 	// (The plan's admission check sends dry runs of its own, left out here:
 	// TestAdmissionInstallPlanE2E.)
-	out, _, err := asking(t, "n\n", "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check",
+	out, _, err := harness.Asking(t, "n\n", "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check",
 		"--set", "namespace=summary-new", "--set", "values.global.istioNamespace=summary-new")
 	if want := "Plan: 36 to create, 0 to update, 0 unchanged, 0 to prune\n"; !strings.HasPrefix(out, want) || !strings.Contains(out, "Cancelled.") || exitCode(err) != 1 {
 		t.Errorf("install into a new namespace, answered n: %v\n%s\nwant it to start with %q", err, out, want)
@@ -55,7 +43,7 @@ func TestSummaryE2E(t *testing.T) {
 	// is written.
 	settled(t, c)
 	before, writes := objectVersions(t, c), objectWrites(t, c)
-	out, _, err = asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
+	out, _, err = harness.Asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
 	golden.Check(t, "testdata/install/summary-default-to-demo.txt", []byte(out))
 	if exitCode(err) != 1 || !strings.Contains(out, "~ ConfigMap/istio-system/istio: data.mesh") || !strings.Contains(out, "Proceed? (y/N) Cancelled.") {
 		t.Errorf("default → demo, answered n: %v\n%s", err, out)
@@ -69,7 +57,7 @@ func TestSummaryE2E(t *testing.T) {
 
 	// With -y: the counts are the first lines, from the reads the install makes anyway.
 	log.take()
-	out = istioctlOnKubeconfig(t, kubeconfig)("install", "-y", "--set", "profile=demo", "--skip-admission-check")
+	out = harness.Istioctl{T: t, Kubeconfig: kubeconfig}.MustRun("install", "-y", "--set", "profile=demo", "--skip-admission-check")
 	reqs := log.take()
 	if want := "Plan: 5 to create, 6 to update, 34 unchanged, 2 to prune\n"; !strings.HasPrefix(out, want) {
 		t.Errorf("install -y should start with the counts %q:\n%s", want, out)
@@ -84,7 +72,7 @@ func TestSummaryE2E(t *testing.T) {
 	// The same again: nothing to change, no question, exit 0, nothing written.
 	settled(t, c)
 	before, writes = objectVersions(t, c), objectWrites(t, c)
-	out, _, err = asking(t, "", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
+	out, _, err = harness.Asking(t, "", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
 	golden.Check(t, "testdata/install/summary-reinstall.txt", []byte(out))
 	if err != nil || strings.Contains(out, "Proceed?") || !strings.Contains(out, "Nothing to change") {
 		t.Errorf("re-install: %v\n%s", err, out)
@@ -97,14 +85,14 @@ func TestSummaryE2E(t *testing.T) {
 	}
 
 	// demo → minimal prunes both gateways; the summary lists what goes.
-	out, _, err = asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=minimal")
+	out, _, err = harness.Asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=minimal")
 	golden.Check(t, "testdata/install/summary-demo-to-minimal.txt", []byte(out))
 	if exitCode(err) != 1 || !strings.Contains(out, "- Deployment/istio-system/istio-egressgateway") {
 		t.Errorf("demo → minimal, answered n: %v\n%s", err, out)
 	}
 
 	// uninstall lists what it removes, per component, the tags and records included.
-	out, _, err = asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default")
+	out, _, err = harness.Asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default")
 	golden.Check(t, "testdata/uninstall/summary.txt", []byte(out))
 	if exitCode(err) != 1 || !strings.Contains(out, "Revision tags") || !strings.Contains(out, "Install records") {
 		t.Errorf("uninstall, answered n: %v\n%s", err, out)
@@ -115,23 +103,11 @@ func TestSummaryE2E(t *testing.T) {
 
 	// Without a terminal a prompt is still a usage error, and nothing is read for a summary.
 	log.take()
-	if _, _, err := run(t, "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check"); !isUsage(err) {
+	if _, _, err := harness.Run(t, "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check"); !isUsage(err) {
 		t.Errorf("install without -y and without a terminal: %v, want a usage error", err)
 	}
 	if dry := dryRuns(log.take()); len(dry) > 0 {
 		t.Errorf("an install that cannot ask sent dry runs: %v", dry)
-	}
-}
-
-// istioctlOnKubeconfig is istioctlOn for another kubeconfig (a recording proxy's).
-func istioctlOnKubeconfig(t *testing.T, kubeconfig string) func(args ...string) string {
-	return func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
 	}
 }
 

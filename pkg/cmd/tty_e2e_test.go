@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // demoComponents are the components the demo profile installs, as the view names them.
@@ -110,8 +111,8 @@ func TestTerminalViewE2E(t *testing.T) {
 	c := cluster.Get(t)
 	bin := buildIstioctl(t)
 	home := t.TempDir()
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	env := []string{"HOME=" + home, "KUBECONFIG=" + c.Kubeconfig}
 	// command runs istioctl with args in the pane, then prints its exit code.
 	command := func(args string) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -35,7 +36,7 @@ var upgradeChecks = map[string]bool{"upgrade-hop": true, "version-skew": true, "
 // precheckJSON runs x precheck -o json and returns its results.
 func precheckJSON(t *testing.T, c *cluster.Cluster, args ...string) []check.Result {
 	t.Helper()
-	out, stderr, _ := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "x", "precheck", "-o", "json"}, args...)...)
+	out, stderr, _ := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "x", "precheck", "-o", "json"}, args...)...)
 	var rep check.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("precheck -o json: %v\n%s\n%s", err, out, stderr)
@@ -90,9 +91,9 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	if skew.Minor(version.Version) != "1.31" {
 		t.Skipf("written for the 1.31 line; this build is %s", version.Version)
 	}
@@ -171,16 +172,16 @@ func TestUpgradePrecheckFindingsE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	ctx := context.Background()
 	noInjectedPods(t, c)
 
 	// Through a recording proxy: a cluster with no injected pod costs no read of pods in
 	// full (their metadata says none is injected).
 	proxied, reqs := recordingProxy(t, c)
-	out, stderr, _ := run(t, "--kubeconfig", proxied, "x", "precheck", "-o", "json")
+	out, stderr, _ := harness.Run(t, "--kubeconfig", proxied, "x", "precheck", "-o", "json")
 	var rep check.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("precheck -o json: %v\n%s\n%s", err, out, stderr)

@@ -45,6 +45,12 @@ type Istioctl struct {
 	// so that a prompt asks.
 	Stdin    string
 	Terminal bool
+	// Ctx (in process) is the command's context: a test cancels it as Ctrl-C would. Nil is
+	// context.Background(), not t.Context(): tests run istioctl from their Cleanup
+	// functions too, after that is done.
+	Ctx context.Context
+	// Out also gets stdout as it is written (a test that follows the progress).
+	Out io.Writer
 }
 
 // Result is what a run of istioctl gave.
@@ -85,6 +91,13 @@ func Run(t testing.TB, args ...string) (string, string, error) {
 	return r.Stdout, r.Stderr, r.Err
 }
 
+// Asking runs istioctl in process as at a terminal, answer on stdin (a prompt asks).
+func Asking(t testing.TB, answer string, args ...string) (string, string, error) {
+	t.Helper()
+	r := Istioctl{T: t, Stdin: answer, Terminal: true}.Run(args...)
+	return r.Stdout, r.Stderr, r.Err
+}
+
 func (x Istioctl) args(args []string) []string {
 	var out []string
 	if x.Kubeconfig != "" {
@@ -107,7 +120,7 @@ func (x Istioctl) Run(args ...string) Result {
 	c.Stdin = strings.NewReader(x.Stdin)
 	var out, errOut bytes.Buffer
 	var combined lockedBuffer
-	c.Stdout = io.MultiWriter(&out, &combined)
+	c.Stdout = io.MultiWriter(x.stdout(&out), &combined)
 	c.Stderr = io.MultiWriter(&errOut, &combined)
 	err := c.Run()
 	r := Result{Stdout: out.String(), Stderr: errOut.String(), Err: err, combined: combined.String()}
@@ -127,15 +140,26 @@ func (x Istioctl) runInProcess(args []string) Result {
 		x.T.Fatalf("istioctl in process takes the test's environment: Env and Isolated need a binary")
 	}
 	var out, errOut bytes.Buffer
-	streams := cmd.Streams{In: strings.NewReader(x.Stdin), Out: &out, ErrOut: &errOut}
+	streams := cmd.Streams{In: strings.NewReader(x.Stdin), Out: x.stdout(&out), ErrOut: &errOut}
 	if x.Terminal {
 		streams.IsTerminal = func() bool { return true }
 	}
 	root := cmd.NewRootCommand(streams)
 	root.SetArgs(args)
-	// Not t.Context(): tests run istioctl from their Cleanup functions too, after it ends.
-	err := root.ExecuteContext(context.Background())
+	ctx := x.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := root.ExecuteContext(ctx)
 	return Result{Stdout: out.String(), Stderr: errOut.String(), Err: err, Code: ExitCode(err), inProcess: true}
+}
+
+// stdout is where stdout goes: buf, and Out.
+func (x Istioctl) stdout(buf io.Writer) io.Writer {
+	if x.Out == nil {
+		return buf
+	}
+	return io.MultiWriter(buf, x.Out)
 }
 
 // command is the binary's command line and environment.
@@ -157,6 +181,13 @@ func (x Istioctl) MustRun(args ...string) string {
 		x.T.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), r.Err, r.Stdout, r.Stderr)
 	}
 	return r.Stdout
+}
+
+// Try runs istioctl and returns its Output and error.
+func (x Istioctl) Try(args ...string) (string, error) {
+	x.T.Helper()
+	r := x.Run(args...)
+	return r.Output(), r.Err
 }
 
 // MustOutput runs istioctl, fails the test on an error and returns its Output.
