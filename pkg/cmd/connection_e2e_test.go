@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,7 +27,7 @@ import (
 // errors of a refused connection or of a rejected token; -o json's done carries the exit code.
 func TestConnectionFlagsE2E(t *testing.T) {
 	c := cluster.Get(t)
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	ctx := context.Background()
 	t.Setenv("HOME", t.TempDir())
 	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
@@ -73,19 +71,10 @@ func TestConnectionFlagsE2E(t *testing.T) {
 	var outputs []string // everything any run printed
 	istioctl := func(env []string, args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
 		// Nothing of the test's environment: no KUBECONFIG, no ISTIOCTL_TEST_KUBECONFIG.
-		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1"}, env...)
-		out, err := cmd.CombinedOutput()
-		outputs = append(outputs, string(out))
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
+		r := harness.Istioctl{T: t, Bin: bin, Isolated: true, Env: append([]string{"HOME=" + home}, env...)}.Run(args...)
+		outputs = append(outputs, r.Output())
+		return r.Output(), r.Code
 	}
 	mustRun := func(env []string, args ...string) string {
 		t.Helper()

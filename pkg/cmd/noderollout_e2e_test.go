@@ -1,14 +1,10 @@
 package cmd_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,7 +42,7 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	nodes := fourNodes(t, c)
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=ambient")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=ambient")
 	to := binAt(t, c, "1.30.0")
 
 	// The hop first: 1.29.4 to this build's 1.31 in place crosses two minors.
@@ -321,37 +317,18 @@ func ofType(evs []event.Event, typ event.Type) []event.Event {
 	return out
 }
 
-// binAt builds this tree at version (istioctlAt) and returns a runner of it with -o json
-// that returns its events and its error, for runs that are meant to fail.
+// binAt runs this tree built as version with -o json and returns its events and its
+// error, for runs that are meant to fail.
 func binAt(t *testing.T, c *cluster.Cluster, version string) func(args ...string) ([]event.Event, error) {
 	t.Helper()
-	istioctlAt(t, c, version)
-	v, _ := builtAt.Load(version)
-	bin := v.(*struct {
-		once sync.Once
-		bin  string
-		err  error
-		out  []byte
-	}).bin
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At(version)
 	return func(args ...string) ([]event.Event, error) {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var evs []event.Event
-		sc := bufio.NewScanner(strings.NewReader(string(out)))
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var e event.Event
-			if jerr := json.Unmarshal(sc.Bytes(), &e); jerr != nil {
-				t.Fatalf("istioctl %s: line %q: %v", strings.Join(args, " "), sc.Text(), jerr)
-			}
-			evs = append(evs, e)
+		r := x.Run(args...)
+		evs := harness.Events[event.Event](t, r.Stdout)
+		if r.Err != nil {
+			t.Logf("istioctl %s %s: %v\n%s", version, strings.Join(args, " "), r.Err, r.Stderr)
 		}
-		if err != nil {
-			t.Logf("istioctl %s %s: %v\n%s", version, strings.Join(args, " "), err, stderr.String())
-		}
-		return evs, err
+		return evs, r.Err
 	}
 }

@@ -30,8 +30,8 @@ func TestRevisionListE2E(t *testing.T) {
 	istioctl("uninstall", "--purge", "-y")
 	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal", "--revision", "a")
-	istioctlAt(t, c, "1.30.0")("install", "-y", "--set", "profile=minimal", "--revision", "b")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=minimal", "--revision", "a")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.30.0").MustOutput("install", "-y", "--set", "profile=minimal", "--revision", "b")
 	istioctl("tag", "set", "default", "--revision", "a", "--overwrite")
 	istioctl("tag", "set", "prod", "--revision", "b")
 

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"syscall"
@@ -47,10 +45,10 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	t.Cleanup(cleanup)
 	start := time.Now()
 	step := func(what string) { t.Logf("%s: %v", what, time.Since(start).Round(100*time.Millisecond)) }
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	step("built")
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal", "--revision", "a")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=minimal", "--revision", "a")
 	step("installed a")
 	istioctl("tag", "set", "default", "--revision", "a", "--overwrite")
 	istioctl("tag", "set", "prod", "--revision", "a")
@@ -356,37 +354,21 @@ func revisions(t *testing.T, istioctl func(...string) string) map[string]revisio
 // marker, and returns its exit code and output.
 func interruptAfter(t *testing.T, bin, kubeconfig, marker string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	p := harness.Istioctl{T: t, Kubeconfig: kubeconfig, Bin: bin}.Start("istioctl "+strings.Join(args, " "), args...)
+	seen := p.Out.When(func(line string) bool { return strings.Contains(line, marker) })
+	select {
+	case <-seen:
+		_ = p.Cmd.Process.Signal(syscall.SIGINT)
+	case <-p.Exited():
 	}
-	var out strings.Builder
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	sent := false
-	for sc.Scan() {
-		out.WriteString(sc.Text() + "\n")
-		if !sent && strings.Contains(sc.Text(), marker) {
-			_ = cmd.Process.Signal(syscall.SIGINT)
-			sent = true
+	code := p.Wait(t, 30*time.Minute)
+	out := p.Out.String() + p.ErrOut.String()
+	select {
+	case <-seen:
+	default:
+		if code == 0 {
+			t.Fatalf("never saw %q:\n%s", marker, out)
 		}
 	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	if !sent {
-		t.Fatalf("never saw %q:\n%s", marker, out.String())
-	}
-	return 0, out.String()
+	return code, out
 }

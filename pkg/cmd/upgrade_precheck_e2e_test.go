@@ -98,7 +98,7 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 		t.Skipf("written for the 1.31 line; this build is %s", version.Version)
 	}
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=minimal")
 	res := precheckJSON(t, c)
 	find(t, res, "upgrade-hop", "Deployment/istio-system/istiod", false, "in-place upgrade from 1.29.4 to "+version.Version, "go through 1.30 first", "rule in-place-hop")
 	changes, err := skew.Changes("1.29.4", version.Version)
@@ -115,7 +115,7 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 		}
 	}
 
-	istioctlAt(t, c, "1.30.0")("install", "-y", "--set", "profile=minimal")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.30.0").MustOutput("install", "-y", "--set", "profile=minimal")
 	cni := filepath.Join(t.TempDir(), "cni.yaml")
 	if err := os.WriteFile(cni, []byte("apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata:\n  name: cni\nspec:\n  profile: empty\n  components:\n    cni:\n      enabled: true\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -50,6 +50,13 @@ func BuildIstioctl(t testing.TB, version string) string {
 	return b.bin
 }
 
+// At is x running this tree built as version (BuildIstioctl).
+func (x Istioctl) At(version string) Istioctl {
+	x.T.Helper()
+	x.Bin = BuildIstioctl(x.T, version)
+	return x
+}
+
 // ldflags are make build's: the version, the commit and whether the tree was modified.
 func ldflags(version string) string {
 	const pkg = "github.com/istioctl-installer/istioctl/pkg/version"
