@@ -19,6 +19,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // The ValidatingAdmissionPolicy of the admission tests: in-tree CEL admission that denies
@@ -101,7 +102,7 @@ func kubectlIn(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 		if err := client.Delete(ctx, o, false); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, kube.Describe(o)+" is gone", func() (bool, string) {
+		harness.Eventually(t, time.Minute, kube.Describe(o)+" is gone", func() (bool, string) {
 			live, err := client.Get(ctx, o)
 			return err == nil && live == nil, fmt.Sprint(err)
 		})
@@ -125,7 +126,7 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	_ = c.Kube.CoreV1().Namespaces().Delete(ctx, "istio-system", metav1.DeleteOptions{})
-	eventually(t, 2*time.Minute, "istio-system is gone", func() (bool, string) {
+	harness.Eventually(t, 2*time.Minute, "istio-system is gone", func() (bool, string) {
 		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, "istio-system", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -146,10 +147,10 @@ func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x harness.Istioctl,
 // resourceVersion.
 func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string, fn func()) {
 	t.Helper()
-	versions, writes := objectVersions(t, c), objectWrites(t, c)
+	versions, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 	fn()
 	var wrote []string
-	for _, w := range writesBetween(writes, objectWrites(t, c)) {
+	for _, w := range harness.WritesBetween(writes, harness.AuditWrites(t, c)) {
 		if !strings.HasPrefix(w, "POST selfsubjectaccessreviews ") { // asks, stores nothing
 			wrote = append(wrote, w)
 		}
@@ -157,7 +158,7 @@ func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string,
 	if len(wrote) > 0 {
 		t.Errorf("%s %v wrote: %v", what, args, wrote)
 	}
-	if d := versionsDiff(versions, objectVersions(t, c)); len(d) > 0 {
+	if d := harness.VersionsDiff(versions, harness.ObjectVersions(t, c)); len(d) > 0 {
 		t.Errorf("%s %v changed:\n  %s", what, args, strings.Join(d, "\n  "))
 	}
 }
@@ -192,7 +193,7 @@ func TestAdmissionPrecheckE2E(t *testing.T) {
 	kubectlIn(t, c, "delete", "default", sidecarsRequired)
 	sidecarsRequiredInForce(t, c, "default", false)
 
-	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out, code = precheckWritesNothing(t, c, x)
@@ -291,7 +292,7 @@ webhooks:
 // after it is written.
 func inForce(t *testing.T, what string, on bool, mark string, try func(metav1.CreateOptions) error) {
 	t.Helper()
-	eventually(t, time.Minute, fmt.Sprintf("%s in force: %v", what, on), func() (bool, string) {
+	harness.Eventually(t, time.Minute, fmt.Sprintf("%s in force: %v", what, on), func() (bool, string) {
 		err := try(metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return (err != nil && strings.Contains(err.Error(), mark)) == on, fmt.Sprint(err)
 	})
@@ -327,7 +328,7 @@ func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 	}
 	if strings.Contains(tc.objects, "ResourceQuota") {
 		// Admission refuses pods as "status unknown" until the quota controller counts.
-		eventually(t, time.Minute, "the quota is counted", func() (bool, string) {
+		harness.Eventually(t, time.Minute, "the quota is counted", func() (bool, string) {
 			q, err := c.Kube.CoreV1().ResourceQuotas("istio-system").Get(context.Background(), "no-pods", metav1.GetOptions{})
 			return err == nil && q.Status.Hard != nil, fmt.Sprint(err)
 		})
@@ -347,7 +348,7 @@ func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 	for _, tc := range admissionCases {
 		t.Run(tc.name, func(t *testing.T) {
 			noIstioNamespace(t, c)
-			if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+			if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			undo := admissionCause(t, c, tc)
@@ -465,7 +466,7 @@ func TestAdmissionInstallPlanE2E(t *testing.T) {
 		t.Errorf("the ConfigMap istiod publishes is reported missing:\n%s", out)
 	}
 
-	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pc, code := precheckWritesNothing(t, c, x, missingSecret...)

@@ -285,7 +285,7 @@ func objectsOf(t *testing.T, c *cluster.Cluster) map[string]*unstructured.Unstru
 		t.Fatal(err)
 	}
 	out := map[string]*unstructured.Unstructured{}
-	for _, gvk := range snapshotKinds {
+	for _, gvk := range harness.SnapshotKinds {
 		items, err := client.List(context.Background(), gvk, "")
 		if err != nil {
 			t.Fatalf("listing %s: %v", gvk.Kind, err)

@@ -17,7 +17,7 @@ import (
 func TestBadInputNoWriteE2E(t *testing.T) {
 	c := cluster.Get(t)
 	toRepoRoot(t)
-	kubeconfig, log := recordingProxy(t, c)
+	kubeconfig, log := harness.RecordingProxy(t, c)
 	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	if out, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "install", "-y"); err != nil {
 		t.Fatalf("the good install: %v\n%s\n%s", err, out, stderr)
@@ -46,15 +46,15 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 
 	requests := 0
 	for _, in := range inputs {
-		before := objectVersions(t, c)
-		log.take()
+		before := harness.ObjectVersions(t, c)
+		log.Take()
 		out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, in.args...)...)
-		reqs := log.take()
+		reqs := log.Take()
 		requests += len(reqs)
-		if w := writes(reqs); len(w) > 0 {
+		if w := harness.Writes(reqs); len(w) > 0 {
 			t.Errorf("%s: istioctl sent %d write request(s): %v", in.name, len(w), w)
 		}
-		if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+		if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 			t.Errorf("%s: the cluster changed:\n  %s", in.name, strings.Join(diffs, "\n  "))
 		}
 		switch {
@@ -73,7 +73,7 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 	if _, _, err := harness.Run(t, "--kubeconfig", kubeconfig, "version"); err != nil {
 		t.Fatal(err)
 	}
-	if len(log.take()) == 0 {
+	if len(log.Take()) == 0 {
 		t.Fatal("the recording proxy saw no request from istioctl version")
 	}
 	if len(inputs) < 100 {

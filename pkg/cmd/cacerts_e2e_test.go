@@ -27,10 +27,10 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	proxied, log := recordingProxy(t, c)
+	proxied, log := harness.RecordingProxy(t, c)
 	x := harness.Istioctl{T: t, Kubeconfig: proxied}
 	direct := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
-	spec := writeSpecFile(t, "mesh.yaml", "metadata:\n  namespace: "+ns+"\nspec:\n  profile: minimal\n  namespace: "+ns+
+	spec := harness.SpecFile(t, "mesh.yaml", harness.OperatorHeader+"metadata:\n  namespace: "+ns+"\nspec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n")
 	direct.PurgeAtEnd()
 	secret := "Secret/" + ns + "/cacerts: "
@@ -69,15 +69,15 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 		}
 		mustContain(t, string(tc.v)+" precheck", out, "✘ "+secret+tc.want, "the spec declares no CA, but istiod signs with this Secret because it exists")
 
-		log.take()
+		log.Take()
 		out, err = x.Try("install", "-f", spec, "-y", "-i", ns)
-		reqs := log.take()
+		reqs := log.Take()
 		outputs = append(outputs, out)
 		if err == nil {
 			t.Errorf("%s: install went ahead\n%s", tc.v, out)
 		}
 		mustContain(t, string(tc.v)+" install", out, "✘ "+secret+tc.want, "Nothing was written")
-		if w := installWrites(reqs); len(w) > 0 {
+		if w := harness.InstallWrites(reqs); len(w) > 0 {
 			t.Errorf("%s: the refused install sent %d write request(s) besides the lock's: %v", tc.v, len(w), w)
 		}
 		if _, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "istiod", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,18 +23,10 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
-
-func writeSpecFile(t *testing.T, name, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte("apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n"+body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func mustContain(t *testing.T, what, out string, wants ...string) {
 	t.Helper()
@@ -148,8 +139,8 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 	x.MustOutput("uninstall", "--purge", "-y")
 	x.PurgeAtEnd()
 	cleanGateways(t, c)
-	cp := writeSpecFile(t, "cp.yaml", "metadata: {name: control-plane}\nspec:\n  profile: minimal\n")
-	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
+	cp := harness.SpecFile(t, "cp.yaml", harness.OperatorHeader+"metadata: {name: control-plane}\nspec:\n  profile: minimal\n")
+	gw := harness.SpecFile(t, "gw.yaml", harness.OperatorHeader+gatewaysSpec)
 
 	out, err := x.Try("x", "precheck", "-v", "-f", gw)
 	if exitCode(err) != 1 {
@@ -254,7 +245,7 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 	ctx := context.Background()
 	x.MustOutput("uninstall", "--purge", "-y")
 	cleanGateways(t, c)
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 
 	charts, err := render.NewCharts("")
 	if err != nil {
@@ -292,18 +283,18 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 		// can stay terminating for minutes (docs/install.md) and fail the next test's install.
 		for _, n := range crdNames {
 			_ = c.Dynamic.Resource(crdGVR).Delete(context.Background(), n, metav1.DeleteOptions{})
-			waitGone(t, func() bool {
+			harness.Eventually(t, 30*time.Second, "CRD "+n+" gone", func() (bool, string) {
 				_, err := c.Dynamic.Resource(crdGVR).Get(context.Background(), n, metav1.GetOptions{})
-				return apierrors.IsNotFound(err)
+				return apierrors.IsNotFound(err), ""
 			})
 		}
 	})
-	waitGone(t, func() bool { // istiod ready (kwok)
+	harness.Eventually(t, 30*time.Second, "istiod ready", func() (bool, string) { // istiod ready (kwok)
 		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{})
-		return err == nil && d.Status.ReadyReplicas >= 1
+		return err == nil && d.Status.ReadyReplicas >= 1, ""
 	})
 	before := controlPlaneVersions(t, c)
-	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
+	gw := harness.SpecFile(t, "gw.yaml", harness.OperatorHeader+gatewaysSpec)
 
 	// The version comes from istiod's image; proxies newer than istiod are refused.
 	out, err := x.Try("x", "precheck", "-v", "-f", gw)
@@ -358,7 +349,7 @@ func TestExternalCACertsE2E(t *testing.T) {
 	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	spec := writeSpecFile(t, "ca.yaml", "spec:\n  profile: minimal\n  namespace: "+ns+
+	spec := harness.SpecFile(t, "ca.yaml", harness.OperatorHeader+"spec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n  external:\n    ca:\n      type: cacerts\n")
 	var outputs []string
 	var keyLines []string
@@ -458,7 +449,7 @@ func TestExternalPrometheusE2E(t *testing.T) {
 	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	spec := writeSpecFile(t, "prom.yaml", "spec:\n  profile: minimal\n  namespace: "+ns+
+	spec := harness.SpecFile(t, "prom.yaml", harness.OperatorHeader+"spec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n  external:\n    prometheus:\n      service: "+ns+"/prometheus:9090\n")
 
 	out, err := x.Try("x", "precheck", "-v", "-f", spec)
@@ -483,9 +474,9 @@ func TestExternalPrometheusE2E(t *testing.T) {
 	}
 	out, err = x.Try("x", "precheck", "-v", "-f", spec)
 	if exitCode(err) == 1 && strings.Contains(out, "Service/"+ns+"/prometheus: no ready endpoint") {
-		waitGone(t, func() bool { // the endpoint follows the pod
+		harness.Eventually(t, 30*time.Second, "Prometheus's endpoint ready", func() (bool, string) { // the endpoint follows the pod
 			out, err = x.Try("x", "precheck", "-v", "-f", spec)
-			return !strings.Contains(out, "no ready endpoint")
+			return !strings.Contains(out, "no ready endpoint"), ""
 		})
 	}
 	if err != nil {

@@ -99,11 +99,11 @@ func TestFleetInstallE2E(t *testing.T) {
 		// cluster-1's istiod controls the remote: it hands cluster-3 the shared root and
 		// patches its injector's CA bundles with it.
 		c3 := l.member("cluster-3")
-		eventually(t, 30*time.Second, "cluster-3's istio-ca-root-cert is the shared root", func() (bool, string) {
+		harness.Eventually(t, 30*time.Second, "cluster-3's istio-ca-root-cert is the shared root", func() (bool, string) {
 			cm, err := c3.Kube.CoreV1().ConfigMaps("default").Get(context.Background(), "istio-ca-root-cert", metav1.GetOptions{})
 			return err == nil && cm.Data["root-cert.pem"] == string(ca.RootPEM), fmt.Sprint(err)
 		})
-		eventually(t, 30*time.Second, "cluster-3's injector trusts the shared root", func() (bool, string) {
+		harness.Eventually(t, 30*time.Second, "cluster-3's injector trusts the shared root", func() (bool, string) {
 			mwc, err := c3.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(context.Background(), "istio-sidecar-injector", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -398,7 +398,7 @@ func linkSecrets(t *testing.T, c *cluster.Cluster) []string {
 func bedVersions(t *testing.T, bed *cluster.Bed) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, c := range bed.Clusters {
-		out[c.Context] = objectVersions(t, c)
+		out[c.Context] = harness.ObjectVersions(t, c)
 	}
 	return out
 }
@@ -407,7 +407,7 @@ func bedVersions(t *testing.T, bed *cluster.Bed) map[string]map[string]string {
 func bedDiff(before, after map[string]map[string]string) []string {
 	var out []string
 	for ctx, b := range before {
-		for _, d := range versionsDiff(b, after[ctx]) {
+		for _, d := range harness.VersionsDiff(b, after[ctx]) {
 			out = append(out, ctx+": "+d)
 		}
 	}

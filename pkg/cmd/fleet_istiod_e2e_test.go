@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -192,7 +193,7 @@ func signsWithRoot(t *testing.T, c *cluster.Cluster, ca *pki.CA) {
 	if string(leaf.AuthorityKeyId) != string(ca.Intermediate.SubjectKeyId) {
 		t.Errorf("%s's istiod's certificate is issued by %q, not by the shared intermediate", c.Context, leaf.Issuer)
 	}
-	eventually(t, 30*time.Second, c.Context+"'s istio-ca-root-cert is the shared root", func() (bool, string) {
+	harness.Eventually(t, 30*time.Second, c.Context+"'s istio-ca-root-cert is the shared root", func() (bool, string) {
 		cm, err := c.Kube.CoreV1().ConfigMaps("default").Get(context.Background(), "istio-ca-root-cert", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

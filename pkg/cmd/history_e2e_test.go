@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // historyOf returns the records `istioctl history -o json` lists.
@@ -115,7 +116,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 		t.Error("the egress gateway survived the rollback to the default profile")
 	}
 	for _, kind := range []string{"services", "serviceaccounts"} {
-		list, err := c.Dynamic.Resource(metav1SchemeGVR(map[string]string{"services": "Service", "serviceaccounts": "ServiceAccount"}[kind])).
+		list, err := c.Dynamic.Resource(fixture.CoreGVR(map[string]string{"services": "Service", "serviceaccounts": "ServiceAccount"}[kind])).
 			Namespace("istio-system").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -41,8 +41,8 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	spec := []string{"--set", "profile=demo", "--set", "hub=" + hub}
 
 	// One image left on docker.io: refused before any write, naming image and field.
-	settled(t, c)
-	before := objectWrites(t, c)
+	harness.Settled(t, c)
+	before := harness.AuditWrites(t, c)
 	_, _, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install", "-y", "--pin-digests", "--allowed-registries", hub,
 		"--set", "values.pilot.hub=docker.io/istio"}, spec...)...)
 	if err == nil || !strings.Contains(err.Error(), "docker.io/istio/pilot:1.31.0") || !strings.Contains(err.Error(), "spec.values.pilot.hub") {
@@ -55,7 +55,7 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "registry "+down) {
 		t.Fatalf("pinning from a registry that is down: %v", err)
 	}
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Fatalf("the refused installs wrote: %v", w)
 	}
 
@@ -128,10 +128,10 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 
 	// The tag moves in the mirror: a re-run keeps the recorded digests and writes nothing.
 	dst.Push(t, hub+"/proxyv2:1.31.0", 1)
-	settled(t, c)
-	before = objectWrites(t, c)
+	harness.Settled(t, c)
+	before = harness.AuditWrites(t, c)
 	istioctl(append([]string{"install", "-y", "--pin-digests", "--allowed-registries", hub}, spec...)...)
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("a re-run after the tag moved wrote: %v", w)
 	}
 	istioctl(append([]string{"verify-install"}, spec...)...)

@@ -125,7 +125,7 @@ func injectAll(t *testing.T, c *cluster.Cluster, manifests string, nss map[strin
 	istioctl(append(append(base, "--revision", "canary"), injectionValues...)...)
 	// istiod patches its webhooks' CA bundle once it runs: wait until both revisions inject.
 	for _, ns := range []string{nss["on"], nss["rev"]} {
-		eventually(t, time.Minute, "istiod injects pods in "+ns, func() (bool, string) {
+		harness.Eventually(t, time.Minute, "istiod injects pods in "+ns, func() (bool, string) {
 			out, err := dryRunPod(c, ns, "probe", "spec:\n  containers:"+appContainer)
 			return err == nil && strings.Contains(out, "sidecar.istio.io/status"), fmt.Sprint(err)
 		})

@@ -109,26 +109,26 @@ func TestWriteLockE2E(t *testing.T) {
 	// exits 3 at once, naming the holder, having asked for nothing but the Lease; the
 	// read-only commands warn that a write is in progress.
 	t.Run("lock-timeout 0 and readers", func(t *testing.T) {
-		kubeconfig, log := recordingProxy(t, c)
+		kubeconfig, log := harness.RecordingProxy(t, c)
 		rs := historyOf(t, c.Kubeconfig, "-r", "default")
 		spec := []string{"--set", "profile=" + rs[len(rs)-1].Profile} // what is installed
-		log.take()
+		log.Take()
 		if out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, spec...)...); err != nil || !strings.Contains(out, "(0 applied,") {
 			t.Fatalf("re-install: %v\n%s\n%s", err, out, stderr)
 		}
-		for _, w := range writes(log.take()) {
+		for _, w := range harness.Writes(log.Take()) {
 			if !strings.Contains(w, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases") {
 				t.Errorf("the re-install wrote %s", w)
 			}
 		}
 
 		held, holder := holdLock(t, c)
-		log.take()
+		log.Take()
 		start := time.Now()
 		p := harness.Istioctl{T: t, Bin: bin}.Start("install --lock-timeout 0", "--kubeconfig", kubeconfig, "install", "-y", "--lock-timeout", "0")
 		code := p.Wait(t, time.Minute)
 		exited := time.Now()
-		took, decided := exited.Sub(start), exited.Sub(log.lastAt())
+		took, decided := exited.Sub(start), exited.Sub(log.LastAt())
 		errOut := p.ErrOut.String()
 		if code != 3 || !strings.Contains(errOut, holder.String()) || !strings.Contains(errOut, "--lock-timeout is 0") {
 			t.Errorf("exit %d after %v:\n%s", code, took, errOut)
@@ -139,7 +139,7 @@ func TestWriteLockE2E(t *testing.T) {
 		if decided > time.Second || took > 5*time.Second {
 			t.Errorf("--lock-timeout 0 exited %v after reading the Lease (%v after it started), want at most 1s", decided, took)
 		}
-		reqs := log.take()
+		reqs := log.Take()
 		for _, r := range reqs {
 			if !strings.HasPrefix(r, "GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/istioctl-lock") {
 				t.Errorf("--lock-timeout 0 sent %s: only the Lease may be read", r)
@@ -214,7 +214,7 @@ func TestWriteLockE2E(t *testing.T) {
 	// over and finishes: continued, it notices the loss before writing again, writes
 	// nothing more and exits non-zero.
 	t.Run("stopped holder", func(t *testing.T) {
-		kubeconfig, log := recordingProxy(t, c)
+		kubeconfig, log := harness.RecordingProxy(t, c)
 		a := harness.Istioctl{T: t, Bin: bin, Env: shortLock}.Start("stopped", "--kubeconfig", kubeconfig, "install", "-y", "-o", "json", "--set", "profile=demo")
 		a.WaitFor(t, "a first write", a.Out.When(firstWrite))
 		if err := a.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -228,13 +228,13 @@ func TestWriteLockE2E(t *testing.T) {
 		if taken, ok := first(harness.Events[streamEvent](t, b.Out.String()), isLock("taken-over")); !ok || !strings.Contains(taken.Holder, pidOf(a)) {
 			t.Fatalf("no takeover of the stopped holder:\n%s", b.Out)
 		}
-		log.take()
+		log.Take()
 		if err := a.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("stopped for %v", time.Since(stopped).Round(time.Millisecond))
 		code := a.Wait(t, time.Minute)
-		for _, w := range writes(log.take()) {
+		for _, w := range harness.Writes(log.Take()) {
 			if !strings.Contains(w, "/leases/") {
 				t.Errorf("the continued holder wrote %s", w)
 			}
@@ -304,11 +304,11 @@ func TestWriteLockE2E(t *testing.T) {
 			_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
 			_ = c.Kube.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{})
 		})
-		kubeconfig, log := recordingProxy(t, c)
+		kubeconfig, log := harness.RecordingProxy(t, c)
 		want := "permission denied to update leases.coordination.k8s.io in namespace kube-system" // the Lease exists (released)
 		var err error
 		for range 20 { // until the authorizer sees the new binding
-			log.take()
+			log.Take()
 			if _, _, err = harness.Run(t, "--kubeconfig", kubeconfig, "--as", user, "install", "-y", "--set", "profile=minimal"); err != nil && strings.Contains(err.Error(), want) {
 				break
 			}
@@ -317,7 +317,7 @@ func TestWriteLockE2E(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--skip-lock") || exitCode(err) == 0 {
 			t.Fatalf("install without the Lease permissions: %v", err)
 		}
-		for _, w := range writes(log.take()) {
+		for _, w := range harness.Writes(log.Take()) {
 			if !strings.HasPrefix(w, "PUT /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/istioctl-lock") {
 				t.Errorf("a writer without the Lease permissions sent %s", w)
 			}

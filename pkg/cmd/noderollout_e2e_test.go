@@ -46,12 +46,12 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 	to := binAt(t, c, "1.30.0")
 
 	// The hop first: 1.29.4 to this build's 1.31 in place crosses two minors.
-	before := objectWrites(t, c)
+	before := harness.AuditWrites(t, c)
 	_, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "upgrade", "-y", "--set", "profile=ambient")
 	if err == nil || !strings.Contains(err.Error(), "rule in-place-hop") || !strings.Contains(err.Error(), "Nothing was written") {
 		t.Fatalf("the two-minor in-place hop was not refused: %v\n%s", err, stderr)
 	}
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("the refused hop wrote: %v", w)
 	}
 
@@ -129,11 +129,11 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 			t.Errorf("%s owns fields of updateStrategy", mf.Manager)
 		}
 	}
-	before = objectWrites(t, c)
+	before = harness.AuditWrites(t, c)
 	if _, err := to(upgrade...); err != nil {
 		t.Fatal(err)
 	}
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("an upgrade to what runs wrote: %v", w)
 	}
 }

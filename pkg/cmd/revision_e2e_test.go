@@ -57,7 +57,7 @@ func TestRevisionListE2E(t *testing.T) {
 	injectedLongAgo(t, c, plain, "b", "1.27.2")
 	pods := map[string]string{} // pod -> namespace
 	for ns := range want {
-		eventually(t, 30*time.Second, "pods of "+ns, func() (bool, string) {
+		harness.Eventually(t, 30*time.Second, "pods of "+ns, func() (bool, string) {
 			l, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 			if err != nil || len(l.Items) == 0 {
 				return false, fmt.Sprint(err)

@@ -313,7 +313,7 @@ func podUIDs(t *testing.T, c *cluster.Cluster, ws []string) map[string]string {
 // proxy (1.29.4 for a, anything newer for b).
 func allOn(t *testing.T, c *cluster.Cluster, nss []string, rev string) {
 	t.Helper()
-	eventually(t, 60*time.Second, "every pod on revision "+rev, func() (bool, string) {
+	harness.Eventually(t, 60*time.Second, "every pod on revision "+rev, func() (bool, string) {
 		for _, ns := range nss {
 			l, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 			if err != nil {

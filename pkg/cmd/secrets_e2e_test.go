@@ -20,6 +20,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -65,7 +66,7 @@ func TestSecretsNeverLeakE2E(t *testing.T) {
 
 	// The user's CA, as istiod reads it: a whole one, since the checks refuse a broken
 	// cacerts Secret istiod would use (TestUndeclaredCACertsE2E) and report a valid one.
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 	ca := pki.New(t, pki.Valid).SecretData()
 	secretValue(ca["ca-key.pem"])
 	ca["password"] = secretValue([]byte("cacerts-password-7f3a9c"))

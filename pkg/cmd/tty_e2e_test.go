@@ -195,7 +195,7 @@ func TestTerminalViewE2E(t *testing.T) {
 
 		// After the failed install above, istiod's Deployment differs from demo's and the
 		// gateways are missing.
-		before, writes := objectVersions(t, c), objectWrites(t, c)
+		before, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 		tm.Keys("istioctl install --set profile=demo")
 		screen := tm.WaitFor("question", time.Minute, func(s string) bool { return strings.HasSuffix(s, "Proceed? (y/N)") })
 		// The gateways the failed install skipped are to create; istiod is to update.
@@ -212,10 +212,10 @@ func TestTerminalViewE2E(t *testing.T) {
 		if code != 1 || !strings.Contains(screen, "Cancelled.") {
 			t.Errorf("answered n: exit %d, want 1 and Cancelled.:\n%s", code, screen)
 		}
-		if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+		if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 			t.Errorf("answering n sent write requests: %v", w)
 		}
-		if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+		if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 			t.Errorf("answering n changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 		}
 

@@ -180,7 +180,7 @@ func TestUpgradePrecheckFindingsE2E(t *testing.T) {
 
 	// Through a recording proxy: a cluster with no injected pod costs no read of pods in
 	// full (their metadata says none is injected).
-	proxied, reqs := recordingProxy(t, c)
+	proxied, reqs := harness.RecordingProxy(t, c)
 	out, stderr, _ := harness.Run(t, "--kubeconfig", proxied, "x", "precheck", "-o", "json")
 	var rep check.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -189,7 +189,7 @@ func TestUpgradePrecheckFindingsE2E(t *testing.T) {
 	if f := failed(rep.Results, ""); len(f) > 0 {
 		t.Errorf("a clean cluster gives findings: %+v", f)
 	}
-	for _, r := range reqs.take() {
+	for _, r := range reqs.Take() {
 		if strings.HasPrefix(r, "GET ") && regexp.MustCompile(`/pods(\?|$)`).MatchString(strings.Fields(r)[1]) && !strings.HasSuffix(r, " [metadata]") {
 			t.Errorf("precheck on a cluster without injected pods read pods in full: %s", r)
 		}

@@ -56,7 +56,7 @@ func ObjectVersions(t testing.TB, c *cluster.Cluster) map[string]string {
 			if o.GetLabels()["endpointslice.kubernetes.io/managed-by"] == "endpointslice-controller.k8s.io" {
 				continue // the controller's own, rewritten whenever a pod's readiness moves
 			}
-			if istiodsOwn(&o) {
+			if IstiodsOwn(&o) {
 				continue // its leader elections renew every few seconds
 			}
 			out[gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = contentHash(t, &o)
@@ -65,9 +65,9 @@ func ObjectVersions(t testing.TB, c *cluster.Cluster) map[string]string {
 	return out
 }
 
-// istiodsOwn says whether only istiod ever wrote o (its root certificates, CA Secret and
+// IstiodsOwn says whether only istiod ever wrote o (its root certificates, CA Secret and
 // leader elections): the bed's real istiod writes them on its own.
-func istiodsOwn(o *unstructured.Unstructured) bool {
+func IstiodsOwn(o *unstructured.Unstructured) bool {
 	mf := o.GetManagedFields()
 	for _, m := range mf {
 		if m.Manager != "pilot-discovery" {
