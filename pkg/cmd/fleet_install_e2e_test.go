@@ -318,12 +318,12 @@ func TestFleetInstallE2E(t *testing.T) {
 
 // whenLocked calls fn once an istioctl holds c's cluster lock (within two minutes).
 func whenLocked(c *cluster.Cluster, fn func()) {
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	err := harness.Within(2*time.Minute, 20*time.Millisecond, func() (bool, string) {
 		le, err := c.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "istioctl-lock", metav1.GetOptions{})
-		if err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
-			fn()
-			return
-		}
+		return err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "", ""
+	})
+	if err == nil {
+		fn()
 	}
 }
 

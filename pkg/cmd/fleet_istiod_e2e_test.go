@@ -88,15 +88,14 @@ func istiodLists(t *testing.T, c *cluster.Cluster, timeout time.Duration, want .
 // waitIstiodLists is istiodLists for any goroutine: the error says what istiod listed last.
 func waitIstiodLists(c *cluster.Cluster, timeout time.Duration, want ...string) error {
 	sort.Strings(want)
-	var last string
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	err := harness.Within(timeout, 250*time.Millisecond, func() (bool, string) {
 		got, err := clusterz(c)
-		if err == nil && slices.Equal(got, want) {
-			return nil
-		}
-		last = fmt.Sprintf("it lists %q (%v)", got, err)
+		return err == nil && slices.Equal(got, want), fmt.Sprintf("it lists %q (%v)", got, err)
+	})
+	if err != nil {
+		return fmt.Errorf("%s's istiod does not list %q: %v", c.Context, want, err)
 	}
-	return fmt.Errorf("%s's istiod does not list %q after %v: %s", c.Context, want, timeout, last)
+	return nil
 }
 
 // syncedList is the clusterz a primary's istiod shows when it reads its own cluster and,

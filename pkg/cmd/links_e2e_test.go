@@ -172,12 +172,7 @@ func authenticates(t *testing.T, c *cluster.Cluster, token string) bool {
 // revokes its token only then.
 func revoked(t *testing.T, c *cluster.Cluster, token string) bool {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if !authenticates(t, c, token) {
-			return true
-		}
-	}
-	return false
+	return harness.Within(30*time.Second, time.Second, func() (bool, string) { return !authenticates(t, c, token), "" }) == nil
 }
 
 // purgeBed removes what the test installed and linked, so each run and every later test

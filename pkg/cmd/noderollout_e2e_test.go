@@ -262,7 +262,7 @@ func fourNodes(t *testing.T, c *cluster.Cluster) []string {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	harness.Eventually(t, time.Minute, fmt.Sprintf("nodes %v ready", names), func() (bool, string) {
 		ready := 0
 		for _, name := range names {
 			n, err := c.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -275,13 +275,9 @@ func fourNodes(t *testing.T, c *cluster.Cluster) []string {
 				}
 			}
 		}
-		if ready == len(names) {
-			return names[:4]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of nodes %v ready after a minute", ready, names)
-		}
-	}
+		return ready == len(names), fmt.Sprintf("%d of nodes %v ready", ready, names)
+	})
+	return names[:4]
 }
 
 const hogName = "istioctl-test-cpu-hog"

@@ -138,13 +138,12 @@ func noInjectedPods(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	zero := int64(0)
-	var left []string
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+	harness.Eventually(t, time.Minute, "no injected pods left by another test", func() (bool, string) {
 		pods, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		left = nil
+		var left []string
 		for _, p := range pods.Items {
 			if p.Annotations["sidecar.istio.io/status"] == "" {
 				continue
@@ -155,13 +154,8 @@ func noInjectedPods(t *testing.T, c *cluster.Cluster) {
 				_ = c.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("injected pods left by another test: %v", left)
-		}
-	}
+		return len(left) == 0, fmt.Sprintf("injected pods left by another test: %v", left)
+	})
 }
 
 // TestUpgradePrecheckFindingsE2E: a clean cluster, and a clean install, give no finding of
