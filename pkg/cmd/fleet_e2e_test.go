@@ -26,12 +26,10 @@ const fleetExample = "../../docs/examples/fleet-3-clusters.yaml"
 // stdout+stderr and the exit code.
 func (l *linkBed) fleet(kubeconfig string, args ...string) (string, int) {
 	l.t.Helper()
-	out, errOut, err := harness.Run(l.t, append([]string{"--kubeconfig", kubeconfig, "x", "fleet"}, args...)...)
-	if err != nil {
-		errOut += "Error: " + err.Error()
-	}
-	l.record(false, out, errOut)
-	return out + errOut, mainExit(err)
+	r := harness.Istioctl{T: l.t, Kubeconfig: kubeconfig}.Run(append([]string{"x", "fleet"}, args...)...)
+	errOut := r.Stderr + r.ErrorLine()
+	l.record(false, r.Stdout, errOut)
+	return r.Stdout + errOut, r.Code
 }
 
 // unreachableKubeconfig is the bed's kubeconfig with member's server at a port nothing

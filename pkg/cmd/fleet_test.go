@@ -47,14 +47,14 @@ func TestFleetBadInput(t *testing.T) {
 		for _, command := range []string{"dump", "precheck", "verify"} {
 			t.Run(tc.name+"/"+command, func(t *testing.T) {
 				out, _, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", command, "-f", tc.file)
-				if err == nil || !strings.Contains(err.Error(), tc.want) || mainExit(err) != 1 || out != "" {
-					t.Errorf("fleet %s: exit %d, %v, want %q\n%s", command, mainExit(err), err, tc.want, out)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || harness.ExitCode(err) != 1 || out != "" {
+					t.Errorf("fleet %s: exit %d, %v, want %q\n%s", command, harness.ExitCode(err), err, tc.want, out)
 				}
 			})
 		}
 	}
-	if _, _, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "--context", "cluster-1", "x", "fleet", "precheck", "-f", "../../docs/examples/fleet-3-clusters.yaml"); mainExit(err) != 64 {
-		t.Errorf("--context with a fleet: %v (exit %d), want a usage error", err, mainExit(err))
+	if _, _, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "--context", "cluster-1", "x", "fleet", "precheck", "-f", "../../docs/examples/fleet-3-clusters.yaml"); harness.ExitCode(err) != 64 {
+		t.Errorf("--context with a fleet: %v (exit %d), want a usage error", err, harness.ExitCode(err))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -20,8 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -71,29 +68,11 @@ func (l *linkBed) member(ctx string) *cluster.Cluster {
 // code main would give (0, 1 for a failure, 64 for a bad command line).
 func (l *linkBed) istioctl(ctx string, args ...string) (string, string, int) {
 	l.t.Helper()
-	out, errOut, err := harness.Run(l.t, append([]string{"--kubeconfig", l.bed.Kubeconfig, "--context", ctx}, args...)...)
-	code := mainExit(err)
-	if err != nil {
-		// What main would print: errors are outputs too.
-		errOut += "Error: " + err.Error()
-	}
+	r := harness.Istioctl{T: l.t, Kubeconfig: l.bed.Kubeconfig, Context: ctx}.Run(args...)
+	// What main would print: errors are outputs too.
+	out, errOut := r.Stdout, r.Stderr+r.ErrorLine()
 	l.record(args[0] == "create-remote-secret" && !strings.Contains(strings.Join(args, " "), "--apply-to"), out, errOut)
-	return out, errOut, code
-}
-
-// mainExit is the code main gives err.
-func mainExit(err error) int {
-	var exit *cmd.ExitError
-	var usage *cmd.UsageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.Code
-	case errors.As(err, &usage):
-		return 64
-	}
-	return event.ExitCode(err) // as cmd/istioctl: an error's own code (the lock's 3), else 1
+	return out, errOut, r.Code
 }
 
 // must runs a command that has to succeed.
