@@ -5,21 +5,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
-)
 
-func object(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	j, err := yaml.YAMLToJSON([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(j); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
+)
 
 const privileged = `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: cni, namespace: istio-system},
   spec: {template: {metadata: {labels: {app: cni}, annotations: {a: b}}, spec: {serviceAccountName: cni,
@@ -28,7 +16,7 @@ const privileged = `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: cni,
 // TestPodFor: a workload's pod carries its template's labels, annotations and spec; other
 // kinds have none.
 func TestPodFor(t *testing.T) {
-	p := PodFor(object(t, privileged))
+	p := PodFor(fixture.Object(t, privileged))
 	if p == nil || p.GetKind() != "Pod" || p.GetNamespace() != "istio-system" || p.GetGenerateName() != "cni-" ||
 		p.GetLabels()["app"] != "cni" || p.GetAnnotations()["a"] != "b" {
 		t.Fatalf("PodFor = %v", p)
@@ -36,18 +24,18 @@ func TestPodFor(t *testing.T) {
 	if sa, _, _ := unstructured.NestedString(p.Object, "spec", "serviceAccountName"); sa != "cni" {
 		t.Errorf("serviceAccountName %q", sa)
 	}
-	cron := object(t, `{apiVersion: batch/v1, kind: CronJob, metadata: {name: c, namespace: n}, spec: {jobTemplate: {spec: {template: {spec: {containers: [{name: a, image: a}]}}}}}}`)
+	cron := fixture.Object(t, `{apiVersion: batch/v1, kind: CronJob, metadata: {name: c, namespace: n}, spec: {jobTemplate: {spec: {template: {spec: {containers: [{name: a, image: a}]}}}}}}`)
 	if PodFor(cron) == nil {
 		t.Error("no pod for a CronJob")
 	}
-	if PodFor(object(t, `{apiVersion: v1, kind: Service, metadata: {name: s}}`)) != nil {
+	if PodFor(fixture.Object(t, `{apiVersion: v1, kind: Service, metadata: {name: s}}`)) != nil {
 		t.Error("a pod for a Service")
 	}
 }
 
 // TestPodSecurity: the local evaluation at the level a namespace's labels set.
 func TestPodSecurity(t *testing.T) {
-	pod := PodFor(object(t, privileged))
+	pod := PodFor(fixture.Object(t, privileged))
 	for _, tc := range []struct {
 		labels map[string]string
 		want   string

@@ -6,20 +6,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
-func obj(t *testing.T, s string) *unstructured.Unstructured {
-	t.Helper()
-	o := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(s), &o.Object); err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 func TestForeignFields(t *testing.T) {
-	rendered := obj(t, `{kind: ValidatingWebhookConfiguration, metadata: {name: v, labels: {app: istiod}},
+	rendered := fixture.Object(t, `{kind: ValidatingWebhookConfiguration, metadata: {name: v, labels: {app: istiod}},
   webhooks: [{name: a.istio.io, failurePolicy: Ignore, clientConfig: {caBundle: ""}, namespaceSelector: {matchLabels: {x: "1"}}}]}`)
 	live := rendered.DeepCopy()
 	_ = unstructured.SetNestedSlice(live.Object, []any{map[string]any{"name": "a.istio.io", "failurePolicy": "Fail",
@@ -54,7 +46,7 @@ func TestPDBBlocks(t *testing.T) {
 		{`{maxUnavailable: 0}`, 3, "maxUnavailable 0"},
 		{`{maxUnavailable: 1}`, 3, ""},
 	} {
-		got := blocks(obj(t, `{kind: PodDisruptionBudget, spec: `+tc.spec+`}`), tc.replicas)
+		got := blocks(fixture.Object(t, `{kind: PodDisruptionBudget, spec: `+tc.spec+`}`), tc.replicas)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s with %d replicas: %q, want %q", tc.spec, tc.replicas, got, tc.want)
 		}
@@ -71,7 +63,7 @@ func TestMutatesPods(t *testing.T) {
 		{`{rules: [{operations: [UPDATE], resources: [pods]}]}`, false},
 		{`{rules: [{operations: [CREATE], resources: [services]}]}`, false},
 	} {
-		if got := mutatesPods(obj(t, tc.hook).Object); got != tc.want {
+		if got := mutatesPods(fixture.Object(t, tc.hook).Object); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.hook, got, tc.want)
 		}
 	}

@@ -12,21 +12,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
-)
 
-func obj(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	j, err := sigsyaml.YAMLToJSON([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(j); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
+)
 
 func gunzip(t *testing.T, b []byte) string {
 	t.Helper()
@@ -128,7 +116,7 @@ func randomText(n int) string {
 // TestNoSecretData: a record lists a rendered Secret by its identity only; neither its
 // data nor its stringData, plain or base64, reaches the encoded record.
 func TestNoSecretData(t *testing.T) {
-	secret := obj(t, `
+	secret := fixture.Object(t, `
 apiVersion: v1
 kind: Secret
 metadata: {name: cacerts, namespace: istio-system, annotations: {note: annotation-value-xyz}}
@@ -136,7 +124,7 @@ type: Opaque
 data: {ca-key.pem: `+base64.StdEncoding.EncodeToString([]byte("PRIVATE-KEY-MATERIAL-123"))+`}
 stringData: {token: plain-token-value-456}
 `)
-	cm := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: istio, namespace: istio-system}, data: {mesh: config-body-789}}`)
+	cm := fixture.Object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: istio, namespace: istio-system}, data: {mesh: config-body-789}}`)
 	objs, omitted := Identities([]*unstructured.Unstructured{secret, cm})
 	if omitted != 0 || len(objs) != 2 || objs[0].String() != "Secret/istio-system/cacerts" || objs[1].Kind != "ConfigMap" {
 		t.Fatalf("identities: %v (%d omitted)", objs, omitted)
@@ -158,7 +146,7 @@ stringData: {token: plain-token-value-456}
 }
 
 func TestIdentitiesLimit(t *testing.T) {
-	cm := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}`)
+	cm := fixture.Object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}`)
 	objs := make([]*unstructured.Unstructured, MaxObjects+3)
 	for i := range objs {
 		objs[i] = cm

@@ -10,27 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 func TestMain(m *testing.M) { cluster.Main(m) }
-
-func object(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	j, err := sigsyaml.YAMLToJSON([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(j); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 func TestApply(t *testing.T) {
 	c := cluster.Get(t)
@@ -41,7 +28,7 @@ func TestApply(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cm := object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: mesh, namespace: `+ns+`, labels: {operator.istio.io/component: Pilot}}, data: {a: "1"}}`)
+	cm := fixture.Object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: mesh, namespace: `+ns+`, labels: {operator.istio.io/component: Pilot}}, data: {a: "1"}}`)
 
 	// A dry run writes nothing.
 	res, err := client.Apply(ctx, cm, kube.ApplyOptions{DryRun: true})
@@ -117,7 +104,7 @@ func TestApply(t *testing.T) {
 
 	// A webhook configuration whose rules the server defaults (scope: "*" inside an atomic
 	// list) is still as we applied it: the second apply sends nothing.
-	vwc := object(t, `{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingWebhookConfiguration,
+	vwc := fixture.Object(t, `{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingWebhookConfiguration,
   metadata: {name: `+ns+`-validator, labels: {operator.istio.io/component: Pilot}},
   webhooks: [{name: rev.validation.istio.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Ignore,
     clientConfig: {service: {name: istiod, namespace: `+ns+`, path: /validate}},
@@ -135,7 +122,7 @@ func TestApply(t *testing.T) {
 	}
 
 	// A kind the cluster does not serve is a clear error.
-	bogus := object(t, `{apiVersion: example.com/v1, kind: Nope, metadata: {name: x, namespace: `+ns+`}}`)
+	bogus := fixture.Object(t, `{apiVersion: example.com/v1, kind: Nope, metadata: {name: x, namespace: `+ns+`}}`)
 	if _, err := client.Apply(ctx, bogus, kube.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "does not serve example.com/v1, Kind=Nope") {
 		t.Errorf("unknown kind: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestAwait: a wait on the watcher's caches ends when an object it waits for appears; with
@@ -36,7 +37,7 @@ func TestAwait(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := c.Namespace(t)
-	cm := object(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: awaited, namespace: %s}\n", ns))
+	cm := fixture.Object(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: awaited, namespace: %s}\n", ns))
 	w := client.NewWatcher()
 	defer w.Stop()
 	looks := 0

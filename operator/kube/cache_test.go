@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestStartWatchCache: nothing builds the watch cache of a CRD's resources until it is
@@ -48,7 +49,7 @@ func startWatchCache(t *testing.T, c *cluster.Cluster, kind string) bool {
 	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
 	singular := strings.ToLower(kind)
 	plural := singular + "s"
-	crd := object(t, fmt.Sprintf(`
+	crd := fixture.Object(t, fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: %[2]s.%[1]s}
@@ -124,7 +125,7 @@ func TestListGoneKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
-	crd := object(t, fmt.Sprintf(`
+	crd := fixture.Object(t, fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: gones.%[1]s}

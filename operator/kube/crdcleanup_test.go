@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestFinishCRDDeletion: a deleted CRD with no custom resources goes at once when
@@ -39,7 +40,7 @@ func TestFinishCRDDeletion(t *testing.T) {
 	create := func(t *testing.T, kind string, finalizers ...string) (*unstructured.Unstructured, schema.GroupVersionResource) {
 		t.Helper()
 		plural := strings.ToLower(kind) + "s"
-		crd := object(t, fmt.Sprintf(`
+		crd := fixture.Object(t, fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: %[2]s.%[1]s}

@@ -8,6 +8,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 func TestApplyFields(t *testing.T) {
@@ -19,11 +20,11 @@ func TestApplyFields(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cm := object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: fields, namespace: `+ns+`}, data: {a: "1", b: "2"}}`)
+	cm := fixture.Object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: fields, namespace: `+ns+`}, data: {a: "1", b: "2"}}`)
 	if _, err := client.Apply(ctx, cm, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	part := object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: fields, namespace: `+ns+`}, data: {a: "changed"}}`)
+	part := fixture.Object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: fields, namespace: `+ns+`}, data: {a: "changed"}}`)
 
 	if _, err := client.ApplyFields(ctx, part, ownership.FieldManager, false); err == nil {
 		t.Error("ApplyFields as the installer's own manager would drop the fields it leaves out; want an error")

@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestMetadataWatcher: a metadata watcher follows an object through its deletion (the
@@ -46,7 +47,7 @@ func TestMetadataWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := c.Namespace(t)
-	cm := object(t, fmt.Sprintf(`
+	cm := fixture.Object(t, fmt.Sprintf(`
 apiVersion: v1
 kind: ConfigMap
 metadata:

@@ -4,18 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
-
-func obj(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 func TestDiff(t *testing.T) {
 	cases := []struct {
@@ -46,7 +36,7 @@ func TestDiff(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Diff(obj(t, tc.live), obj(t, tc.next), "h")
+			d, err := Diff(fixture.Object(t, tc.live), fixture.Object(t, tc.next), "h")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +94,7 @@ func TestFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Fields(obj(t, tc.live), obj(t, tc.next), "h")
+			got := Fields(fixture.Object(t, tc.live), fixture.Object(t, tc.next), "h")
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 				t.Errorf("Fields = %q, want %q", got, tc.want)
 			}

@@ -7,21 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
-)
 
-func obj(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	j, err := yaml.YAMLToJSON([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := u.UnmarshalJSON(j); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
+)
 
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
@@ -64,7 +52,7 @@ func TestCheck(t *testing.T) {
 		{"pod unschedulable", `{apiVersion: v1, kind: Pod, metadata: {name: a}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/2 nodes are available"}]}}`, InProgress, "unschedulable: 0/2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Check(obj(t, tc.yaml))
+			got := Check(fixture.Object(t, tc.yaml))
 			if got.Status != tc.status || !strings.Contains(got.Message, tc.msg) {
 				t.Errorf("Check = %+v, want %s containing %q", got, tc.status, tc.msg)
 			}
@@ -128,11 +116,11 @@ func TestWebhookRule(t *testing.T) {
 				asked = append(asked, gvk.Kind+" "+ns+" "+sel)
 				var out []*unstructured.Unstructured
 				for _, s := range tc.slices {
-					out = append(out, obj(t, s))
+					out = append(out, fixture.Object(t, s))
 				}
 				return out, nil
 			}
-			got, err := CheckWith(obj(t, hooks), list)
+			got, err := CheckWith(fixture.Object(t, hooks), list)
 			if err != nil || got.Status != tc.status || !strings.Contains(got.Message, tc.msg) {
 				t.Errorf("CheckWith = %+v, %v; want %s containing %q", got, err, tc.status, tc.msg)
 			}

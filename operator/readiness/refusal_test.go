@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestClassify: which refusals are permanent, by the apiserver's own words.
@@ -78,11 +80,11 @@ func TestRefusedWorkloads(t *testing.T) {
 				}
 				var out []*unstructured.Unstructured
 				for _, e := range tc.events {
-					out = append(out, obj(t, e))
+					out = append(out, fixture.Object(t, e))
 				}
 				return out, nil
 			}
-			got, err := CheckWith(obj(t, tc.obj), list)
+			got, err := CheckWith(fixture.Object(t, tc.obj), list)
 			if err != nil || got.Status != tc.status || !strings.Contains(got.Message, tc.msg) {
 				t.Errorf("CheckWith = %+v, %v; want %s containing %q", got, err, tc.status, tc.msg)
 			}

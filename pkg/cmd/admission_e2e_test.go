@@ -18,6 +18,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // The ValidatingAdmissionPolicy of the admission tests: in-tree CEL admission that denies
@@ -100,7 +102,7 @@ func kubectlIn(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 		if err := client.Delete(ctx, o, false); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, kube.Describe(o)+" is gone", func() (bool, string) {
+		harness.Eventually(t, time.Minute, kube.Describe(o)+" is gone", func() (bool, string) {
 			live, err := client.Get(ctx, o)
 			return err == nil && live == nil, fmt.Sprint(err)
 		})
@@ -124,7 +126,7 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	_ = c.Kube.CoreV1().Namespaces().Delete(ctx, "istio-system", metav1.DeleteOptions{})
-	eventually(t, 2*time.Minute, "istio-system is gone", func() (bool, string) {
+	harness.Eventually(t, 2*time.Minute, "istio-system is gone", func() (bool, string) {
 		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, "istio-system", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -132,11 +134,11 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 
 // precheckWritesNothing runs precheck -v (every passing check printed) and fails the test if it wrote anything (audit log
 // and every object's content); it returns the output and exit code.
-func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, args ...string) (string, int) {
+func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x harness.Istioctl, args ...string) (string, int) {
 	t.Helper()
 	var out string
 	var err error
-	writesNothing(t, c, "precheck", args, func() { out, err = x.run(append([]string{"x", "precheck", "-v"}, args...)...) })
+	writesNothing(t, c, "precheck", args, func() { out, err = x.Try(append([]string{"x", "precheck", "-v"}, args...)...) })
 	return out, exitCode(err)
 }
 
@@ -145,10 +147,10 @@ func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x istioctlRunner, a
 // resourceVersion.
 func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string, fn func()) {
 	t.Helper()
-	versions, writes := objectVersions(t, c), objectWrites(t, c)
+	versions, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 	fn()
 	var wrote []string
-	for _, w := range writesBetween(writes, objectWrites(t, c)) {
+	for _, w := range harness.WritesBetween(writes, harness.AuditWrites(t, c)) {
 		if !strings.HasPrefix(w, "POST selfsubjectaccessreviews ") { // asks, stores nothing
 			wrote = append(wrote, w)
 		}
@@ -156,7 +158,7 @@ func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string,
 	if len(wrote) > 0 {
 		t.Errorf("%s %v wrote: %v", what, args, wrote)
 	}
-	if d := versionsDiff(versions, objectVersions(t, c)); len(d) > 0 {
+	if d := harness.VersionsDiff(versions, harness.ObjectVersions(t, c)); len(d) > 0 {
 		t.Errorf("%s %v changed:\n  %s", what, args, strings.Join(d, "\n  "))
 	}
 }
@@ -169,8 +171,8 @@ func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string,
 func TestAdmissionPrecheckE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
-	x.ok("uninstall", "--purge", "-y")
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustOutput("uninstall", "--purge", "-y")
 	noIstioNamespace(t, c)
 
 	out, code := precheckWritesNothing(t, c, x)
@@ -191,7 +193,7 @@ func TestAdmissionPrecheckE2E(t *testing.T) {
 	kubectlIn(t, c, "delete", "default", sidecarsRequired)
 	sidecarsRequiredInForce(t, c, "default", false)
 
-	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out, code = precheckWritesNothing(t, c, x)
@@ -290,7 +292,7 @@ webhooks:
 // after it is written.
 func inForce(t *testing.T, what string, on bool, mark string, try func(metav1.CreateOptions) error) {
 	t.Helper()
-	eventually(t, time.Minute, fmt.Sprintf("%s in force: %v", what, on), func() (bool, string) {
+	harness.Eventually(t, time.Minute, fmt.Sprintf("%s in force: %v", what, on), func() (bool, string) {
 		err := try(metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return (err != nil && strings.Contains(err.Error(), mark)) == on, fmt.Sprint(err)
 	})
@@ -326,7 +328,7 @@ func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 	}
 	if strings.Contains(tc.objects, "ResourceQuota") {
 		// Admission refuses pods as "status unknown" until the quota controller counts.
-		eventually(t, time.Minute, "the quota is counted", func() (bool, string) {
+		harness.Eventually(t, time.Minute, "the quota is counted", func() (bool, string) {
 			q, err := c.Kube.CoreV1().ResourceQuotas("istio-system").Get(context.Background(), "no-pods", metav1.GetOptions{})
 			return err == nil && q.Status.Hard != nil, fmt.Sprint(err)
 		})
@@ -340,19 +342,19 @@ func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
-	x.ok("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _ = x.run("uninstall", "--purge", "-y") })
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustOutput("uninstall", "--purge", "-y")
+	x.PurgeAtEnd()
 	for _, tc := range admissionCases {
 		t.Run(tc.name, func(t *testing.T) {
 			noIstioNamespace(t, c)
-			if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+			if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			undo := admissionCause(t, c, tc)
 			// Past the plan's admission check (TestAdmissionInstallPlanE2E), to the wait.
 			args := []string{"install", "-y", "--set", "profile=" + tc.profile, "--readiness-timeout", "5m", "--skip-admission-check"}
-			out, err := x.run(args...)
+			out, err := x.Try(args...)
 			ended := time.Now()
 			if err == nil {
 				undo()
@@ -369,8 +371,8 @@ func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 				t.Errorf("install ended %s after the first refused pod, want within 10 s\n%s", d.Round(time.Second), out)
 			}
 			undo()
-			x.ok(args...)
-			x.ok("uninstall", "--purge", "-y")
+			x.MustOutput(args...)
+			x.MustOutput("uninstall", "--purge", "-y")
 		})
 	}
 }
@@ -412,7 +414,7 @@ func installRefused(t *testing.T, c *cluster.Cluster, args ...string) string {
 	var out, errOut string
 	var err error
 	writesNothing(t, c, "install", args, func() {
-		out, errOut, err = asking(t, "y\n", append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+		out, errOut, err = harness.Asking(t, "y\n", append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
 	})
 	out += errOut
 	if err == nil || isUsage(err) || strings.Contains(out, "Proceed?") {
@@ -426,7 +428,7 @@ func installRefused(t *testing.T, c *cluster.Cluster, args ...string) string {
 func planAdmits(t *testing.T, c *cluster.Cluster, args ...string) {
 	t.Helper()
 	writesNothing(t, c, "install", args, func() {
-		_, errOut, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+		_, errOut, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
 		if !isUsage(err) {
 			t.Errorf("install %v without a terminal: %v, want the plan to pass (a usage error at the prompt)\n%s", args, err, errOut)
 		}
@@ -442,8 +444,8 @@ func planAdmits(t *testing.T, c *cluster.Cluster, args ...string) {
 func TestAdmissionInstallPlanE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
-	x.ok("uninstall", "--purge", "-y")
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustOutput("uninstall", "--purge", "-y")
 	noIstioNamespace(t, c)
 
 	kubectlIn(t, c, "apply", "default", sidecarsRequired)
@@ -464,7 +466,7 @@ func TestAdmissionInstallPlanE2E(t *testing.T) {
 		t.Errorf("the ConfigMap istiod publishes is reported missing:\n%s", out)
 	}
 
-	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pc, code := precheckWritesNothing(t, c, x, missingSecret...)

@@ -21,8 +21,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // EnvFaultRuns sets how many times TestAPIServerKilledDuringInstallE2E kills the apiserver
@@ -94,15 +94,11 @@ func TestAPIServerKilledDuringInstallE2E(t *testing.T) {
 	t.Logf("seed %d (%s=%d repeats the kill points)", seed, EnvFaultSeed, seed)
 	k := []string{"--kubeconfig", c.Kubeconfig, "--kubeclient-timeout", clientTimeout.String()}
 	istioctl := func(args ...string) (string, string, error) {
-		return run(t, append(append([]string{}, k...), args...)...)
+		return harness.Run(t, append(append([]string{}, k...), args...)...)
 	}
 	must := func(args ...string) string {
 		t.Helper()
-		out, stderr, err := istioctl(args...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
+		return harness.Istioctl{T: t}.MustRun(append(append([]string{}, k...), args...)...)
 	}
 	profiles := []string{"default", "demo"}
 	rendered := map[string]map[string]bool{}
@@ -152,11 +148,11 @@ func TestAPIServerKilledDuringInstallE2E(t *testing.T) {
 		// Kill at a random event of the run (0: before the first).
 		killAt := rng.IntN(events[target])
 		progress := &lineCounter{}
-		var errOut bytes.Buffer
 		done := make(chan error, 1)
-		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: progress, ErrOut: &errOut})
-		root.SetArgs(append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+target))
-		go func() { done <- root.ExecuteContext(ctx) }()
+		go func() {
+			x := harness.Istioctl{T: t, Ctx: ctx, Out: progress}
+			done <- x.Run(append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+target)...).Err
+		}()
 		var err error
 		finished := false
 		started := time.Now()
@@ -289,7 +285,7 @@ func objectsOf(t *testing.T, c *cluster.Cluster) map[string]*unstructured.Unstru
 		t.Fatal(err)
 	}
 	out := map[string]*unstructured.Unstructured{}
-	for _, gvk := range snapshotKinds {
+	for _, gvk := range harness.SnapshotKinds {
 		items, err := client.List(context.Background(), gvk, "")
 		if err != nil {
 			t.Fatalf("listing %s: %v", gvk.Kind, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestBadInputNoWriteE2E runs `install -y` with every malformed spec file and --set flag of
@@ -16,9 +17,9 @@ import (
 func TestBadInputNoWriteE2E(t *testing.T) {
 	c := cluster.Get(t)
 	toRepoRoot(t)
-	kubeconfig, log := recordingProxy(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
-	if out, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "install", "-y"); err != nil {
+	kubeconfig, log := harness.RecordingProxy(t, c)
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
+	if out, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "install", "-y"); err != nil {
 		t.Fatalf("the good install: %v\n%s\n%s", err, out, stderr)
 	}
 
@@ -36,7 +37,7 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 		inputs = append(inputs, input{f, []string{"-f", f}, strings.TrimSuffix(string(want), "\n")})
 	}
 	for _, s := range badSets {
-		_, _, err := run(t, "manifest", "generate", "--set", s)
+		_, _, err := harness.Run(t, "manifest", "generate", "--set", s)
 		if err == nil {
 			t.Fatalf("--set %s: manifest generate accepts it", s)
 		}
@@ -45,15 +46,15 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 
 	requests := 0
 	for _, in := range inputs {
-		before := objectVersions(t, c)
-		log.take()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, in.args...)...)
-		reqs := log.take()
+		before := harness.ObjectVersions(t, c)
+		log.Take()
+		out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, in.args...)...)
+		reqs := log.Take()
 		requests += len(reqs)
-		if w := writes(reqs); len(w) > 0 {
+		if w := harness.Writes(reqs); len(w) > 0 {
 			t.Errorf("%s: istioctl sent %d write request(s): %v", in.name, len(w), w)
 		}
-		if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+		if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 			t.Errorf("%s: the cluster changed:\n  %s", in.name, strings.Join(diffs, "\n  "))
 		}
 		switch {
@@ -69,10 +70,10 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 		}
 	}
 	// The proxy does see istioctl's traffic: a good command's requests show up.
-	if _, _, err := run(t, "--kubeconfig", kubeconfig, "version"); err != nil {
+	if _, _, err := harness.Run(t, "--kubeconfig", kubeconfig, "version"); err != nil {
 		t.Fatal(err)
 	}
-	if len(log.take()) == 0 {
+	if len(log.Take()) == 0 {
 		t.Fatal("the recording proxy saw no request from istioctl version")
 	}
 	if len(inputs) < 100 {

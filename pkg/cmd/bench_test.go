@@ -1,13 +1,10 @@
 package cmd_test
 
 import (
-	"bytes"
-	"context"
-	"strings"
 	"testing"
 
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // BenchmarkPrecheck times a whole `istioctl x precheck` (resolve, render, every check,
@@ -16,11 +13,8 @@ func BenchmarkPrecheck(b *testing.B) {
 	c := cluster.Get(b)
 	b.Setenv("HOME", b.TempDir())
 	for i := 0; i < b.N; i++ {
-		var out, errOut bytes.Buffer
-		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		root.SetArgs([]string{"--kubeconfig", c.Kubeconfig, "x", "precheck", "-o", "json"})
-		if err := root.ExecuteContext(context.Background()); err != nil {
-			b.Fatalf("%v\n%s", err, out.String())
+		if r := (harness.Istioctl{T: b, Kubeconfig: c.Kubeconfig}).Run("x", "precheck", "-o", "json"); r.Err != nil {
+			b.Fatalf("%v\n%s", r.Err, r.Stdout)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -26,12 +27,12 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	proxied, log := recordingProxy(t, c)
-	x := istioctlRunner{t, proxied}
-	direct := istioctlRunner{t, c.Kubeconfig}
-	spec := writeSpecFile(t, "mesh.yaml", "metadata:\n  namespace: "+ns+"\nspec:\n  profile: minimal\n  namespace: "+ns+
+	proxied, log := harness.RecordingProxy(t, c)
+	x := harness.Istioctl{T: t, Kubeconfig: proxied}
+	direct := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	spec := harness.SpecFile(t, "mesh.yaml", harness.OperatorHeader+"metadata:\n  namespace: "+ns+"\nspec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n")
-	t.Cleanup(func() { _, _ = direct.run("uninstall", "--purge", "-y") })
+	direct.PurgeAtEnd()
 	secret := "Secret/" + ns + "/cacerts: "
 	var outputs, keyLines []string
 	put := func(v pki.Variant) {
@@ -45,7 +46,7 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 		}
 	}
 
-	out, err := x.run("x", "precheck", "-v", "-f", spec)
+	out, err := x.Try("x", "precheck", "-v", "-f", spec)
 	outputs = append(outputs, out)
 	if err != nil || strings.Contains(out, secret) {
 		t.Errorf("precheck without a cacerts Secret: %v\n%s", err, out)
@@ -61,22 +62,22 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 		{pki.OtherRoot, "the certificate in ca-cert.pem (CN=Test Intermediate CA) does not chain to root-cert.pem"},
 	} {
 		put(tc.v)
-		out, err := x.run("x", "precheck", "-v", "-f", spec)
+		out, err := x.Try("x", "precheck", "-v", "-f", spec)
 		outputs = append(outputs, out)
 		if exitCode(err) != 1 {
 			t.Errorf("%s: precheck exit %d, want 1\n%s", tc.v, exitCode(err), out)
 		}
 		mustContain(t, string(tc.v)+" precheck", out, "✘ "+secret+tc.want, "the spec declares no CA, but istiod signs with this Secret because it exists")
 
-		log.take()
-		out, err = x.run("install", "-f", spec, "-y", "-i", ns)
-		reqs := log.take()
+		log.Take()
+		out, err = x.Try("install", "-f", spec, "-y", "-i", ns)
+		reqs := log.Take()
 		outputs = append(outputs, out)
 		if err == nil {
 			t.Errorf("%s: install went ahead\n%s", tc.v, out)
 		}
 		mustContain(t, string(tc.v)+" install", out, "✘ "+secret+tc.want, "Nothing was written")
-		if w := installWrites(reqs); len(w) > 0 {
+		if w := harness.InstallWrites(reqs); len(w) > 0 {
 			t.Errorf("%s: the refused install sent %d write request(s) besides the lock's: %v", tc.v, len(w), w)
 		}
 		if _, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "istiod", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -87,21 +88,21 @@ func TestUndeclaredCACertsE2E(t *testing.T) {
 	put(pki.Valid)
 	const named = "✔ " + "Secret/%s/cacerts: istiod will sign with this plugged-in CA (the spec declares none): CA CN=Test Intermediate CA, valid until"
 	want := strings.Replace(named, "%s", ns, 1)
-	out = x.ok("x", "precheck", "-v", "-f", spec)
+	out = x.MustOutput("x", "precheck", "-v", "-f", spec)
 	outputs = append(outputs, out)
 	mustContain(t, "precheck of a valid CA", out, want)
-	out = direct.ok("install", "-f", spec, "-y", "-i", ns)
+	out = direct.MustOutput("install", "-f", spec, "-y", "-i", ns)
 	outputs = append(outputs, out)
 	mustContain(t, "install with a valid CA", out, want)
-	out = direct.ok("verify-install", "-f", spec, "-i", ns)
+	out = direct.MustOutput("verify-install", "-f", spec, "-i", ns)
 	outputs = append(outputs, out)
 	mustContain(t, "verify-install -f with a valid CA", out, want)
-	out = direct.ok("verify-install", "-i", ns)
+	out = direct.MustOutput("verify-install", "-i", ns)
 	outputs = append(outputs, out)
 	mustContain(t, "verify-install from the labels with a valid CA", out, want)
 
 	put(pki.WrongKey)
-	out, err = direct.run("verify-install", "-i", ns)
+	out, err = direct.Try("verify-install", "-i", ns)
 	outputs = append(outputs, out)
 	if exitCode(err) != 1 {
 		t.Errorf("verify-install with a broken CA: exit %d, want 1\n%s", exitCode(err), out)

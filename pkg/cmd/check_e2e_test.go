@@ -22,6 +22,8 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -54,7 +56,7 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 	ctx := context.Background()
 	k := []string{"--kubeconfig", c.Kubeconfig}
 	ist := func(args ...string) (string, error) {
-		out, _, err := run(t, append(k, args...)...)
+		out, _, err := harness.Run(t, append(k, args...)...)
 		return out, err
 	}
 	// Start from a cluster without Istio (a run stopped half-way may have left one).
@@ -63,7 +65,7 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = ist("uninstall", "-r", "default", "-y") })
 	// The namespace may exist or not depending on earlier tests; the reports must not.
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 
 	// A fresh-enough cluster passes precheck; its reports are kept as golden files. A
 	// Kubernetes outside this release's window is a note, in every format, failing nothing.
@@ -130,13 +132,13 @@ func TestVerifyAndPrecheckE2E(t *testing.T) {
 	if err := c.Dynamic.Resource(crds).Delete(ctx, "wasmplugins.extensions.istio.io", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, func() bool {
+	harness.Eventually(t, 30*time.Second, "the WasmPlugin CRD gone", func() (bool, string) {
 		_, err := c.Dynamic.Resource(crds).Get(ctx, "wasmplugins.extensions.istio.io", metav1.GetOptions{})
-		return err != nil
+		return err != nil, ""
 	})
-	waitGone(t, func() bool { // the new ReplicaSet's pod cannot be scheduled
+	harness.Eventually(t, 30*time.Second, "the new ReplicaSet's pod unscheduled", func() (bool, string) { // the new ReplicaSet's pod cannot be scheduled
 		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istio-ingressgateway", metav1.GetOptions{})
-		return err == nil && d.Status.ObservedGeneration == d.Generation && d.Status.Replicas > d.Status.UpdatedReplicas
+		return err == nil && d.Status.ObservedGeneration == d.Generation && d.Status.Replicas > d.Status.UpdatedReplicas, ""
 	})
 
 	for _, f := range []string{"text", "json", "junit"} {
@@ -230,17 +232,6 @@ func junitCounts(t *testing.T, out string) (tests, failures int) {
 	return tests, failures
 }
 
-func waitGone(t *testing.T, done func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestPrecheckRestrictedUser: a user bound to a narrow Role gets one IST0141 per missing
 // permission and nothing else fails.
 func TestPrecheckRestrictedUser(t *testing.T) {
@@ -255,7 +246,7 @@ func TestPrecheckRestrictedUser(t *testing.T) {
 	// May do everything with ConfigMaps and ServiceAccounts in istio-system, nothing else.
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "narrow-" + ns, Namespace: "istio-system"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "serviceaccounts"}, Verbs: []string{"*"}}}}
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 	if _, err := c.Kube.RbacV1().Roles("istio-system").Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +287,7 @@ func TestPrecheckRestrictedUser(t *testing.T) {
 		t.Fatal("the test's RBAC is not what it means to be")
 	}
 
-	out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-o", "json")
+	out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-o", "json")
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck as a restricted user: err = %v\n%s", err, out)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestCompletionE2E: the names completion offers come from the cluster: a revision's istiod
@@ -97,7 +98,7 @@ func TestCompletionE2E(t *testing.T) {
 		}
 	}
 	// The records' descriptions say what each was.
-	out, _, _ := run(t, "__complete", "--kubeconfig", c.Kubeconfig, "-i", ns, "rollback", "-r", rev, "")
+	out, _, _ := harness.Run(t, "__complete", "--kubeconfig", c.Kubeconfig, "-i", ns, "rollback", "-r", rev, "")
 	if !strings.Contains(out, "2\t") || !strings.Contains(out, "succeeded, profile demo") {
 		t.Errorf("rollback completion lacks the record's description:\n%s", out)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // completion is what one __complete request answered.
@@ -24,7 +25,7 @@ type completion struct {
 // complete asks istioctl for the completions of the last of args, as a shell does.
 func complete(t *testing.T, args ...string) completion {
 	t.Helper()
-	out, stderr, err := run(t, append([]string{cobra.ShellCompRequestCmd}, args...)...)
+	out, stderr, err := harness.Run(t, append([]string{cobra.ShellCompRequestCmd}, args...)...)
 	if err != nil {
 		t.Fatalf("__complete %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
@@ -207,7 +208,7 @@ func TestOutputCompletion(t *testing.T) {
 			if what == "experimental images mirror" {
 				args = append(args, "--to", "127.0.0.1:1/mesh", "--dry-run") // a registry that refuses at once
 			}
-			_, _, err := run(t, args...)
+			_, _, err := harness.Run(t, args...)
 			var usage *cmd.UsageError
 			if isUsage := errors.As(err, &usage); isUsage != want {
 				t.Errorf("%s -o %s: %v (usage error %v; offered %q)", what, f, err, isUsage, offered[what])

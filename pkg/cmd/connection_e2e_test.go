@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestConnectionFlagsE2E: precheck, install and verify-install reach the cluster with only
@@ -28,12 +27,12 @@ import (
 // errors of a refused connection or of a rejected token; -o json's done carries the exit code.
 func TestConnectionFlagsE2E(t *testing.T) {
 	c := cluster.Get(t)
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	ctx := context.Background()
 	t.Setenv("HOME", t.TempDir())
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y") // a fresh cluster for precheck
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	ns := c.Namespace(t)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci-installer", Namespace: ns}}
@@ -72,19 +71,10 @@ func TestConnectionFlagsE2E(t *testing.T) {
 	var outputs []string // everything any run printed
 	istioctl := func(env []string, args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
 		// Nothing of the test's environment: no KUBECONFIG, no ISTIOCTL_TEST_KUBECONFIG.
-		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1"}, env...)
-		out, err := cmd.CombinedOutput()
-		outputs = append(outputs, string(out))
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
+		r := harness.Istioctl{T: t, Bin: bin, Isolated: true, Env: append([]string{"HOME=" + home}, env...)}.Run(args...)
+		outputs = append(outputs, r.Output())
+		return r.Output(), r.Code
 	}
 	mustRun := func(env []string, args ...string) string {
 		t.Helper()

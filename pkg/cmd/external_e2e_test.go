@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,43 +22,11 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
-
-// istioctlRunner runs istioctl against the test cluster.
-type istioctlRunner struct {
-	t          *testing.T
-	kubeconfig string
-}
-
-// run returns stdout and stderr together, and the error.
-func (x istioctlRunner) run(args ...string) (string, error) {
-	x.t.Helper()
-	out, errOut, err := run(x.t, append([]string{"--kubeconfig", x.kubeconfig}, args...)...)
-	if err != nil {
-		errOut += "Error: " + err.Error() + "\n"
-	}
-	return out + errOut, err
-}
-
-func (x istioctlRunner) ok(args ...string) string {
-	x.t.Helper()
-	out, err := x.run(args...)
-	if err != nil {
-		x.t.Fatalf("istioctl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-func writeSpecFile(t *testing.T, name, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte("apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n"+body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func mustContain(t *testing.T, what, out string, wants ...string) {
 	t.Helper()
@@ -167,22 +134,22 @@ func cleanGateways(t *testing.T, c *cluster.Cluster) {
 func TestExternalControlPlaneE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
-	x.ok("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _ = x.run("uninstall", "--purge", "-y") })
+	x.MustOutput("uninstall", "--purge", "-y")
+	x.PurgeAtEnd()
 	cleanGateways(t, c)
-	cp := writeSpecFile(t, "cp.yaml", "metadata: {name: control-plane}\nspec:\n  profile: minimal\n")
-	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
+	cp := harness.SpecFile(t, "cp.yaml", harness.OperatorHeader+"metadata: {name: control-plane}\nspec:\n  profile: minimal\n")
+	gw := harness.SpecFile(t, "gw.yaml", harness.OperatorHeader+gatewaysSpec)
 
-	out, err := x.run("x", "precheck", "-v", "-f", gw)
+	out, err := x.Try("x", "precheck", "-v", "-f", gw)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck without a control plane: %v\n%s", err, out)
 	}
 	mustContain(t, "precheck without a control plane", out,
 		"Deployment/istio-system/istiod: missing: no istiod of revision default in namespace istio-system (spec.external.controlPlane names it)",
 		"CustomResourceDefinition/gateways.networking.istio.io: missing")
-	out, err = x.run("install", "-f", gw, "-y")
+	out, err = x.Try("install", "-f", gw, "-y")
 	if err == nil || !strings.Contains(out, "Nothing was written") {
 		t.Fatalf("install without a control plane: %v\n%s", err, out)
 	}
@@ -190,36 +157,36 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 		t.Errorf("the refused install created the gateways' namespace (%v)", err)
 	}
 
-	x.ok("install", "-f", cp, "-y")
+	x.MustOutput("install", "-f", cp, "-y")
 	before := controlPlaneVersions(t, c)
 	if before["MutatingWebhookConfiguration/istio-revision-tag-default"] == "" {
 		t.Error("the control plane's install set no default revision tag")
 	}
 
-	out = x.ok("x", "precheck", "-v", "-f", gw)
+	out = x.MustOutput("x", "precheck", "-v", "-f", gw)
 	v := version.Version
 	mustContain(t, "precheck", out, `Deployment/istio-system/istiod: revision default, version `+v+`, ready, managed by istioctl (install spec "control-plane", revision default); istiod `+v+` serves proxies `+v,
 		"CustomResourceDefinition/*.istio.io: 15 CRDs established")
 	// Proxies newer than istiod: refused.
 	newer := nextMinor(t, v)
-	out, err = x.run("x", "precheck", "-v", "-f", gw, "--set", "tag="+newer)
+	out, err = x.Try("x", "precheck", "-v", "-f", gw, "--set", "tag="+newer)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with newer proxies: %v\n%s", err, out)
 	}
 	mustContain(t, "precheck with newer proxies", out, "incompatible: proxies "+newer+" would be newer than istiod "+v)
 
-	out = x.ok("install", "-f", gw, "-y")
+	out = x.MustOutput("install", "-f", gw, "-y")
 	mustContain(t, "gateways install", out, "✔ Deployment/istio-system/istiod: revision default", "✔ Installation complete")
 	gatewayReady(t, c, "istio-gateways")
 	sameVersions(t, "after the gateways install", before, controlPlaneVersions(t, c))
-	out = x.ok("verify-install", "-f", gw)
+	out = x.MustOutput("verify-install", "-f", gw)
 	mustContain(t, "verify-install", out, "Deployment/istio-gateways/istio-ingressgateway", "Deployment/istio-system/istiod: revision default")
 
 	// Again: nothing to change, nothing pruned (istiod is not in this spec, and left alone).
-	out = x.ok("install", "-f", gw, "-y")
+	out = x.MustOutput("install", "-f", gw, "-y")
 	mustContain(t, "gateways re-install", out, "(0 applied,", ", 0 pruned)")
 	// The control plane's own (named) spec again: it does not prune the gateways.
-	out = x.ok("install", "-f", cp, "-y")
+	out = x.MustOutput("install", "-f", cp, "-y")
 	mustContain(t, "control plane re-install", out, ", 0 pruned)")
 	gatewayReady(t, c, "istio-gateways")
 	sameVersions(t, "after the re-installs", before, controlPlaneVersions(t, c))
@@ -235,7 +202,7 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 	// A sidecar of revision default: the gateways' uninstall leaves its istiod, so it says
 	// nothing about it (and does warn about the gateway).
 	sidecarPod(t, c, c.Namespace(t), "default")
-	out = x.ok("uninstall", "-f", gw, "-y")
+	out = x.MustOutput("uninstall", "-f", gw, "-y")
 	mustContain(t, "uninstall of the gateways", out, "Leaving Base, Pilot alone", "Deployment/istio-gateways/istio-ingressgateway",
 		"! these gateways are removed, and the traffic they carry stops:")
 	if strings.Contains(out, "sidecars of") {
@@ -274,11 +241,11 @@ func helmConfig(t *testing.T, c *cluster.Cluster, ns string) *action.Configurati
 func TestExternalHelmControlPlaneE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
-	x.ok("uninstall", "--purge", "-y")
+	x.MustOutput("uninstall", "--purge", "-y")
 	cleanGateways(t, c)
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 
 	charts, err := render.NewCharts("")
 	if err != nil {
@@ -316,38 +283,38 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 		// can stay terminating for minutes (docs/install.md) and fail the next test's install.
 		for _, n := range crdNames {
 			_ = c.Dynamic.Resource(crdGVR).Delete(context.Background(), n, metav1.DeleteOptions{})
-			waitGone(t, func() bool {
+			harness.Eventually(t, 30*time.Second, "CRD "+n+" gone", func() (bool, string) {
 				_, err := c.Dynamic.Resource(crdGVR).Get(context.Background(), n, metav1.GetOptions{})
-				return apierrors.IsNotFound(err)
+				return apierrors.IsNotFound(err), ""
 			})
 		}
 	})
-	waitGone(t, func() bool { // istiod ready (kwok)
+	harness.Eventually(t, 30*time.Second, "istiod ready", func() (bool, string) { // istiod ready (kwok)
 		d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{})
-		return err == nil && d.Status.ReadyReplicas >= 1
+		return err == nil && d.Status.ReadyReplicas >= 1, ""
 	})
 	before := controlPlaneVersions(t, c)
-	gw := writeSpecFile(t, "gw.yaml", gatewaysSpec)
+	gw := harness.SpecFile(t, "gw.yaml", harness.OperatorHeader+gatewaysSpec)
 
 	// The version comes from istiod's image; proxies newer than istiod are refused.
-	out, err := x.run("x", "precheck", "-v", "-f", gw)
+	out, err := x.Try("x", "precheck", "-v", "-f", gw)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with proxies newer than istiod: %v\n%s", err, out)
 	}
 	mustContain(t, "precheck with newer proxies", out, "✘ Deployment/istio-system/istiod: incompatible: proxies "+version.Version+" would be newer than istiod 1.29.5")
-	out = x.ok("x", "precheck", "-v", "-f", gw, "--set", "tag=1.29.0")
+	out = x.MustOutput("x", "precheck", "-v", "-f", gw, "--set", "tag=1.29.0")
 	mustContain(t, "precheck", out, "Deployment/istio-system/istiod: revision default, version 1.29.5, ready, managed by Helm release istio-system/istiod; istiod 1.29.5 serves proxies 1.29.0",
 		"15 CRDs established, managed by field manager helm")
 	if strings.Contains(out, "in place") {
 		t.Errorf("precheck says a gateways-only install changes istiod:\n%s", out)
 	}
-	out = x.ok("install", "-f", gw, "-y", "--set", "tag=1.29.0")
+	out = x.MustOutput("install", "-f", gw, "-y", "--set", "tag=1.29.0")
 	mustContain(t, "gateways install", out, "✔ Installation complete")
 	gatewayReady(t, c, "istio-gateways")
 	sameVersions(t, "after the gateways install", before, controlPlaneVersions(t, c))
 
 	// The default profile would take Helm's objects over: refused before writing.
-	out, err = x.run("install", "-y")
+	out, err = x.Try("install", "-y")
 	if err == nil {
 		t.Fatalf("installing over a Helm release succeeded:\n%s", out)
 	}
@@ -357,11 +324,11 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 		"Nothing was written", "--take-ownership")
 	sameVersions(t, "after the refused install", before, controlPlaneVersions(t, c))
 
-	out = x.ok("verify-install", "-f", gw, "--set", "tag=1.29.0")
+	out = x.MustOutput("verify-install", "-f", gw, "--set", "tag=1.29.0")
 	if strings.Contains(out, "the spec installs") {
 		t.Errorf("verify-install compares istiod's version with a spec that does not install it:\n%s", out)
 	}
-	out = x.ok("uninstall", "-f", gw, "-y")
+	out = x.MustOutput("uninstall", "-f", gw, "-y")
 	gone(t, c, "istio-gateways", "istio-ingressgateway")
 	if strings.Contains(out, "istio-system/istiod") {
 		t.Errorf("the gateways' uninstall touched istiod:\n%s", out)
@@ -379,15 +346,15 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 func TestExternalCACertsE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	spec := writeSpecFile(t, "ca.yaml", "spec:\n  profile: minimal\n  namespace: "+ns+
+	spec := harness.SpecFile(t, "ca.yaml", harness.OperatorHeader+"spec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n  external:\n    ca:\n      type: cacerts\n")
 	var outputs []string
 	var keyLines []string
 
-	out, err := x.run("x", "precheck", "-v", "-f", spec)
+	out, err := x.Try("x", "precheck", "-v", "-f", spec)
 	outputs = append(outputs, out)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck without the Secret: %v\n%s", err, out)
@@ -411,8 +378,8 @@ func TestExternalCACertsE2E(t *testing.T) {
 		if _, err := c.Kube.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		text, err := x.run("x", "precheck", "-v", "-f", spec)
-		js, _ := x.run("x", "precheck", "-v", "-f", spec, "-o", "json")
+		text, err := x.Try("x", "precheck", "-v", "-f", spec)
+		js, _ := x.Try("x", "precheck", "-v", "-f", spec, "-o", "json")
 		outputs = append(outputs, text, js)
 		var rep struct {
 			Results []struct {
@@ -451,7 +418,7 @@ func TestExternalCACertsE2E(t *testing.T) {
 		mustContain(t, string(tc.v)+" precheck", text, "✘ Secret/"+ns+"/cacerts: "+tc.want)
 
 		// install refuses, writing nothing; --force goes ahead (a dry run here).
-		out, err := x.run("install", "-f", spec, "-y")
+		out, err := x.Try("install", "-f", spec, "-y")
 		outputs = append(outputs, out)
 		if err == nil || !strings.Contains(out, tc.want) || !strings.Contains(out, "Nothing was written. Fix them, or install anyway with --force") {
 			t.Errorf("%s: install without --force: %v\n%s", tc.v, err, out)
@@ -459,7 +426,7 @@ func TestExternalCACertsE2E(t *testing.T) {
 		if _, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "istiod", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("%s: the refused install wrote istiod (%v)", tc.v, err)
 		}
-		out, err = x.run("install", "-f", spec, "-y", "--force", "--dry-run", "-o", "json")
+		out, err = x.Try("install", "-f", spec, "-y", "--force", "--dry-run", "-o", "json")
 		outputs = append(outputs, out)
 		if err != nil || !strings.Contains(out, "(ignored because of --force)") {
 			t.Errorf("%s: install --force: %v\n%s", tc.v, err, out)
@@ -479,13 +446,13 @@ func TestExternalCACertsE2E(t *testing.T) {
 func TestExternalPrometheusE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	spec := writeSpecFile(t, "prom.yaml", "spec:\n  profile: minimal\n  namespace: "+ns+
+	spec := harness.SpecFile(t, "prom.yaml", harness.OperatorHeader+"spec:\n  profile: minimal\n  namespace: "+ns+
 		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n  external:\n    prometheus:\n      service: "+ns+"/prometheus:9090\n")
 
-	out, err := x.run("x", "precheck", "-v", "-f", spec)
+	out, err := x.Try("x", "precheck", "-v", "-f", spec)
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck without Prometheus: %v\n%s", err, out)
 	}
@@ -505,11 +472,11 @@ func TestExternalPrometheusE2E(t *testing.T) {
 	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = x.run("x", "precheck", "-v", "-f", spec)
+	out, err = x.Try("x", "precheck", "-v", "-f", spec)
 	if exitCode(err) == 1 && strings.Contains(out, "Service/"+ns+"/prometheus: no ready endpoint") {
-		waitGone(t, func() bool { // the endpoint follows the pod
-			out, err = x.run("x", "precheck", "-v", "-f", spec)
-			return !strings.Contains(out, "no ready endpoint")
+		harness.Eventually(t, 30*time.Second, "Prometheus's endpoint ready", func() (bool, string) { // the endpoint follows the pod
+			out, err = x.Try("x", "precheck", "-v", "-f", spec)
+			return !strings.Contains(out, "no ready endpoint"), ""
 		})
 	}
 	if err != nil {
@@ -519,7 +486,7 @@ func TestExternalPrometheusE2E(t *testing.T) {
 		"ConfigMap/"+ns+"/istio: the mesh reports metrics to Prometheus (defaultProviders.metrics: [prometheus])")
 
 	// A port the Service does not have.
-	out, err = x.run("x", "precheck", "-v", "-f", spec, "--set", "external.prometheus.service="+ns+"/prometheus:9091")
+	out, err = x.Try("x", "precheck", "-v", "-f", spec, "--set", "external.prometheus.service="+ns+"/prometheus:9091")
 	if exitCode(err) != 1 {
 		t.Fatalf("precheck with a wrong port: %v\n%s", err, out)
 	}
@@ -532,7 +499,7 @@ func TestExternalPrometheusE2E(t *testing.T) {
 func TestExternalTakeOwnershipE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	x := istioctlRunner{t, c.Kubeconfig}
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
 	ctx := context.Background()
 	ns := c.Namespace(t)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "istio-cni", Namespace: ns, Labels: map[string]string{"team": "mesh"}}}
@@ -540,10 +507,10 @@ func TestExternalTakeOwnershipE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := installArgs(c.Kubeconfig, ns, "-y")[2:]
-	t.Cleanup(func() { _, _ = x.run("-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns) })
+	t.Cleanup(func() { _, _ = x.Try("-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns) })
 	crdBefore, _ := c.Dynamic.Resource(crdGVR).Get(ctx, "gateways.networking.istio.io", metav1.GetOptions{})
 
-	out, err := x.run(args...)
+	out, err := x.Try(args...)
 	if err == nil {
 		t.Fatalf("install over a hand-made object succeeded:\n%s", out)
 	}
@@ -562,14 +529,14 @@ func TestExternalTakeOwnershipE2E(t *testing.T) {
 		t.Errorf("the refused install wrote %d ConfigMap(s)", len(cms.Items))
 	}
 
-	out = x.ok(append(args, "--take-ownership")...)
+	out = x.MustOutput(append(args, "--take-ownership")...)
 	mustContain(t, "install --take-ownership", out, "ServiceAccount/"+ns+"/istio-cni: adopted from field manager by-hand", "✔ Installation complete")
 	got, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-cni", metav1.GetOptions{})
 	if err != nil || got.Labels["operator.istio.io/managed"] != "Reconcile" || got.Labels["operator.istio.io/component"] != "Cni" {
 		t.Errorf("the adopted ServiceAccount: %v %v", err, got.Labels)
 	}
 	// Adopted, it is ours: the next install needs no flag.
-	out = x.ok(args...)
+	out = x.MustOutput(args...)
 	mustContain(t, "re-install", out, "✔ Installation complete (0 applied,")
 }
 

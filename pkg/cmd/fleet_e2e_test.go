@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 const fleetExample = "../../docs/examples/fleet-3-clusters.yaml"
@@ -25,12 +26,10 @@ const fleetExample = "../../docs/examples/fleet-3-clusters.yaml"
 // stdout+stderr and the exit code.
 func (l *linkBed) fleet(kubeconfig string, args ...string) (string, int) {
 	l.t.Helper()
-	out, errOut, err := run(l.t, append([]string{"--kubeconfig", kubeconfig, "x", "fleet"}, args...)...)
-	if err != nil {
-		errOut += "Error: " + err.Error()
-	}
-	l.record(false, out, errOut)
-	return out + errOut, mainExit(err)
+	r := harness.Istioctl{T: l.t, Kubeconfig: kubeconfig}.Run(append([]string{"x", "fleet"}, args...)...)
+	errOut := r.Stderr + r.ErrorLine()
+	l.record(false, r.Stdout, errOut)
+	return r.Stdout + errOut, r.Code
 }
 
 // unreachableKubeconfig is the bed's kubeconfig with member's server at a port nothing
@@ -137,7 +136,7 @@ func TestFleetE2E(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, errOut, err := run(t, "--kubeconfig", bed.Kubeconfig, "--context", c.Context, "install", "-y", "-f", spec)
+			out, errOut, err := harness.Run(t, "--kubeconfig", bed.Kubeconfig, "--context", c.Context, "install", "-y", "-f", spec)
 			if err != nil {
 				errs[i] = c.Name + ": " + err.Error() + "\n" + out + errOut
 			}

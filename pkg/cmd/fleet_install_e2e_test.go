@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -47,7 +47,7 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("the prompt shows each cluster's plan and the links; no writes nothing", func(t *testing.T) {
 		before := bedVersions(t, bed)
-		out, errOut, err := asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile)
+		out, errOut, err := harness.Asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile)
 		l.record(false, out, errOut)
 		if err == nil {
 			t.Fatalf("answering n: no error\n%s", out)
@@ -99,11 +99,11 @@ func TestFleetInstallE2E(t *testing.T) {
 		// cluster-1's istiod controls the remote: it hands cluster-3 the shared root and
 		// patches its injector's CA bundles with it.
 		c3 := l.member("cluster-3")
-		eventually(t, 30*time.Second, "cluster-3's istio-ca-root-cert is the shared root", func() (bool, string) {
+		harness.Eventually(t, 30*time.Second, "cluster-3's istio-ca-root-cert is the shared root", func() (bool, string) {
 			cm, err := c3.Kube.CoreV1().ConfigMaps("default").Get(context.Background(), "istio-ca-root-cert", metav1.GetOptions{})
 			return err == nil && cm.Data["root-cert.pem"] == string(ca.RootPEM), fmt.Sprint(err)
 		})
-		eventually(t, 30*time.Second, "cluster-3's injector trusts the shared root", func() (bool, string) {
+		harness.Eventually(t, 30*time.Second, "cluster-3's injector trusts the shared root", func() (bool, string) {
 			mwc, err := c3.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(context.Background(), "istio-sidecar-injector", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -289,13 +289,10 @@ func TestFleetInstallE2E(t *testing.T) {
 		go func() {
 			whenLocked(l.member("cluster-1"), cancel)
 		}()
-		var out, errOut strings.Builder
-		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		root.SetArgs([]string{"--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", fleetFile, "-y"})
-		err := root.ExecuteContext(ctx)
-		l.record(false, out.String(), errOut.String())
-		if code := mainExit(err); code != 130 || !strings.Contains(out.String(), "Fleet install interrupted") {
-			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, err, out.String())
+		r := harness.Istioctl{T: t, Kubeconfig: bed.Kubeconfig, Ctx: ctx}.Run("x", "fleet", "install", "-f", fleetFile, "-y")
+		l.record(false, r.Stdout, r.Stderr)
+		if code := r.Code; code != 130 || !strings.Contains(r.Stdout, "Fleet install interrupted") {
+			t.Fatalf("interrupted fleet install: exit %d (%v), want 130\n%s", code, r.Err, r.Stdout)
 		}
 		if out, code := l.fleet(bed.Kubeconfig, "install", "-f", fleetFile, "-y"); code != 0 {
 			t.Fatalf("fleet install after the interrupted one: exit %d\n%s", code, out)
@@ -321,12 +318,12 @@ func TestFleetInstallE2E(t *testing.T) {
 
 // whenLocked calls fn once an istioctl holds c's cluster lock (within two minutes).
 func whenLocked(c *cluster.Cluster, fn func()) {
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	err := harness.Within(2*time.Minute, 20*time.Millisecond, func() (bool, string) {
 		le, err := c.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "istioctl-lock", metav1.GetOptions{})
-		if err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
-			fn()
-			return
-		}
+		return err == nil && le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "", ""
+	})
+	if err == nil {
+		fn()
 	}
 }
 
@@ -401,7 +398,7 @@ func linkSecrets(t *testing.T, c *cluster.Cluster) []string {
 func bedVersions(t *testing.T, bed *cluster.Bed) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, c := range bed.Clusters {
-		out[c.Context] = objectVersions(t, c)
+		out[c.Context] = harness.ObjectVersions(t, c)
 	}
 	return out
 }
@@ -410,7 +407,7 @@ func bedVersions(t *testing.T, bed *cluster.Bed) map[string]map[string]string {
 func bedDiff(before, after map[string]map[string]string) []string {
 	var out []string
 	for ctx, b := range before {
-		for _, d := range versionsDiff(b, after[ctx]) {
+		for _, d := range harness.VersionsDiff(b, after[ctx]) {
 			out = append(out, ctx+": "+d)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -87,15 +88,14 @@ func istiodLists(t *testing.T, c *cluster.Cluster, timeout time.Duration, want .
 // waitIstiodLists is istiodLists for any goroutine: the error says what istiod listed last.
 func waitIstiodLists(c *cluster.Cluster, timeout time.Duration, want ...string) error {
 	sort.Strings(want)
-	var last string
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	err := harness.Within(timeout, 250*time.Millisecond, func() (bool, string) {
 		got, err := clusterz(c)
-		if err == nil && slices.Equal(got, want) {
-			return nil
-		}
-		last = fmt.Sprintf("it lists %q (%v)", got, err)
+		return err == nil && slices.Equal(got, want), fmt.Sprintf("it lists %q (%v)", got, err)
+	})
+	if err != nil {
+		return fmt.Errorf("%s's istiod does not list %q: %v", c.Context, want, err)
 	}
-	return fmt.Errorf("%s's istiod does not list %q after %v: %s", c.Context, want, timeout, last)
+	return nil
 }
 
 // syncedList is the clusterz a primary's istiod shows when it reads its own cluster and,
@@ -192,7 +192,7 @@ func signsWithRoot(t *testing.T, c *cluster.Cluster, ca *pki.CA) {
 	if string(leaf.AuthorityKeyId) != string(ca.Intermediate.SubjectKeyId) {
 		t.Errorf("%s's istiod's certificate is issued by %q, not by the shared intermediate", c.Context, leaf.Issuer)
 	}
-	eventually(t, 30*time.Second, c.Context+"'s istio-ca-root-cert is the shared root", func() (bool, string) {
+	harness.Eventually(t, 30*time.Second, c.Context+"'s istio-ca-root-cert is the shared root", func() (bool, string) {
 		cm, err := c.Kube.CoreV1().ConfigMaps("default").Get(context.Background(), "istio-ca-root-cert", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -35,7 +36,7 @@ func TestFleetNetworksE2E(t *testing.T) {
 	// Each primary's real istiod injects its east-west gateway's pods.
 
 	t.Run("the prompt says what comes after each plan", func(t *testing.T) {
-		out, errOut, err := asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", file)
+		out, errOut, err := harness.Asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", file)
 		l.record(false, out, errOut)
 		if err == nil {
 			t.Fatalf("answering n: no error\n%s", out)

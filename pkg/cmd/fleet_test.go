@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // fleetKubeconfig has the contexts make cluster-up CLUSTERS=3 writes; fleet dump reads it
@@ -22,7 +23,7 @@ func TestFleetDump(t *testing.T) {
 		{"two-networks", "../../operator/fleet/testdata/two-networks.yaml", "yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, err := run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", "dump", "-f", tc.file, "-o", tc.output)
+			out, errOut, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", "dump", "-f", tc.file, "-o", tc.output)
 			if err != nil || errOut != "" {
 				t.Fatalf("fleet dump: %v\n%s", err, errOut)
 			}
@@ -45,15 +46,15 @@ func TestFleetBadInput(t *testing.T) {
 	} {
 		for _, command := range []string{"dump", "precheck", "verify"} {
 			t.Run(tc.name+"/"+command, func(t *testing.T) {
-				out, _, err := run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", command, "-f", tc.file)
-				if err == nil || !strings.Contains(err.Error(), tc.want) || mainExit(err) != 1 || out != "" {
-					t.Errorf("fleet %s: exit %d, %v, want %q\n%s", command, mainExit(err), err, tc.want, out)
+				out, _, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", command, "-f", tc.file)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || harness.ExitCode(err) != 1 || out != "" {
+					t.Errorf("fleet %s: exit %d, %v, want %q\n%s", command, harness.ExitCode(err), err, tc.want, out)
 				}
 			})
 		}
 	}
-	if _, _, err := run(t, "--kubeconfig", fleetKubeconfig, "--context", "cluster-1", "x", "fleet", "precheck", "-f", "../../docs/examples/fleet-3-clusters.yaml"); mainExit(err) != 64 {
-		t.Errorf("--context with a fleet: %v (exit %d), want a usage error", err, mainExit(err))
+	if _, _, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "--context", "cluster-1", "x", "fleet", "precheck", "-f", "../../docs/examples/fleet-3-clusters.yaml"); harness.ExitCode(err) != 64 {
+		t.Errorf("--context with a fleet: %v (exit %d), want a usage error", err, harness.ExitCode(err))
 	}
 }
 
@@ -64,7 +65,7 @@ func TestFleetDumpOffline(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	t.Setenv("HOME", t.TempDir())
 	const file = "../../docs/examples/fleet-3-clusters.yaml"
-	out, errOut, err := run(t, "x", "fleet", "dump", "-f", file)
+	out, errOut, err := harness.Run(t, "x", "fleet", "dump", "-f", file)
 	if err != nil {
 		t.Fatalf("fleet dump without a kubeconfig: %v\n%s", err, errOut)
 	}
@@ -80,7 +81,7 @@ func TestFleetDumpOffline(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("the offline dump differs from the dump with the contexts:\n%s", out)
 	}
-	if _, _, err := run(t, "x", "fleet", "precheck", "-f", file); err == nil || !strings.Contains(err.Error(), "is not in the kubeconfig") {
+	if _, _, err := harness.Run(t, "x", "fleet", "precheck", "-f", file); err == nil || !strings.Contains(err.Error(), "is not in the kubeconfig") {
 		t.Errorf("fleet precheck without the contexts: %v, want the missing contexts as errors", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestGatewayPortWithoutTargetPortE2E: a gateway Service port without targetPort renders
@@ -20,14 +21,14 @@ func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
 	ctx := context.Background()
 	k := []string{"--kubeconfig", c.Kubeconfig}
 	ist := func(args ...string) (string, error) {
-		out, _, err := run(t, append(k, args...)...)
+		out, _, err := harness.Run(t, append(k, args...)...)
 		return out, err
 	}
 	if out, err := ist("uninstall", "--purge", "-y"); err != nil {
 		t.Fatalf("purge: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = ist("uninstall", "--purge", "-y") })
-	f := writeSpecFile(t, "spec.yaml", `spec:
+	f := harness.SpecFile(t, "spec.yaml", harness.OperatorHeader+`spec:
   profile: minimal
   components:
     ingressGateways:
@@ -62,12 +63,12 @@ func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
 	if err != nil || strings.Contains(out, "differ from the spec") {
 		t.Errorf("verify-install: %v\n%s", err, out)
 	}
-	settled(t, c)
-	writes := objectWrites(t, c)
+	harness.Settled(t, c)
+	writes := harness.AuditWrites(t, c)
 	if out, err := ist("install", "-y", "-f", f); err != nil {
 		t.Fatalf("second install: %v\n%s", err, out)
 	}
-	if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("the second install wrote: %v", w)
 	}
 }

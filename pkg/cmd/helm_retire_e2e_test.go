@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestInstallRetireHelmReleasesCommand: --take-ownership and --retire-helm-releases reach
@@ -44,12 +45,12 @@ func TestInstallRetireHelmReleasesCommand(t *testing.T) {
 	}
 	helm("install", "reader", chart)
 	t.Cleanup(func() {
-		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns)
+		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns)
 	})
 	release, record := ns+"/reader", "Secret/"+ns+"/sh.helm.release.v1.reader.v1"
 	listed := func() string { return helm("list", "--short") }
 
-	out, stderr, err := run(t, installArgs(c.Kubeconfig, ns, "--take-ownership", "--retire-helm-releases", "--dry-run")...)
+	out, stderr, err := harness.Run(t, installArgs(c.Kubeconfig, ns, "--take-ownership", "--retire-helm-releases", "--dry-run")...)
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s%s", err, out, stderr)
 	}
@@ -59,7 +60,7 @@ func TestInstallRetireHelmReleasesCommand(t *testing.T) {
 		t.Errorf("after the dry run helm list shows %q, want the release", l)
 	}
 
-	out, stderr, err = run(t, installArgs(c.Kubeconfig, ns, "--take-ownership", "-y")...)
+	out, stderr, err = harness.Run(t, installArgs(c.Kubeconfig, ns, "--take-ownership", "-y")...)
 	if err != nil {
 		t.Fatalf("install: %v\n%s%s", err, out, stderr)
 	}
@@ -69,7 +70,7 @@ func TestInstallRetireHelmReleasesCommand(t *testing.T) {
 		t.Errorf("without --retire-helm-releases the release was retired:\n%s", out)
 	}
 
-	out, stderr, err = run(t, installArgs(c.Kubeconfig, ns, "--take-ownership", "--retire-helm-releases", "-y")...)
+	out, stderr, err = harness.Run(t, installArgs(c.Kubeconfig, ns, "--take-ownership", "--retire-helm-releases", "-y")...)
 	if err != nil {
 		t.Fatalf("install --retire-helm-releases: %v\n%s%s", err, out, stderr)
 	}

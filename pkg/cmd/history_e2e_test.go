@@ -17,12 +17,14 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // historyOf returns the records `istioctl history -o json` lists.
 func historyOf(t *testing.T, kubeconfig string, args ...string) []history.Record {
 	t.Helper()
-	out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig, "history", "-o", "json"}, args...)...)
+	out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "history", "-o", "json"}, args...)...)
 	if err != nil {
 		t.Fatalf("history: %v\n%s\n%s", err, out, stderr)
 	}
@@ -68,9 +70,9 @@ func TestHistoryRollbackE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y") // also removes earlier tests' records
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	if rs := historyOf(t, c.Kubeconfig); len(rs) != 0 {
 		t.Fatalf("records survived uninstall --purge: %+v", summaries(rs))
 	}
@@ -87,13 +89,13 @@ func TestHistoryRollbackE2E(t *testing.T) {
 	}
 
 	// Not without -y off a terminal; not to a record that does not exist; a dry run changes nothing.
-	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "rollback"); !isUsage(err) {
+	if _, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "rollback"); !isUsage(err) {
 		t.Errorf("rollback without -y: want a usage error, got %v", err)
 	}
-	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "rollback", "9", "-y"); err == nil || !strings.Contains(err.Error(), "no install record 9 of revision default (it has 1, 2)") {
+	if _, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "rollback", "9", "-y"); err == nil || !strings.Contains(err.Error(), "no install record 9 of revision default (it has 1, 2)") {
 		t.Errorf("rollback 9: %v", err)
 	}
-	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "rollback", "x"); !isUsage(err) {
+	if _, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "rollback", "x"); !isUsage(err) {
 		t.Errorf("rollback x: want a usage error, got %v", err)
 	}
 	if out := ist("rollback", "--dry-run"); !strings.Contains(out, "Deployment/istio-system/istio-egressgateway would be pruned") {
@@ -114,7 +116,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 		t.Error("the egress gateway survived the rollback to the default profile")
 	}
 	for _, kind := range []string{"services", "serviceaccounts"} {
-		list, err := c.Dynamic.Resource(metav1SchemeGVR(map[string]string{"services": "Service", "serviceaccounts": "ServiceAccount"}[kind])).
+		list, err := c.Dynamic.Resource(fixture.CoreGVR(map[string]string{"services": "Service", "serviceaccounts": "ServiceAccount"}[kind])).
 			Namespace("istio-system").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +164,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 			t.Errorf("history -o name: %s: %v", name, err)
 		}
 	}
-	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "history", "-o", "jsonpath="); !isUsage(err) {
+	if _, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "history", "-o", "jsonpath="); !isUsage(err) {
 		t.Errorf("history -o jsonpath=: want a usage error, got %v", err)
 	}
 	if rs := historyOf(t, c.Kubeconfig, "-r", "canary"); len(rs) != 0 {
@@ -184,15 +186,15 @@ func TestInstallAtomicE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	broken := []string{"--kubeconfig", c.Kubeconfig, "install", "-y", "--atomic", "--readiness-timeout", "6s",
 		"--set", "components.pilot.k8s.nodeSelector.no-such-node=x"}
 
 	ist("install", "-y")
 	start := time.Now()
-	out, _, err := run(t, broken...)
+	out, _, err := harness.Run(t, broken...)
 	elapsed := time.Since(start)
 	if err == nil || exitCode(err) == 0 {
 		t.Fatalf("a failed --atomic install succeeded:\n%s", out)
@@ -240,7 +242,7 @@ func TestInstallAtomicE2E(t *testing.T) {
 		metav1.ListOptions{LabelSelector: history.Selector("")}); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err = run(t, broken...)
+	out, _, err = harness.Run(t, broken...)
 	if err == nil || !strings.Contains(err.Error(), "--atomic had no install record of revision default to restore") ||
 		!strings.Contains(out, "the failed install is left as it is") {
 		t.Errorf("--atomic over an unrecorded install: %v\n%s", err, out)
@@ -252,7 +254,7 @@ func TestInstallAtomicE2E(t *testing.T) {
 	// No earlier install: the revision's components go again (Base stays, as with uninstall).
 	ist("uninstall", "-r", "default", "-y")
 	start = time.Now()
-	out, _, err = run(t, append(broken, "-o", "json")...)
+	out, _, err = harness.Run(t, append(broken, "-o", "json")...)
 	if err == nil || !strings.Contains(err.Error(), "--atomic removed revision default again") {
 		t.Fatalf("--atomic without a previous install: %v\n%s", err, out)
 	}
@@ -295,7 +297,7 @@ stringData: {token: ` + stringData + `}
 	if err := os.WriteFile(filepath.Join(dir, "charts/base/templates/zz-test-secret.yaml"), []byte(secret), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, err := run(t, installArgs(c.Kubeconfig, ns, "-y", "--manifests", dir, "--set", "components.cni.enabled=false")...)
+	out, stderr, err := harness.Run(t, installArgs(c.Kubeconfig, ns, "-y", "--manifests", dir, "--set", "components.cni.enabled=false")...)
 	if err != nil {
 		t.Fatalf("install: %v\n%s\n%s", err, out, stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/registry"
 )
 
@@ -19,7 +20,7 @@ type listedImage struct {
 // listImages runs x images list -o json with args.
 func listImages(t *testing.T, args ...string) []listedImage {
 	t.Helper()
-	out, stderr, err := run(t, append([]string{"x", "images", "list", "-o", "json"}, args...)...)
+	out, stderr, err := harness.Run(t, append([]string{"x", "images", "list", "-o", "json"}, args...)...)
 	if err != nil {
 		t.Fatalf("images list %v: %v\n%s", args, err, stderr)
 	}
@@ -83,7 +84,7 @@ func TestImagesMirrorE2E(t *testing.T) {
 	to := dst.Host + "/mesh"
 	copied := map[string]bool{}
 	for _, set := range sets {
-		out, stderr, err := run(t, append([]string{"x", "images", "mirror", "-o", "json", "--to", to}, set...)...)
+		out, stderr, err := harness.Run(t, append([]string{"x", "images", "mirror", "-o", "json", "--to", to}, set...)...)
 		if err != nil {
 			t.Fatalf("mirror %v: %v\n%s\n%s", set, err, out, stderr)
 		}
@@ -127,7 +128,7 @@ func TestImagesMirrorE2E(t *testing.T) {
 		}
 	}
 	// A second mirror copies nothing.
-	out, stderr, err := run(t, append([]string{"x", "images", "mirror", "-o", "json", "--to", to}, sets[0]...)...)
+	out, stderr, err := harness.Run(t, append([]string{"x", "images", "mirror", "-o", "json", "--to", to}, sets[0]...)...)
 	if err != nil {
 		t.Fatalf("second mirror: %v\n%s", err, stderr)
 	}
@@ -138,7 +139,7 @@ func TestImagesMirrorE2E(t *testing.T) {
 	// Refused credentials and a registry that is down: named, non-zero, nothing called done.
 	registry.DockerConfig(t, map[string]string{dst.Host: "mirror:wrong"})
 	fresh := dst.Host + "/other"
-	out, _, err = run(t, append([]string{"x", "images", "mirror", "--to", fresh}, sets[0]...)...)
+	out, _, err = harness.Run(t, append([]string{"x", "images", "mirror", "--to", fresh}, sets[0]...)...)
 	if err == nil || !strings.Contains(err.Error(), "registry "+dst.Host+" refused the credentials") {
 		t.Errorf("wrong credentials: %v", err)
 	}
@@ -151,7 +152,7 @@ func TestImagesMirrorE2E(t *testing.T) {
 	}
 	down := ln.Addr().String()
 	ln.Close()
-	out, _, err = run(t, append([]string{"x", "images", "mirror", "--to", down + "/mesh"}, sets[0]...)...)
+	out, _, err = harness.Run(t, append([]string{"x", "images", "mirror", "--to", down + "/mesh"}, sets[0]...)...)
 	if err == nil || !strings.Contains(err.Error(), "registry "+down) || !strings.Contains(err.Error(), "not mirrored") {
 		t.Errorf("registry down: %v", err)
 	}

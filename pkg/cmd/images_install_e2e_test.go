@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/registry"
 )
 
@@ -25,8 +26,8 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	ctx := context.Background()
 
 	src, dst := registry.Start(t, ""), registry.Start(t, "")
@@ -34,15 +35,15 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	for _, im := range listImages(t, "--set", "profile=demo", "--set", "hub="+srcHub) {
 		src.Push(t, im.Image, 2)
 	}
-	if _, stderr, err := run(t, "x", "images", "mirror", "--set", "profile=demo", "--set", "hub="+srcHub, "--to", hub); err != nil {
+	if _, stderr, err := harness.Run(t, "x", "images", "mirror", "--set", "profile=demo", "--set", "hub="+srcHub, "--to", hub); err != nil {
 		t.Fatalf("mirror: %v\n%s", err, stderr)
 	}
 	spec := []string{"--set", "profile=demo", "--set", "hub=" + hub}
 
 	// One image left on docker.io: refused before any write, naming image and field.
-	settled(t, c)
-	before := objectWrites(t, c)
-	_, _, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install", "-y", "--pin-digests", "--allowed-registries", hub,
+	harness.Settled(t, c)
+	before := harness.AuditWrites(t, c)
+	_, _, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install", "-y", "--pin-digests", "--allowed-registries", hub,
 		"--set", "values.pilot.hub=docker.io/istio"}, spec...)...)
 	if err == nil || !strings.Contains(err.Error(), "docker.io/istio/pilot:1.31.0") || !strings.Contains(err.Error(), "spec.values.pilot.hub") {
 		t.Fatalf("an image on docker.io: %v", err)
@@ -50,11 +51,11 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	// A registry that is down: named, before any write.
 	down := src.Host
 	src.Stop(t)
-	_, _, err = run(t, "--kubeconfig", c.Kubeconfig, "install", "-y", "--pin-digests", "--set", "profile=demo", "--set", "hub="+down+"/istio")
+	_, _, err = harness.Run(t, "--kubeconfig", c.Kubeconfig, "install", "-y", "--pin-digests", "--set", "profile=demo", "--set", "hub="+down+"/istio")
 	if err == nil || !strings.Contains(err.Error(), "registry "+down) {
 		t.Fatalf("pinning from a registry that is down: %v", err)
 	}
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Fatalf("the refused installs wrote: %v", w)
 	}
 
@@ -127,10 +128,10 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 
 	// The tag moves in the mirror: a re-run keeps the recorded digests and writes nothing.
 	dst.Push(t, hub+"/proxyv2:1.31.0", 1)
-	settled(t, c)
-	before = objectWrites(t, c)
+	harness.Settled(t, c)
+	before = harness.AuditWrites(t, c)
 	istioctl(append([]string{"install", "-y", "--pin-digests", "--allowed-registries", hub}, spec...)...)
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("a re-run after the tag moved wrote: %v", w)
 	}
 	istioctl(append([]string{"verify-install"}, spec...)...)
@@ -145,7 +146,7 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("istio-system").Update(ctx, gw, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "verify-install"}, spec...)...)
+	out, _, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "verify-install"}, spec...)...)
 	if err == nil || !strings.Contains(out, "istio-ingressgateway") || !strings.Contains(out, moved[strings.IndexByte(moved, '@')+1:][:19]) {
 		t.Errorf("verify-install with a moved digest: %v\n%s", err, out)
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestInjectionFidelityE2E: the pods the bed's real istiod injects from our charts' templates
@@ -42,7 +43,7 @@ func TestInjectionFidelityE2E(t *testing.T) {
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
 	purge := func() {
-		if _, errOut, err := run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y"); err != nil {
+		if _, errOut, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y"); err != nil {
 			t.Errorf("uninstall --purge: %v\n%s", err, errOut)
 		}
 	}
@@ -114,7 +115,7 @@ func TestInjectionFidelityE2E(t *testing.T) {
 // refusal, and the injection templates each revision's injector ConfigMap holds.
 func injectAll(t *testing.T, c *cluster.Cluster, manifests string, nss map[string]string) (map[string]string, map[string]string) {
 	t.Helper()
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	base := []string{"install", "-y", "--set", "hub=docker.io/istio", "--set", "tag=1.31.0",
 		"--set", "values.global.meshID=mesh1", "--set", "values.global.multiCluster.clusterName=cluster-1", "--set", "values.global.network=network1"}
 	if manifests != "" {
@@ -124,7 +125,7 @@ func injectAll(t *testing.T, c *cluster.Cluster, manifests string, nss map[strin
 	istioctl(append(append(base, "--revision", "canary"), injectionValues...)...)
 	// istiod patches its webhooks' CA bundle once it runs: wait until both revisions inject.
 	for _, ns := range []string{nss["on"], nss["rev"]} {
-		eventually(t, time.Minute, "istiod injects pods in "+ns, func() (bool, string) {
+		harness.Eventually(t, time.Minute, "istiod injects pods in "+ns, func() (bool, string) {
 			out, err := dryRunPod(c, ns, "probe", "spec:\n  containers:"+appContainer)
 			return err == nil && strings.Contains(out, "sidecar.istio.io/status"), fmt.Sprint(err)
 		})

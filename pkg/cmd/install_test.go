@@ -12,6 +12,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // installArgs installs Base and CNI (charts that need no running control plane) into ns.
@@ -27,14 +28,14 @@ func TestInstallCommand(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 
 	// Without -y and without a terminal: a usage error, nothing applied.
-	_, _, err := run(t, installArgs(c.Kubeconfig, ns)...)
+	_, _, err := harness.Run(t, installArgs(c.Kubeconfig, ns)...)
 	var usage *cmd.UsageError
 	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "pass -y") {
 		t.Fatalf("no -y: %v", err)
 	}
 
 	// A dry run writes nothing.
-	out, _, err := run(t, installArgs(c.Kubeconfig, ns, "--dry-run")...)
+	out, _, err := harness.Run(t, installArgs(c.Kubeconfig, ns, "--dry-run")...)
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
@@ -43,7 +44,7 @@ func TestInstallCommand(t *testing.T) {
 	}
 
 	// JSON progress: one event per line, ending with done.
-	out, _, err = run(t, installArgs(c.Kubeconfig, ns, "-y", "-o", "json")...)
+	out, _, err = harness.Run(t, installArgs(c.Kubeconfig, ns, "-y", "-o", "json")...)
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
@@ -76,7 +77,7 @@ func TestInstallCommand(t *testing.T) {
 	}
 
 	// Again: nothing to change. Text output says so.
-	out, _, err = run(t, installArgs(c.Kubeconfig, ns, "-y")...)
+	out, _, err = harness.Run(t, installArgs(c.Kubeconfig, ns, "-y")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestInstallCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, err = run(t, append(installArgs(c.Kubeconfig, ns, "--dry-run"), "--set", "components.cni.k8s.resources.requests.cpu=123m")...)
+	out, _, err = harness.Run(t, append(installArgs(c.Kubeconfig, ns, "--dry-run"), "--set", "components.cni.k8s.resources.requests.cpu=123m")...)
 	if err != nil {
 		t.Fatalf("dry run of a change: %v\n%s", err, out)
 	}
@@ -103,7 +104,7 @@ func TestInstallCommand(t *testing.T) {
 	}
 
 	// Turning CNI off prunes it.
-	out, _, err = run(t, append(installArgs(c.Kubeconfig, ns, "-y", "-v"), "--set", "components.cni.enabled=false")...)
+	out, _, err = harness.Run(t, append(installArgs(c.Kubeconfig, ns, "-y", "-v"), "--set", "components.cni.enabled=false")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +113,13 @@ func TestInstallCommand(t *testing.T) {
 	}
 
 	// Uninstall of the default revision: CNI again, then everything but Base goes.
-	if _, _, err := run(t, installArgs(c.Kubeconfig, ns, "-y")...); err != nil {
+	if _, _, err := harness.Run(t, installArgs(c.Kubeconfig, ns, "-y")...); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--set", "values.global.istioNamespace="+ns); !isUsage(err) {
+	if _, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--set", "values.global.istioNamespace="+ns); !isUsage(err) {
 		t.Errorf("uninstall without a target: want a usage error, got %v", err)
 	}
-	out, _, err = run(t, "--kubeconfig", c.Kubeconfig, "-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns)
+	out, _, err = harness.Run(t, "--kubeconfig", c.Kubeconfig, "-i", ns, "uninstall", "-r", "default", "-y", "--set", "namespace="+ns)
 	if err != nil {
 		t.Fatalf("uninstall: %v\n%s", err, out)
 	}

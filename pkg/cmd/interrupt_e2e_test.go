@@ -1,13 +1,9 @@
 package cmd_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // faultRuns is how many faults a fault test injects: 5, or ISTIOCTL_FAULT_RUNS.
@@ -34,67 +31,41 @@ func faultRuns(t *testing.T) int {
 	return 5
 }
 
-// buildIstioctl builds the real binary: a signal must reach a real process.
-func buildIstioctl(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "istioctl")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/istioctl-installer/istioctl/cmd/istioctl").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestInterruptE2E sends SIGINT to install and uninstall at random points. Each stopped run
 // must exit 130 (or 0 when it finished first) without leaving a webhook with failurePolicy
 // Fail that calls a Service with no ready endpoint, and the next run must succeed without
 // --force.
 func TestInterruptE2E(t *testing.T) {
 	c := cluster.Get(t)
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	home := t.TempDir()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
-	istioctl := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		cmd.Env = append(os.Environ(), "HOME="+home, "NO_COLOR=1")
-		return cmd
-	}
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig, Bin: bin, Env: []string{"HOME=" + home}}
 	// interrupted starts args, sends SIGINT after a random delay within window and returns
 	// the exit code and output.
 	interrupted := func(window time.Duration, args ...string) (int, string) {
 		t.Helper()
-		cmd := istioctl(args...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		p := x.Start("istioctl "+strings.Join(args, " "), args...)
 		// Not before the process could install its handler: a SIGINT during the runtime's
 		// start kills it before it does anything, which proves nothing.
 		const start = 100 * time.Millisecond
 		delay := start + time.Duration(rng.Int64N(int64(window-start)))
 		time.Sleep(delay)
-		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = p.Cmd.Process.Signal(syscall.SIGINT)
 		sent := time.Now()
-		err := cmd.Wait()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		code := p.Wait(t, 10*time.Minute)
 		t.Logf("istioctl %s: SIGINT after %v, exit %d %v later", strings.Join(args, " "), delay.Round(time.Millisecond), code, time.Since(sent).Round(time.Millisecond))
-		return code, out.String()
+		return code, p.Out.String() + p.ErrOut.String()
 	}
 	mustRun := func(args ...string) string {
 		t.Helper()
 		start := time.Now()
-		out, err := istioctl(args...).CombinedOutput()
+		r := x.Run(args...)
+		out, err := r.Output(), r.Err
 		took := time.Since(start)
 		t.Logf("istioctl %s: %v", strings.Join(args, " "), took.Round(time.Millisecond))
 		if took > 30*time.Second {
@@ -103,7 +74,7 @@ func TestInterruptE2E(t *testing.T) {
 		if err != nil {
 			t.Fatalf("istioctl %s after an interrupted run: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
 
 	for i := range faultRuns(t) {

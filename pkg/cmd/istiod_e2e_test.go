@@ -18,6 +18,7 @@ import (
 	kptr "k8s.io/utils/ptr"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // The tests of this file run against the bed's real istiod (hack/realistiod): what istiod
@@ -27,23 +28,6 @@ const (
 	validator        = "istio-validator-istio-system"
 	defaultValidator = "istiod-default-validator"
 )
-
-// eventually polls cond every 200 ms until it holds, failing the test with its last word
-// after timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not so after %v: %s", what, timeout, why)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
 
 // webhookState is what a validator's first webhook shows, and who manages which field.
 type webhookState struct {
@@ -136,14 +120,14 @@ func TestRealIstiodReinstallE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	release := holdFailClose(t, c)
 	istioctl("install", "-y")
 
 	// istiod writes its CA bundle at once, and cannot switch to Fail while held.
-	eventually(t, 30*time.Second, "istiod wrote the validators' caBundle", func() (bool, string) {
+	harness.Eventually(t, 30*time.Second, "istiod wrote the validators' caBundle", func() (bool, string) {
 		s := validatorState(t, c, validator)
 		return s.istiodOwns("caBundle") && s.caBundle != "", fmt.Sprint(s.managers)
 	})
@@ -151,8 +135,8 @@ func TestRealIstiodReinstallE2E(t *testing.T) {
 	if strings.Join(before.policies, ",") != "Ignore" || before.istiodOwns("failurePolicy") {
 		t.Fatalf("istiod switched to fail-close although held: %v %v", before.policies, before.managers)
 	}
-	settled(t, c)
-	versions, writes := objectVersions(t, c), objectWrites(t, c)
+	harness.Settled(t, c)
+	versions, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 	out := istioctl("install", "-y")
 	if !strings.Contains(out, "(0 applied, 42 unchanged, 0 pruned)") {
 		t.Errorf("re-install before istiod took failurePolicy:\n%s", out)
@@ -162,22 +146,22 @@ func TestRealIstiodReinstallE2E(t *testing.T) {
 		t.Errorf("re-install before fail-close changed the validator: policies %v (want Ignore), caBundle kept %v, resourceVersion %s -> %s",
 			after.policies, after.caBundle == before.caBundle, before.rv, after.rv)
 	}
-	if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("re-install before fail-close wrote: %v", w)
 	}
-	if d := versionsDiff(versions, objectVersions(t, c)); len(d) > 0 {
+	if d := harness.VersionsDiff(versions, harness.ObjectVersions(t, c)); len(d) > 0 {
 		t.Errorf("re-install before fail-close changed:\n  %s", strings.Join(d, "\n  "))
 	}
 
 	// Released, istiod switches both validators to Fail: the fields are now its own.
 	release()
-	eventually(t, 90*time.Second, "istiod switched its validators to Fail", func() (bool, string) {
+	harness.Eventually(t, 90*time.Second, "istiod switched its validators to Fail", func() (bool, string) {
 		a, b := validatorState(t, c, validator), validatorState(t, c, defaultValidator)
 		return a.istiodOwns("failurePolicy") && b.istiodOwns("failurePolicy"), fmt.Sprint(a.policies, b.policies)
 	})
 	rvs := map[string]string{validator: validatorState(t, c, validator).rv, defaultValidator: validatorState(t, c, defaultValidator).rv}
-	settled(t, c)
-	versions, writes = objectVersions(t, c), objectWrites(t, c)
+	harness.Settled(t, c)
+	versions, writes = harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 	out = istioctl("install", "-y")
 	if !strings.Contains(out, "(0 applied, 42 unchanged, 0 pruned)") {
 		t.Errorf("re-install after istiod took its fields:\n%s", out)
@@ -187,10 +171,10 @@ func TestRealIstiodReinstallE2E(t *testing.T) {
 			t.Errorf("re-install after fail-close changed %s: resourceVersion %s -> %s, policies %v", name, rv, s.rv, s.policies)
 		}
 	}
-	if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("re-install after fail-close wrote: %v", w)
 	}
-	if d := versionsDiff(versions, objectVersions(t, c)); len(d) > 0 {
+	if d := harness.VersionsDiff(versions, harness.ObjectVersions(t, c)); len(d) > 0 {
 		t.Errorf("re-install after fail-close changed:\n  %s", strings.Join(d, "\n  "))
 	}
 
@@ -220,7 +204,7 @@ func injectedBy(t *testing.T, c *cluster.Cluster, namespace, name string) string
 		t.Fatal(err)
 	}
 	var pod corev1.Pod
-	eventually(t, 30*time.Second, "the pod of "+namespace+"/"+name+" exists", func() (bool, string) {
+	harness.Eventually(t, 30*time.Second, "the pod of "+namespace+"/"+name+" exists", func() (bool, string) {
 		pods, err := c.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil || len(pods.Items) == 0 {
 			return false, fmt.Sprint(err)
@@ -273,8 +257,8 @@ func TestRealIstiodInjectionE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	enabled := map[string]string{"istio-injection": "enabled"}
 	for _, tc := range []struct {
 		name    string
@@ -339,11 +323,11 @@ func TestRealIstiodValidationAndKillE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	istioctl("install", "-y", "--set", "profile=minimal")
-	eventually(t, 60*time.Second, "istiod switched to fail-close", func() (bool, string) {
+	harness.Eventually(t, 60*time.Second, "istiod switched to fail-close", func() (bool, string) {
 		s := validatorState(t, c, defaultValidator)
 		return s.istiodOwns("failurePolicy"), fmt.Sprint(s.policies)
 	})
@@ -358,7 +342,7 @@ func TestRealIstiodValidationAndKillE2E(t *testing.T) {
 	}
 
 	pod := c.KillIstiod(t, "istio-system", "istiod")
-	eventually(t, 10*time.Second, "the killed istiod's pod is NotReady", func() (bool, string) {
+	harness.Eventually(t, 10*time.Second, "the killed istiod's pod is NotReady", func() (bool, string) {
 		p, err := c.Kube.CoreV1().Pods("istio-system").Get(context.Background(), pod, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -370,14 +354,14 @@ func TestRealIstiodValidationAndKillE2E(t *testing.T) {
 		}
 		return false, "no Ready condition"
 	})
-	out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
+	out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
 	if exitCode(err) == 0 || !strings.Contains(out, "Deployment/istio-system/istiod: not ready") ||
 		!strings.Contains(out, "pod "+pod+": container discovery: CrashLoopBackOff") {
 		t.Errorf("verify-install with istiod killed (exit %d):\n%s", exitCode(err), out)
 	}
 	// The bed restarts it after 10 s, as a kubelet would.
-	eventually(t, 60*time.Second, "verify-install passes once istiod is back", func() (bool, string) {
-		out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
+	harness.Eventually(t, 60*time.Second, "verify-install passes once istiod is back", func() (bool, string) {
+		out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
 		return err == nil, out
 	})
 }
@@ -389,9 +373,9 @@ func TestRealIstiodPurgeE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ctx := context.Background()
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	istioctl("install", "-y")
 	ns := labelled(t, c, map[string]string{"istio-injection": "enabled"})
@@ -426,7 +410,7 @@ func TestRealIstiodPurgeE2E(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, 30*time.Second, "istiod wrote its objects", func() (bool, string) {
+	harness.Eventually(t, 30*time.Second, "istiod wrote its objects", func() (bool, string) {
 		w := strings.Join(written(), " ")
 		return strings.Contains(w, "ConfigMap/"+ns+"/istio-ca-root-cert") && strings.Contains(w, "Secret/istio-system/istio-ca-secret") &&
 			strings.Contains(w, "Lease/istio-system/"), w

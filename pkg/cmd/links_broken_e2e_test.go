@@ -20,6 +20,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -234,7 +235,7 @@ func upstreamGolden(t *testing.T, l *linkBed) {
 		if err := clientcmd.WriteToFile(*raw, path); err != nil {
 			t.Fatal(err)
 		}
-		out, errOut, err := run(t, "--kubeconfig", path, "--context", "cluster-3", "create-remote-secret", "--name", "cluster-3")
+		out, errOut, err := harness.Run(t, "--kubeconfig", path, "--context", "cluster-3", "create-remote-secret", "--name", "cluster-3")
 		l.record(true, out, errOut)
 		if err != nil {
 			t.Fatalf("%v: %s", err, errOut)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -20,9 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // linkBed runs istioctl against the contexts of a bed, keeps every output of every run
@@ -70,29 +68,11 @@ func (l *linkBed) member(ctx string) *cluster.Cluster {
 // code main would give (0, 1 for a failure, 64 for a bad command line).
 func (l *linkBed) istioctl(ctx string, args ...string) (string, string, int) {
 	l.t.Helper()
-	out, errOut, err := run(l.t, append([]string{"--kubeconfig", l.bed.Kubeconfig, "--context", ctx}, args...)...)
-	code := mainExit(err)
-	if err != nil {
-		// What main would print: errors are outputs too.
-		errOut += "Error: " + err.Error()
-	}
+	r := harness.Istioctl{T: l.t, Kubeconfig: l.bed.Kubeconfig, Context: ctx}.Run(args...)
+	// What main would print: errors are outputs too.
+	out, errOut := r.Stdout, r.Stderr+r.ErrorLine()
 	l.record(args[0] == "create-remote-secret" && !strings.Contains(strings.Join(args, " "), "--apply-to"), out, errOut)
-	return out, errOut, code
-}
-
-// mainExit is the code main gives err.
-func mainExit(err error) int {
-	var exit *cmd.ExitError
-	var usage *cmd.UsageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.Code
-	case errors.As(err, &usage):
-		return 64
-	}
-	return event.ExitCode(err) // as cmd/istioctl: an error's own code (the lock's 3), else 1
+	return out, errOut, r.Code
 }
 
 // must runs a command that has to succeed.
@@ -171,12 +151,7 @@ func authenticates(t *testing.T, c *cluster.Cluster, token string) bool {
 // revokes its token only then.
 func revoked(t *testing.T, c *cluster.Cluster, token string) bool {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if !authenticates(t, c, token) {
-			return true
-		}
-	}
-	return false
+	return harness.Within(30*time.Second, time.Second, func() (bool, string) { return !authenticates(t, c, token), "" }) == nil
 }
 
 // purgeBed removes what the test installed and linked, so each run and every later test

@@ -15,6 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // secretsPermission: precheck asks for get and list on Secrets in the istio namespace only
@@ -46,7 +47,7 @@ func secretsPermission(t *testing.T, l *linkBed, spec []string) {
 	}
 
 	kubeconfig := noSecretsKubeconfig(t, c1)
-	out, errOut, err := run(t, append([]string{"--kubeconfig", kubeconfig, "verify-install"}, spec...)...)
+	out, errOut, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "verify-install"}, spec...)...)
 	l.record(false, out, errOut)
 	if err != nil {
 		t.Fatalf("verify-install without reading Secrets: %v\n%s\n%s", err, out, errOut)

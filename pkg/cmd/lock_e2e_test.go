@@ -19,19 +19,20 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestWriteLockE2E: the cluster lock every writer takes, with separate istioctl processes
 // against the shared cluster.
 func TestWriteLockE2E(t *testing.T) {
 	c := cluster.Get(t)
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
 	deleteLock(t, c)
 	t.Cleanup(func() {
-		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
+		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
 		deleteLock(t, c)
 	})
 	k := []string{"--kubeconfig", c.Kubeconfig}
@@ -51,12 +52,12 @@ func TestWriteLockE2E(t *testing.T) {
 		// The test holds the lock until all four wait for it: started at once, the fastest
 		// (the uninstall renders nothing) could otherwise finish before the slowest asks.
 		held, _ := holdLock(t, c)
-		procs := map[string]*process{}
+		procs := map[string]*harness.Process{}
 		for name, args := range runs {
-			procs[name] = startIstioctl(t, name, bin, nil, append(append([]string{}, k...), args...)...)
+			procs[name] = harness.Istioctl{T: t, Bin: bin}.Start(name, append(append([]string{}, k...), args...)...)
 		}
 		for _, p := range procs {
-			p.waitFor(t, "waiting for the lock", p.out.when(lockWaiting))
+			p.WaitFor(t, "waiting for the lock", p.Out.When(lockWaiting))
 		}
 		if err := held.Release(); err != nil {
 			t.Fatal(err)
@@ -64,10 +65,10 @@ func TestWriteLockE2E(t *testing.T) {
 		streams := map[string][]streamEvent{}
 		waited := 0
 		for name, p := range procs {
-			if code := p.wait(t, 5*time.Minute); code != 0 {
-				t.Fatalf("%s: exit %d\n%s\n%s", name, code, p.out, p.errOut)
+			if code := p.Wait(t, 5*time.Minute); code != 0 {
+				t.Fatalf("%s: exit %d\n%s\n%s", name, code, p.Out, p.ErrOut)
 			}
-			streams[name] = p.events(t)
+			streams[name] = harness.Events[streamEvent](t, p.Out.String())
 			if w, ok := first(streams[name], isLock("waiting")); ok {
 				waited++
 				if w.Holder == "" || !strings.Contains(w.Message, "has held it for") {
@@ -108,27 +109,27 @@ func TestWriteLockE2E(t *testing.T) {
 	// exits 3 at once, naming the holder, having asked for nothing but the Lease; the
 	// read-only commands warn that a write is in progress.
 	t.Run("lock-timeout 0 and readers", func(t *testing.T) {
-		kubeconfig, log := recordingProxy(t, c)
+		kubeconfig, log := harness.RecordingProxy(t, c)
 		rs := historyOf(t, c.Kubeconfig, "-r", "default")
 		spec := []string{"--set", "profile=" + rs[len(rs)-1].Profile} // what is installed
-		log.take()
-		if out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, spec...)...); err != nil || !strings.Contains(out, "(0 applied,") {
+		log.Take()
+		if out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "install", "-y"}, spec...)...); err != nil || !strings.Contains(out, "(0 applied,") {
 			t.Fatalf("re-install: %v\n%s\n%s", err, out, stderr)
 		}
-		for _, w := range writes(log.take()) {
+		for _, w := range harness.Writes(log.Take()) {
 			if !strings.Contains(w, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases") {
 				t.Errorf("the re-install wrote %s", w)
 			}
 		}
 
 		held, holder := holdLock(t, c)
-		log.take()
+		log.Take()
 		start := time.Now()
-		p := startIstioctl(t, "install --lock-timeout 0", bin, nil, "--kubeconfig", kubeconfig, "install", "-y", "--lock-timeout", "0")
-		code := p.wait(t, time.Minute)
+		p := harness.Istioctl{T: t, Bin: bin}.Start("install --lock-timeout 0", "--kubeconfig", kubeconfig, "install", "-y", "--lock-timeout", "0")
+		code := p.Wait(t, time.Minute)
 		exited := time.Now()
-		took, decided := exited.Sub(start), exited.Sub(log.lastAt())
-		errOut := p.errOut.String()
+		took, decided := exited.Sub(start), exited.Sub(log.LastAt())
+		errOut := p.ErrOut.String()
 		if code != 3 || !strings.Contains(errOut, holder.String()) || !strings.Contains(errOut, "--lock-timeout is 0") {
 			t.Errorf("exit %d after %v:\n%s", code, took, errOut)
 		}
@@ -138,7 +139,7 @@ func TestWriteLockE2E(t *testing.T) {
 		if decided > time.Second || took > 5*time.Second {
 			t.Errorf("--lock-timeout 0 exited %v after reading the Lease (%v after it started), want at most 1s", decided, took)
 		}
-		reqs := log.take()
+		reqs := log.Take()
 		for _, r := range reqs {
 			if !strings.HasPrefix(r, "GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/istioctl-lock") {
 				t.Errorf("--lock-timeout 0 sent %s: only the Lease may be read", r)
@@ -153,20 +154,20 @@ func TestWriteLockE2E(t *testing.T) {
 		// Every writer takes it: the tag commands too.
 		for _, args := range [][]string{{"tag", "set", "prod", "--revision", "default", "--lock-timeout", "0"}, {"tag", "remove", "default", "-y", "--lock-timeout", "0"},
 			{"rollback", "-y", "--lock-timeout", "0"}, {"uninstall", "--purge", "-y", "--lock-timeout", "0"}} {
-			_, _, err := run(t, append(append([]string{}, k...), args...)...)
+			_, _, err := harness.Run(t, append(append([]string{}, k...), args...)...)
 			var heldErr *action.LockHeldError
 			if !errors.As(err, &heldErr) || heldErr.Holder.Identity != holder.Identity || event.ExitCode(err) != event.ExitLocked {
 				t.Errorf("%s against a held lock: exit %d, %v", strings.Join(args, " "), event.ExitCode(err), err)
 			}
 		}
 		// --skip-lock writes without it, saying so.
-		out, _, err := run(t, append(append([]string{}, k...), "uninstall", "-r", "nothing-here", "--ignore-not-found", "-y", "--skip-lock")...)
+		out, _, err := harness.Run(t, append(append([]string{}, k...), "uninstall", "-r", "nothing-here", "--ignore-not-found", "-y", "--skip-lock")...)
 		if err != nil || !strings.Contains(out, "! --skip-lock: writing WITHOUT the cluster lock") {
 			t.Errorf("--skip-lock: %v\n%s", err, out)
 		}
 
 		for _, args := range [][]string{{"verify-install"}, {"history"}, {"x", "precheck"}, {"install", "--dry-run"}} {
-			out, stderr, _ := run(t, append(append([]string{}, k...), args...)...)
+			out, stderr, _ := harness.Run(t, append(append([]string{}, k...), args...)...)
 			if n := strings.Count(out+stderr, "a write is in progress: "+holder.String()); n != 1 {
 				t.Errorf("%s: %d warning lines that a write is in progress, want 1:\n%s\n%s", strings.Join(args, " "), n, out, stderr)
 			}
@@ -180,19 +181,19 @@ func TestWriteLockE2E(t *testing.T) {
 	// seen it unrenewed for the lease duration, names it, converges, and the history
 	// says the killed run was interrupted.
 	t.Run("killed holder", func(t *testing.T) {
-		a := startIstioctl(t, "killed", bin, shortLock, append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=demo")...)
-		a.waitFor(t, "a first write", a.out.when(firstWrite))
-		_ = a.cmd.Process.Kill()
-		a.wait(t, time.Minute)
-		b := startIstioctl(t, "next", bin, shortLock, append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=default")...)
-		if code := b.wait(t, 2*time.Minute); code != 0 {
-			t.Fatalf("the next writer: exit %d\n%s\n%s", code, b.out, b.errOut)
+		a := harness.Istioctl{T: t, Bin: bin, Env: shortLock}.Start("killed", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=demo")...)
+		a.WaitFor(t, "a first write", a.Out.When(firstWrite))
+		_ = a.Cmd.Process.Kill()
+		a.Wait(t, time.Minute)
+		b := harness.Istioctl{T: t, Bin: bin, Env: shortLock}.Start("next", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=default")...)
+		if code := b.Wait(t, 2*time.Minute); code != 0 {
+			t.Fatalf("the next writer: exit %d\n%s\n%s", code, b.Out, b.ErrOut)
 		}
-		evs := b.events(t)
+		evs := harness.Events[streamEvent](t, b.Out.String())
 		waiting, _ := first(evs, isLock("waiting"))
 		taken, ok := first(evs, isLock("taken-over"))
 		if !ok || !strings.Contains(taken.Holder, pidOf(a)) || !strings.Contains(taken.Message, "recorded as interrupted") {
-			t.Fatalf("no takeover naming the killed holder (%s):\n%s", pidOf(a), b.out)
+			t.Fatalf("no takeover naming the killed holder (%s):\n%s", pidOf(a), b.Out)
 		}
 		// The lease duration from its first sight of the lease, and one retry (client-go
 		// jitters a retry period up to 2.2 times it).
@@ -213,33 +214,33 @@ func TestWriteLockE2E(t *testing.T) {
 	// over and finishes: continued, it notices the loss before writing again, writes
 	// nothing more and exits non-zero.
 	t.Run("stopped holder", func(t *testing.T) {
-		kubeconfig, log := recordingProxy(t, c)
-		a := startIstioctl(t, "stopped", bin, shortLock, "--kubeconfig", kubeconfig, "install", "-y", "-o", "json", "--set", "profile=demo")
-		a.waitFor(t, "a first write", a.out.when(firstWrite))
-		if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		kubeconfig, log := harness.RecordingProxy(t, c)
+		a := harness.Istioctl{T: t, Bin: bin, Env: shortLock}.Start("stopped", "--kubeconfig", kubeconfig, "install", "-y", "-o", "json", "--set", "profile=demo")
+		a.WaitFor(t, "a first write", a.Out.When(firstWrite))
+		if err := a.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		stopped := time.Now()
-		b := startIstioctl(t, "taker", bin, shortLock, append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=default")...)
-		if code := b.wait(t, 2*time.Minute); code != 0 {
-			t.Fatalf("the writer taking over: exit %d\n%s\n%s", code, b.out, b.errOut)
+		b := harness.Istioctl{T: t, Bin: bin, Env: shortLock}.Start("taker", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=default")...)
+		if code := b.Wait(t, 2*time.Minute); code != 0 {
+			t.Fatalf("the writer taking over: exit %d\n%s\n%s", code, b.Out, b.ErrOut)
 		}
-		if taken, ok := first(b.events(t), isLock("taken-over")); !ok || !strings.Contains(taken.Holder, pidOf(a)) {
-			t.Fatalf("no takeover of the stopped holder:\n%s", b.out)
+		if taken, ok := first(harness.Events[streamEvent](t, b.Out.String()), isLock("taken-over")); !ok || !strings.Contains(taken.Holder, pidOf(a)) {
+			t.Fatalf("no takeover of the stopped holder:\n%s", b.Out)
 		}
-		log.take()
-		if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		log.Take()
+		if err := a.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("stopped for %v", time.Since(stopped).Round(time.Millisecond))
-		code := a.wait(t, time.Minute)
-		for _, w := range writes(log.take()) {
+		code := a.Wait(t, time.Minute)
+		for _, w := range harness.Writes(log.Take()) {
 			if !strings.Contains(w, "/leases/") {
 				t.Errorf("the continued holder wrote %s", w)
 			}
 		}
-		if code == 0 || !strings.Contains(a.errOut.String(), "lost the cluster lock") {
-			t.Errorf("the continued holder: exit %d\n%s", code, a.errOut)
+		if code == 0 || !strings.Contains(a.ErrOut.String(), "lost the cluster lock") {
+			t.Errorf("the continued holder: exit %d\n%s", code, a.ErrOut)
 		}
 		istioctl("verify-install", "--set", "profile=default")
 		rs := historyOf(t, c.Kubeconfig, "-r", "default")
@@ -255,23 +256,23 @@ func TestWriteLockE2E(t *testing.T) {
 		// From a converged install (the next writer's first stage, the CRDs, is then quick to
 		// report): the holder's istiod cannot be scheduled, so it waits until interrupted.
 		istioctl("install", "-y", "--set", "profile=default")
-		a := startIstioctl(t, "interrupted", bin, nil, append(append([]string{}, k...), "install", "-y", "-o", "json", "--readiness-timeout", "2m",
+		a := harness.Istioctl{T: t, Bin: bin}.Start("interrupted", append(append([]string{}, k...), "install", "-y", "-o", "json", "--readiness-timeout", "2m",
 			"--set", "components.pilot.k8s.nodeSelector.no-such-node=x")...)
-		a.waitFor(t, "a first write", a.out.when(firstWrite))
-		b := startIstioctl(t, "next", bin, nil, append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=default")...)
-		b.waitFor(t, "waiting for the lock", b.out.when(lockWaiting))
-		if err := a.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		a.WaitFor(t, "a first write", a.Out.When(firstWrite))
+		b := harness.Istioctl{T: t, Bin: bin}.Start("next", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile=default")...)
+		b.WaitFor(t, "waiting for the lock", b.Out.When(lockWaiting))
+		if err := a.Cmd.Process.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		if code := a.wait(t, time.Minute); code != 130 {
-			t.Errorf("the interrupted holder: exit %d, want 130\n%s", code, a.errOut)
+		if code := a.Wait(t, time.Minute); code != 130 {
+			t.Errorf("the interrupted holder: exit %d, want 130\n%s", code, a.ErrOut)
 		}
-		if code := b.wait(t, 2*time.Minute); code != 0 {
-			t.Fatalf("the next writer: exit %d\n%s\n%s", code, b.out, b.errOut)
+		if code := b.Wait(t, 2*time.Minute); code != 0 {
+			t.Fatalf("the next writer: exit %d\n%s\n%s", code, b.Out, b.ErrOut)
 		}
-		done, _ := last(a.events(t), isType("done"))
-		taken, _ := first(b.events(t), isLock("acquired"))
-		write, _ := first(b.events(t), streamEvent.writes)
+		done, _ := last(harness.Events[streamEvent](t, a.Out.String()), isType("done"))
+		taken, _ := first(harness.Events[streamEvent](t, b.Out.String()), isLock("acquired"))
+		write, _ := first(harness.Events[streamEvent](t, b.Out.String()), streamEvent.writes)
 		// The lock is taken on the release, not at the next retry (2 s at the earliest); the
 		// first write after it depends on the machine's load, so it is only logged.
 		gap := taken.Time.Sub(done.Time)
@@ -280,7 +281,7 @@ func TestWriteLockE2E(t *testing.T) {
 		if done.Status != "interrupted" || gap > time.Second || gap < 0 || write.Time.Before(taken.Time) {
 			t.Errorf("holder's done %+v; the next writer took the lock %v after it, want within 1s, and wrote after taking it", done, gap)
 		}
-		oneAtATime(t, map[string][]streamEvent{"interrupted": a.events(t), "next": b.events(t)})
+		oneAtATime(t, map[string][]streamEvent{"interrupted": harness.Events[streamEvent](t, a.Out.String()), "next": harness.Events[streamEvent](t, b.Out.String())})
 	})
 
 	// A writer that may not write the Lease fails before any write, naming the
@@ -303,12 +304,12 @@ func TestWriteLockE2E(t *testing.T) {
 			_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
 			_ = c.Kube.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{})
 		})
-		kubeconfig, log := recordingProxy(t, c)
+		kubeconfig, log := harness.RecordingProxy(t, c)
 		want := "permission denied to update leases.coordination.k8s.io in namespace kube-system" // the Lease exists (released)
 		var err error
 		for range 20 { // until the authorizer sees the new binding
-			log.take()
-			if _, _, err = run(t, "--kubeconfig", kubeconfig, "--as", user, "install", "-y", "--set", "profile=minimal"); err != nil && strings.Contains(err.Error(), want) {
+			log.Take()
+			if _, _, err = harness.Run(t, "--kubeconfig", kubeconfig, "--as", user, "install", "-y", "--set", "profile=minimal"); err != nil && strings.Contains(err.Error(), want) {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -316,12 +317,12 @@ func TestWriteLockE2E(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--skip-lock") || exitCode(err) == 0 {
 			t.Fatalf("install without the Lease permissions: %v", err)
 		}
-		for _, w := range writes(log.take()) {
+		for _, w := range harness.Writes(log.Take()) {
 			if !strings.HasPrefix(w, "PUT /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/istioctl-lock") {
 				t.Errorf("a writer without the Lease permissions sent %s", w)
 			}
 		}
-		out, _, _ := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-v")
+		out, _, _ := harness.Run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "x", "precheck", "-v")
 		for _, verb := range []string{"create", "update"} {
 			if line := fmt.Sprintf("✘ [IST0141] Namespace/kube-system: Missing required permission to %s resource leases.coordination.k8s.io", verb); !strings.Contains(out, line) {
 				t.Errorf("precheck lacks %q:\n%s", line, out)
@@ -344,7 +345,7 @@ func TestLockAcrossAPIServerRestartE2E(t *testing.T) {
 		runs = faultRuns(t)
 	}
 	c := cluster.StartPrivate(t)
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	t.Setenv("HOME", t.TempDir())
 	k := []string{"--kubeconfig", c.Kubeconfig, "--kubeclient-timeout", clientTimeout.String()}
 	// Longer than shortLock: a just restarted apiserver, with every controller listing
@@ -355,24 +356,24 @@ func TestLockAcrossAPIServerRestartE2E(t *testing.T) {
 	profiles := [][2]string{{"demo", "default"}, {"demo", "minimal"}}
 	for i := range runs {
 		pair := profiles[i%len(profiles)]
-		a := startIstioctl(t, "holder", bin, periods, append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+pair[0])...)
-		a.waitFor(t, "a first write", a.out.when(firstWrite))
-		b := startIstioctl(t, "waiter", bin, periods, append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+pair[1])...)
-		b.waitFor(t, "waiting for the lock", b.out.when(lockWaiting))
+		a := harness.Istioctl{T: t, Bin: bin, Env: periods}.Start("holder", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+pair[0])...)
+		a.WaitFor(t, "a first write", a.Out.When(firstWrite))
+		b := harness.Istioctl{T: t, Bin: bin, Env: periods}.Start("waiter", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+pair[1])...)
+		b.WaitFor(t, "waiting for the lock", b.Out.When(lockWaiting))
 		// Not before the holder's CRDs are established: the apiserver establishes a CRD on
 		// an update event only, so one created just before a crash may stay unestablished
 		// after the restart (a Kubernetes fault of its own, not the lock's).
-		a.waitFor(t, "Base ready", a.out.when(func(l string) bool {
+		a.WaitFor(t, "Base ready", a.Out.When(func(l string) bool {
 			return strings.Contains(l, `"type":"component-ready","component":"Base"`)
 		}))
 		c.KillAPIServer(t)
 		time.Sleep(4 * time.Second)
 		c.RestartAPIServer(t)
 		c.RestartAPIServerClients(t)
-		codeA, codeB := a.wait(t, 3*time.Minute), b.wait(t, 3*time.Minute)
-		order := oneAtATime(t, map[string][]streamEvent{"holder": a.events(t), "waiter": b.events(t)})
+		codeA, codeB := a.Wait(t, 3*time.Minute), b.Wait(t, 3*time.Minute)
+		order := oneAtATime(t, map[string][]streamEvent{"holder": harness.Events[streamEvent](t, a.Out.String()), "waiter": harness.Events[streamEvent](t, b.Out.String())})
 		var notes []string
-		for _, e := range b.events(t) {
+		for _, e := range harness.Events[streamEvent](t, b.Out.String()) {
 			if e.Type == "lock" {
 				notes = append(notes, e.Status)
 			}
@@ -380,9 +381,9 @@ func TestLockAcrossAPIServerRestartE2E(t *testing.T) {
 		t.Logf("run %d: holder (%s) exit %d, waiter (%s) exit %d; wrote in the order %v; the waiter's lock events %v",
 			i, pair[0], codeA, pair[1], codeB, order, notes)
 		if codeB != 0 {
-			t.Fatalf("run %d: the waiter did not go on after the restart: exit %d\n%s", i, codeB, b.errOut)
+			t.Fatalf("run %d: the waiter did not go on after the restart: exit %d\n%s", i, codeB, b.ErrOut)
 		}
-		if out, stderr, err := run(t, append(append([]string{}, k...), "verify-install", "--set", "profile="+pair[1])...); err != nil {
+		if out, stderr, err := harness.Run(t, append(append([]string{}, k...), "verify-install", "--set", "profile="+pair[1])...); err != nil {
 			t.Fatalf("run %d: verify-install after the waiter: %v\n%s\n%s", i, err, out, stderr)
 		}
 	}

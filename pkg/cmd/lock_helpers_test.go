@@ -1,18 +1,10 @@
 package cmd_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +14,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // The short lock periods the expiry tests give istioctl (the hidden flags, through their
@@ -47,63 +40,6 @@ type streamEvent struct {
 // writes says the event reports a write (or an object found unchanged on the way to one).
 func (e streamEvent) writes() bool { return e.Type == "applied" || e.Type == "pruned" }
 
-// lines keeps what a process writes and tells when a line matching a condition appears.
-type lines struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	partial string
-	all     []string
-	waits   []lineWait
-}
-
-type lineWait struct {
-	match func(string) bool
-	ch    chan struct{}
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	text := l.partial + string(p)
-	parts := strings.Split(text, "\n")
-	l.partial = parts[len(parts)-1]
-	for _, line := range parts[:len(parts)-1] {
-		l.all = append(l.all, line)
-		kept := l.waits[:0]
-		for _, w := range l.waits {
-			if w.match(line) {
-				close(w.ch)
-			} else {
-				kept = append(kept, w)
-			}
-		}
-		l.waits = kept
-	}
-	return len(p), nil
-}
-
-// when is closed once a line matches (at once for one written already).
-func (l *lines) when(match func(string) bool) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ch := make(chan struct{})
-	for _, line := range l.all {
-		if match(line) {
-			close(ch)
-			return ch
-		}
-	}
-	l.waits = append(l.waits, lineWait{match, ch})
-	return ch
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // firstWrite matches a stream's first applied or pruned event.
 func firstWrite(line string) bool {
 	return strings.Contains(line, `"type":"applied"`) || strings.Contains(line, `"type":"pruned"`)
@@ -112,94 +48,6 @@ func firstWrite(line string) bool {
 // lockWaiting matches the lock event of a writer that waits.
 func lockWaiting(line string) bool {
 	return strings.Contains(line, `"type":"lock"`) && strings.Contains(line, `"status":"waiting"`)
-}
-
-// process is a run of the built istioctl binary.
-type process struct {
-	name        string
-	cmd         *exec.Cmd
-	out, errOut *lines
-	exited      chan struct{}
-	code        int
-}
-
-// startIstioctl starts bin with args and env (added to the test's), its output kept.
-func startIstioctl(t *testing.T, name, bin string, env []string, args ...string) *process {
-	t.Helper()
-	p := &process{name: name, out: &lines{}, errOut: &lines{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.errOut
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(p.exited)
-		err := p.cmd.Wait()
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit):
-			p.code = exit.ExitCode()
-		case err != nil:
-			p.code = -1
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = p.cmd.Process.Signal(syscall.SIGCONT)
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
-	return p
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (p *process) wait(t *testing.T, timeout time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.exited:
-		return p.code
-	case <-time.After(timeout):
-		// Its goroutines say where it hangs.
-		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-p.exited:
-		case <-time.After(5 * time.Second):
-		}
-		t.Fatalf("%s still runs after %v:\n%s\n%s", p.name, timeout, p.out, p.errOut)
-		return 0
-	}
-}
-
-// waitFor waits for a line of its output.
-func (p *process) waitFor(t *testing.T, what string, ch <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-p.exited:
-		t.Fatalf("%s exited (%d) before %s:\n%s\n%s", p.name, p.code, what, p.out, p.errOut)
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("%s: no %s in 2 minutes:\n%s\n%s", p.name, what, p.out, p.errOut)
-	}
-}
-
-// events parses an -o json stream.
-func (p *process) events(t *testing.T) []streamEvent {
-	t.Helper()
-	var out []streamEvent
-	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e streamEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("%s: not an event: %q: %v", p.name, sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // first is the first event that matches, or the zero event.
@@ -295,4 +143,4 @@ func holdLock(t *testing.T, c *cluster.Cluster) (*lock.Held, lock.Holder) {
 }
 
 // pidOf is how a holder's pid appears in its name.
-func pidOf(p *process) string { return fmt.Sprintf("pid %d", p.cmd.Process.Pid) }
+func pidOf(p *harness.Process) string { return fmt.Sprintf("pid %d", p.Cmd.Process.Pid) }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestManifestTranslateCommand: the command's flags reach the translation and it writes
@@ -13,7 +15,7 @@ import (
 // are proven in operator/action (migrate_e2e_test.go).
 func TestManifestTranslateCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "out")
-	out, stderr, err := run(t, "manifest", "translate", "-s", "profile=minimal", "-r", "canary", "-o", dir)
+	out, stderr, err := harness.Run(t, "manifest", "translate", "-s", "profile=minimal", "-r", "canary", "-o", dir)
 	if err != nil {
 		t.Fatalf("manifest translate: %v\n%s", err, stderr)
 	}
@@ -33,13 +35,13 @@ func TestManifestTranslateCommand(t *testing.T) {
 	}
 
 	t.Setenv("TMPDIR", t.TempDir())
-	out, _, err = run(t, "manifest", "translate")
+	out, _, err = harness.Run(t, "manifest", "translate")
 	if err != nil || !strings.HasPrefix(out, "Output written to "+filepath.Join(os.Getenv("TMPDIR"), "istioctl-migrate-")) {
 		t.Errorf("without -o: %v %q", err, out)
 	}
 
 	// manifest install is install, flags and all.
-	out, _, err = run(t, "manifest", "install", "--help")
+	out, _, err = harness.Run(t, "manifest", "install", "--help")
 	if err != nil || !strings.Contains(out, "--take-ownership") || !strings.Contains(out, "--retire-helm-releases") {
 		t.Errorf("manifest install --help: %v\n%s", err, out)
 	}

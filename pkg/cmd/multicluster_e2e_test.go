@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -284,7 +286,7 @@ func (c meshCase) objects(t *testing.T) []string { return upstreamIdentities(t, 
 func putCACerts(t *testing.T, c *cluster.Cluster, ca *pki.CA) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	_ = c.Kube.CoreV1().Secrets("istio-system").Delete(ctx, "cacerts", metav1.DeleteOptions{})
@@ -310,20 +312,19 @@ func clearMeshMarks(t *testing.T, b *cluster.Bed) {
 // lbAddress waits for the bed's load balancer to give a Service an address.
 func lbAddress(t *testing.T, c *cluster.Cluster, ns, name string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var ip string
+	harness.Eventually(t, 30*time.Second, "Service "+ns+"/"+name+"'s load balancer address", func() (bool, string) {
 		svc, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].IP != "" {
-			return ing[0].IP
+			ip = ing[0].IP
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Service %s/%s has no load balancer address after 30s", ns, name)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false, "none"
+	})
+	return ip
 }
 
 // discovered caches a cluster's API groups for liveObject (the kinds do not change while

@@ -13,6 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // meshCase is one install of the multi-cluster walkthrough (docs/multicluster.md): our
@@ -110,7 +112,7 @@ func TestMulticlusterMatchesUpstream(t *testing.T) {
 				}
 				return
 			}
-			out, _, err := run(t, append([]string{"manifest", "generate"}, c.ours...)...)
+			out, _, err := harness.Run(t, append([]string{"manifest", "generate"}, c.ours...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,14 +1,10 @@
 package cmd_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -40,21 +37,21 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	nodes := fourNodes(t, c)
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=ambient")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=ambient")
 	to := binAt(t, c, "1.30.0")
 
 	// The hop first: 1.29.4 to this build's 1.31 in place crosses two minors.
-	before := objectWrites(t, c)
-	_, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "upgrade", "-y", "--set", "profile=ambient")
+	before := harness.AuditWrites(t, c)
+	_, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "upgrade", "-y", "--set", "profile=ambient")
 	if err == nil || !strings.Contains(err.Error(), "rule in-place-hop") || !strings.Contains(err.Error(), "Nothing was written") {
 		t.Fatalf("the two-minor in-place hop was not refused: %v\n%s", err, stderr)
 	}
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("the refused hop wrote: %v", w)
 	}
 
@@ -82,7 +79,7 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 			t.Errorf("%s lost its old ready ztunnel pod: was %v, now %v", n, oldZ[n], p)
 		}
 	}
-	out, _, _ := run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
+	out, _, _ := harness.Run(t, "--kubeconfig", c.Kubeconfig, "verify-install")
 	if !strings.Contains(out, "replaces its pods node by node") {
 		t.Errorf("verify-install does not say why ztunnel's pods are mixed:\n%s", out)
 	}
@@ -132,11 +129,11 @@ func TestUpgradeNodeByNodeE2E(t *testing.T) {
 			t.Errorf("%s owns fields of updateStrategy", mf.Manager)
 		}
 	}
-	before = objectWrites(t, c)
+	before = harness.AuditWrites(t, c)
 	if _, err := to(upgrade...); err != nil {
 		t.Fatal(err)
 	}
-	if w := writesBetween(before, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(before, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("an upgrade to what runs wrote: %v", w)
 	}
 }
@@ -265,7 +262,7 @@ func fourNodes(t *testing.T, c *cluster.Cluster) []string {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	harness.Eventually(t, time.Minute, fmt.Sprintf("nodes %v ready", names), func() (bool, string) {
 		ready := 0
 		for _, name := range names {
 			n, err := c.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -278,13 +275,9 @@ func fourNodes(t *testing.T, c *cluster.Cluster) []string {
 				}
 			}
 		}
-		if ready == len(names) {
-			return names[:4]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of nodes %v ready after a minute", ready, names)
-		}
-	}
+		return ready == len(names), fmt.Sprintf("%d of nodes %v ready", ready, names)
+	})
+	return names[:4]
 }
 
 const hogName = "istioctl-test-cpu-hog"
@@ -320,37 +313,18 @@ func ofType(evs []event.Event, typ event.Type) []event.Event {
 	return out
 }
 
-// binAt builds this tree at version (istioctlAt) and returns a runner of it with -o json
-// that returns its events and its error, for runs that are meant to fail.
+// binAt runs this tree built as version with -o json and returns its events and its
+// error, for runs that are meant to fail.
 func binAt(t *testing.T, c *cluster.Cluster, version string) func(args ...string) ([]event.Event, error) {
 	t.Helper()
-	istioctlAt(t, c, version)
-	v, _ := builtAt.Load(version)
-	bin := v.(*struct {
-		once sync.Once
-		bin  string
-		err  error
-		out  []byte
-	}).bin
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At(version)
 	return func(args ...string) ([]event.Event, error) {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var evs []event.Event
-		sc := bufio.NewScanner(strings.NewReader(string(out)))
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var e event.Event
-			if jerr := json.Unmarshal(sc.Bytes(), &e); jerr != nil {
-				t.Fatalf("istioctl %s: line %q: %v", strings.Join(args, " "), sc.Text(), jerr)
-			}
-			evs = append(evs, e)
+		r := x.Run(args...)
+		evs := harness.Events[event.Event](t, r.Stdout)
+		if r.Err != nil {
+			t.Logf("istioctl %s %s: %v\n%s", version, strings.Join(args, " "), r.Err, r.Stderr)
 		}
-		if err != nil {
-			t.Logf("istioctl %s %s: %v\n%s", version, strings.Join(args, " "), err, stderr.String())
-		}
-		return evs, err
+		return evs, r.Err
 	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // podSuffix is what the ReplicaSet and the pod add to a Deployment's name: random per run.
@@ -29,13 +30,13 @@ func TestInstallNotReadyE2E(t *testing.T) {
 	t.Chdir("../..")
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	const timeout = 8 * time.Second
 	start := time.Now()
-	stdout, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "install", "-y", "-o", "json", "--readiness-timeout", timeout.String(),
+	stdout, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "install", "-y", "-o", "json", "--readiness-timeout", timeout.String(),
 		"--set", "components.pilot.k8s.nodeSelector.no-such-node=x")
 	took := time.Since(start)
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // toRepoRoot runs the test from the repository root, so file names in messages and golden
@@ -22,12 +23,12 @@ func toRepoRoot(t *testing.T) {
 
 func TestProfileList(t *testing.T) {
 	toRepoRoot(t)
-	out, _, err := run(t, "profile", "list")
+	out, _, err := harness.Run(t, "profile", "list")
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "testdata/profile/list.txt", []byte(out))
-	out, _, err = run(t, "profile", "list", "-o", "json")
+	out, _, err = harness.Run(t, "profile", "list", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestProfileDumpEveryProfile(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			out, stderr, err := run(t, "profile", "dump", name)
+			out, stderr, err := harness.Run(t, "profile", "dump", name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +75,7 @@ func TestProfileDumpFormats(t *testing.T) {
 		{"with-set.yaml", []string{"profile", "dump", "--set", "components.ingressGateways[name:istio-ingressgateway].k8s.hpaSpec.maxReplicas=7", "-p", "components.ingressGateways"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := run(t, tc.args...)
+			out, _, err := harness.Run(t, tc.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,21 +86,21 @@ func TestProfileDumpFormats(t *testing.T) {
 
 func TestProfileDiff(t *testing.T) {
 	toRepoRoot(t)
-	out, _, err := run(t, "profile", "diff", "default", "demo")
+	out, _, err := harness.Run(t, "profile", "diff", "default", "demo")
 	var exit *cmd.ExitError
 	if !errors.As(err, &exit) || exit.Code != 1 {
 		t.Fatalf("profile diff default demo: err = %v, want exit code 1", err)
 	}
 	golden.Check(t, "testdata/profile/diff-default-demo.diff", []byte(out))
 
-	out, _, err = run(t, "profile", "diff", "default", "default")
+	out, _, err = harness.Run(t, "profile", "diff", "default", "default")
 	if err != nil {
 		t.Fatalf("same profiles: %v", err)
 	}
 	if !strings.Contains(out, "are the same") {
 		t.Errorf("same profiles: %q", out)
 	}
-	if _, _, err := run(t, "profile", "diff", "default"); !isUsage(err) {
+	if _, _, err := harness.Run(t, "profile", "diff", "default"); !isUsage(err) {
 		t.Errorf("one argument: want a usage error, got %v", err)
 	}
 }
@@ -120,7 +121,7 @@ func TestBadSpecFiles(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			_, _, err := run(t, "manifest", "generate", "-f", f)
+			_, _, err := harness.Run(t, "manifest", "generate", "-f", f)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -132,7 +133,7 @@ func TestBadSpecFiles(t *testing.T) {
 				t.Errorf("error names neither the file nor a field: %s", msg)
 			}
 			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(msg+"\n"))
-			_, _, err = run(t, "profile", "dump", "-f", f)
+			_, _, err = harness.Run(t, "profile", "dump", "-f", f)
 			render := strings.HasPrefix(filepath.Base(f), "render-")
 			switch {
 			case render && err != nil:
@@ -156,7 +157,7 @@ func TestWarnedSpecFiles(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			_, stderr, err := run(t, "manifest", "generate", "-f", f)
+			_, stderr, err := harness.Run(t, "manifest", "generate", "-f", f)
 			if err != nil {
 				t.Fatalf("want it accepted (upstream accepts it): %v", err)
 			}
@@ -164,7 +165,7 @@ func TestWarnedSpecFiles(t *testing.T) {
 				t.Errorf("no warning names %s: %q", f, stderr)
 			}
 			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".warn", []byte(stderr))
-			if _, _, err := run(t, "profile", "dump", "-f", f); err != nil {
+			if _, _, err := harness.Run(t, "profile", "dump", "-f", f); err != nil {
 				t.Errorf("profile dump: %v, want it accepted", err)
 			}
 		})
@@ -229,7 +230,7 @@ func TestBadSetFlags(t *testing.T) {
 	}
 	var all strings.Builder
 	for _, set := range badSets {
-		_, _, err := run(t, "manifest", "generate", "--set", set)
+		_, _, err := harness.Run(t, "manifest", "generate", "--set", set)
 		if err == nil {
 			t.Errorf("--set %s: want an error", set)
 			continue

@@ -24,6 +24,8 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestInstallProfilesE2E installs the default, minimal, demo, minimal and ambient profiles
@@ -40,20 +42,20 @@ func TestInstallProfilesE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	t.Cleanup(func() { _, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })
 	// The golden outputs start from a cluster without Istio: earlier tests may have left Base.
 	istioctl("uninstall", "--purge", "-y")
 
 	versions := func() map[string]string {
 		out := map[string]string{}
 		for _, gvk := range []string{"ConfigMap", "ServiceAccount", "Service", "Secret"} {
-			list, err := c.Dynamic.Resource(metav1SchemeGVR(gvk)).Namespace("istio-system").List(ctx, metav1.ListOptions{})
+			list, err := c.Dynamic.Resource(fixture.CoreGVR(gvk)).Namespace("istio-system").List(ctx, metav1.ListOptions{})
 			if err != nil {
 				continue
 			}
 			for _, it := range list.Items {
-				if !istiodsOwn(&it) {
+				if !harness.IstiodsOwn(&it) {
 					out[gvk+"/"+it.GetName()] = it.GetResourceVersion()
 				}
 			}
@@ -63,24 +65,24 @@ func TestInstallProfilesE2E(t *testing.T) {
 
 	// A dry run of demo writes nothing (the namespace is created first so the server checks
 	// every object).
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 	// Every object of every kind an install writes keeps its resourceVersion, and the
 	// apiserver counts not one write request that was not a dry run. (objectVersions waits
 	// for terminating namespaces before the write count starts.)
 	for _, profile := range []string{"default", "demo", "ambient"} {
-		settled(t, c) // before versions(): a just-created istio-system is still being filled
-		before, all, writes := versions(), objectVersions(t, c), objectWrites(t, c)
+		harness.Settled(t, c) // before versions(): a just-created istio-system is still being filled
+		before, all, writes := versions(), harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 		out := istioctl("install", "--set", "profile="+profile, "--dry-run")
 		if !strings.Contains(out, "Dry run complete, nothing was written") || strings.Contains(out, "namespace does not exist") {
 			t.Errorf("%s dry run output:\n%s", profile, out)
 		}
-		if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+		if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 			t.Errorf("the %s dry run sent write requests: %v", profile, w)
 		}
 		if after := versions(); !equalMaps(before, after) {
 			t.Errorf("the %s dry run changed the cluster:\nbefore %v\nafter  %v", profile, before, after)
 		}
-		if diffs := versionsDiff(all, objectVersions(t, c)); len(diffs) > 0 {
+		if diffs := harness.VersionsDiff(all, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 			t.Errorf("the %s dry run changed the cluster:\n  %s", profile, strings.Join(diffs, "\n  "))
 		}
 	}
@@ -128,12 +130,12 @@ func TestInstallProfilesE2E(t *testing.T) {
 		// The same install again changes nothing and writes nothing: not an object, not an
 		// install record (the resourceVersions of every rendered object and of everything in
 		// istio-system stay).
-		settled(t, c)
-		writes := objectWrites(t, c)
+		harness.Settled(t, c)
+		writes := harness.AuditWrites(t, c)
 		again := istioctl("install", "-y", "--set", "profile="+profile)
 		// Not one write request either, counted at the apiserver (an apply that changes
 		// nothing still is one).
-		if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+		if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 			t.Errorf("%s re-install sent write requests: %v", profile, w)
 		}
 		if !strings.Contains(again, "(0 applied,") {
@@ -145,7 +147,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 		if step.golden == "default" {
 			// What a dry run of demo over default shows: per object created, changed (with the
 			// diff) or unchanged. The apiserver picks the new ports' nodePorts at random.
-			all := objectVersions(t, c)
+			all := harness.ObjectVersions(t, c)
 			stream := nodePorts.ReplaceAllString(istioctl("install", "--dry-run", "-o", "json", "--set", "profile=demo"), "nodePort: N")
 			out := goldenEvents(t, stream, "testdata/install/dry-run-default-to-demo")
 			for _, want := range []string{"Deployment/istio-system/istio-egressgateway would be created", "ConfigMap/istio-system/istio would be configured",
@@ -154,7 +156,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 					t.Errorf("the dry run of demo over default lacks %q:\n%s", want, out)
 				}
 			}
-			if diffs := versionsDiff(all, objectVersions(t, c)); len(diffs) > 0 {
+			if diffs := harness.VersionsDiff(all, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 				t.Errorf("the dry run of demo over default changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 			}
 		}
@@ -267,9 +269,9 @@ func TestCanaryE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	ist("install", "-y")
 	goldenEvents(t, ist("install", "-y", "-o", "json", "-r", "canary", "--set", "profile=minimal"), "../../testdata/install/canary")
@@ -314,14 +316,14 @@ func TestCanaryE2E(t *testing.T) {
 	}
 	// A revision that is not there (a typo, or removed already) is an error that names the
 	// ones there are, unless --ignore-not-found.
-	before := objectVersions(t, c)
-	_, _, err := run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "canary", "-y")
+	before := harness.ObjectVersions(t, c)
+	_, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "canary", "-y")
 	want := `nothing to remove: no object carries the labels of revision "canary" in namespace istio-system (control plane revisions there: default); check -r, -f and -i, or pass --ignore-not-found`
 	if err == nil || err.Error() != want || isUsage(err) {
 		t.Errorf("uninstall -r of a removed revision: %v (usage error: %v), want this data error (exit 1):\n%s", err, isUsage(err), want)
 	}
 	ist("uninstall", "-r", "canary", "-y", "--ignore-not-found")
-	if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+	if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 		t.Errorf("uninstalling a revision that is not there changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 	}
 }

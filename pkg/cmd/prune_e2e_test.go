@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -31,11 +32,11 @@ func TestPruneOnlyStaleE2E(t *testing.T) {
 	ns := c.Namespace(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
 	const name = "prune-e2e"
 	spec := func(cni bool) string {
-		return specFile(t, "spec.yaml", `
+		return harness.SpecFile(t, "spec.yaml", `
 apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
 metadata: {name: `+name+`, namespace: `+ns+`}
@@ -49,7 +50,7 @@ spec:
     global: {istioNamespace: `+ns+`}
 `)
 	}
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("install", "-y", "-f", spec(true))
 	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
@@ -160,14 +161,14 @@ spec:
 		decoyIDs = append(decoyIDs, d.gvk.Kind+"/"+d.ns+"/"+d.name)
 	}
 
-	before := objectVersions(t, c)
+	before := harness.ObjectVersions(t, c)
 	for _, id := range decoyIDs {
 		if _, ok := before[id]; !ok {
 			t.Fatalf("decoy %s is not in the snapshot", id)
 		}
 	}
 	out := ist("install", "-y", "-v", "-f", spec(false)) // -v: a line per pruned object
-	after := objectVersions(t, c)
+	after := harness.ObjectVersions(t, c)
 
 	var removed []string
 	for _, obj := range prunedLines(out) {
@@ -182,7 +183,7 @@ spec:
 	for _, s := range stale {
 		want = append(want, "deleted "+s)
 	}
-	if diffs := versionsDiff(before, after); strings.Join(diffs, "\n") != strings.Join(want, "\n") {
+	if diffs := harness.VersionsDiff(before, after); strings.Join(diffs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("cluster changes:\n  %s\nwant only:\n  %s", strings.Join(diffs, "\n  "), strings.Join(want, "\n  "))
 	}
 	for _, id := range decoyIDs {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // recordedRuns are the single-cluster runs whose -o json streams testdata/events holds,
@@ -59,7 +60,7 @@ func TestRecordedStreamsE2E(t *testing.T) {
 	c := cluster.StartPrivate(t)
 	t.Setenv("HOME", t.TempDir())
 	for _, r := range recordedRuns {
-		out, stderr, err := run(t, append([]string{"--kubeconfig", c.Kubeconfig}, append(r.args, "-o", "json")...)...)
+		out, stderr, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig}, append(r.args, "-o", "json")...)...)
 		if (err != nil) != r.fails {
 			t.Fatalf("%s: error %v, want one: %v\n%s\n%s", r.name, err, r.fails, out, stderr)
 		}

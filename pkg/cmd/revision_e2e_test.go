@@ -14,6 +14,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestRevisionListE2E: revisions a (built as 1.29.4) and b (1.30.0), the default tag on a
@@ -25,12 +26,12 @@ func TestRevisionListE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal", "--revision", "a")
-	istioctlAt(t, c, "1.30.0")("install", "-y", "--set", "profile=minimal", "--revision", "b")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=minimal", "--revision", "a")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.30.0").MustOutput("install", "-y", "--set", "profile=minimal", "--revision", "b")
 	istioctl("tag", "set", "default", "--revision", "a", "--overwrite")
 	istioctl("tag", "set", "prod", "--revision", "b")
 
@@ -56,7 +57,7 @@ func TestRevisionListE2E(t *testing.T) {
 	injectedLongAgo(t, c, plain, "b", "1.27.2")
 	pods := map[string]string{} // pod -> namespace
 	for ns := range want {
-		eventually(t, 30*time.Second, "pods of "+ns, func() (bool, string) {
+		harness.Eventually(t, 30*time.Second, "pods of "+ns, func() (bool, string) {
 			l, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 			if err != nil || len(l.Items) == 0 {
 				return false, fmt.Sprint(err)

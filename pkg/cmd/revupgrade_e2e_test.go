@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"syscall"
@@ -22,6 +20,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestRevisionUpgradeE2E: 20 Deployments (replicas 1) in 4 namespaces (the default tag, a
@@ -37,19 +36,19 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
 	cleanup := func() {
-		_, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
+		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
 		_ = c.Kube.CoreV1().ConfigMaps("istio-system").Delete(ctx, "istio-revision-upgrade", metav1.DeleteOptions{})
 	}
 	t.Cleanup(cleanup)
 	start := time.Now()
 	step := func(what string) { t.Logf("%s: %v", what, time.Since(start).Round(100*time.Millisecond)) }
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	step("built")
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal", "--revision", "a")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=minimal", "--revision", "a")
 	step("installed a")
 	istioctl("tag", "set", "default", "--revision", "a", "--overwrite")
 	istioctl("tag", "set", "prod", "--revision", "a")
@@ -109,7 +108,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 
 	// The same command resumes: batch 1 is not restarted, batch 3 stops on the broken one.
 	// (a shorter wait: batch 3 cannot pass it)
-	stdout, _, err := run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--readiness-timeout", "8s")...)
+	stdout, _, err := harness.Run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--readiness-timeout", "8s")...)
 	if err == nil {
 		t.Fatalf("the run with an unschedulable workload in batch 3 succeeded:\n%s", stdout)
 	}
@@ -165,7 +164,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 
 	step("rolled back")
 	// --prune-old is refused while pods use a (a first subset moved), then removes it.
-	stdout, _, err = run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--namespaces", nss[3], "--prune-old")...)
+	stdout, _, err = harness.Run(t, append(append([]string{"--kubeconfig", c.Kubeconfig}, upgrade...), "--namespaces", nss[3], "--prune-old")...)
 	if err == nil || !strings.Contains(err.Error(), "revision a is still used") {
 		t.Fatalf("--prune-old with pods on a: %v\n%s", err, stdout)
 	}
@@ -314,7 +313,7 @@ func podUIDs(t *testing.T, c *cluster.Cluster, ws []string) map[string]string {
 // proxy (1.29.4 for a, anything newer for b).
 func allOn(t *testing.T, c *cluster.Cluster, nss []string, rev string) {
 	t.Helper()
-	eventually(t, 60*time.Second, "every pod on revision "+rev, func() (bool, string) {
+	harness.Eventually(t, 60*time.Second, "every pod on revision "+rev, func() (bool, string) {
 		for _, ns := range nss {
 			l, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 			if err != nil {
@@ -355,37 +354,21 @@ func revisions(t *testing.T, istioctl func(...string) string) map[string]revisio
 // marker, and returns its exit code and output.
 func interruptAfter(t *testing.T, bin, kubeconfig, marker string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	p := harness.Istioctl{T: t, Kubeconfig: kubeconfig, Bin: bin}.Start("istioctl "+strings.Join(args, " "), args...)
+	seen := p.Out.When(func(line string) bool { return strings.Contains(line, marker) })
+	select {
+	case <-seen:
+		_ = p.Cmd.Process.Signal(syscall.SIGINT)
+	case <-p.Exited():
 	}
-	var out strings.Builder
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	sent := false
-	for sc.Scan() {
-		out.WriteString(sc.Text() + "\n")
-		if !sent && strings.Contains(sc.Text(), marker) {
-			_ = cmd.Process.Signal(syscall.SIGINT)
-			sent = true
+	code := p.Wait(t, 30*time.Minute)
+	out := p.Out.String() + p.ErrOut.String()
+	select {
+	case <-seen:
+	default:
+		if code == 0 {
+			t.Fatalf("never saw %q:\n%s", marker, out)
 		}
 	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	if !sent {
-		t.Fatalf("never saw %q:\n%s", marker, out.String())
-	}
-	return 0, out.String()
+	return code, out
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
@@ -64,7 +66,7 @@ func TestSecretsNeverLeakE2E(t *testing.T) {
 
 	// The user's CA, as istiod reads it: a whole one, since the checks refuse a broken
 	// cacerts Secret istiod would use (TestUndeclaredCACertsE2E) and report a valid one.
-	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, namespace("istio-system"), metav1.CreateOptions{})
+	_, _ = c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{})
 	ca := pki.New(t, pki.Valid).SecretData()
 	secretValue(ca["ca-key.pem"])
 	ca["password"] = secretValue([]byte("cacerts-password-7f3a9c"))
@@ -107,12 +109,12 @@ data:
 
 	spec := []string{"-d", manifests, "--set", "profile=minimal"}
 	k := []string{"--kubeconfig", c.Kubeconfig}
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	checked := 0
 	// ist runs istioctl and checks everything it printed, and its error, for the needles.
 	ist := func(wantErr bool, args ...string) string {
 		t.Helper()
-		out, stderr, err := run(t, append(k, args...)...)
+		out, stderr, err := harness.Run(t, append(k, args...)...)
 		if (err != nil) != wantErr {
 			t.Fatalf("istioctl %s: err = %v, want an error: %v\n%s\n%s", strings.Join(args, " "), err, wantErr, out, stderr)
 		}
@@ -182,7 +184,7 @@ data:
 // ist2 runs istioctl and fails the test on an error; its output is not checked.
 func ist2(t *testing.T, k []string, args ...string) string {
 	t.Helper()
-	out, stderr, err := run(t, append(k, args...)...)
+	out, stderr, err := harness.Run(t, append(k, args...)...)
 	if err != nil {
 		t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
 	}

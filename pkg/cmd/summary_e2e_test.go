@@ -1,26 +1,13 @@
 package cmd_test
 
 import (
-	"bytes"
-	"context"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
-
-// asking runs istioctl as at a terminal, answering a prompt with answer.
-func asking(t *testing.T, answer string, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(answer), Out: &out, ErrOut: &errOut, IsTerminal: func() bool { return true }})
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), errOut.String(), err
-}
 
 // TestSummaryE2E: before every prompt, install, upgrade and uninstall say what they will
 // do, per component and in total, with the fields each update changes; answering no writes
@@ -31,135 +18,94 @@ func TestSummaryE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Chdir("../..")
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
-	kubeconfig, log := recordingProxy(t, c)
+	kubeconfig, log := harness.RecordingProxy(t, c)
 
 	// Into a namespace that does not exist yet: everything is to create, and no server-side
 	// dry run is sent to find that out (it could not check objects in a missing namespace).
-	log.take()
+	log.Take()
 	// (The plan's admission check sends dry runs of its own, left out here:
 	// TestAdmissionInstallPlanE2E.)
-	out, _, err := asking(t, "n\n", "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check",
+	out, _, err := harness.Asking(t, "n\n", "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check",
 		"--set", "namespace=summary-new", "--set", "values.global.istioNamespace=summary-new")
 	if want := "Plan: 36 to create, 0 to update, 0 unchanged, 0 to prune\n"; !strings.HasPrefix(out, want) || !strings.Contains(out, "Cancelled.") || exitCode(err) != 1 {
 		t.Errorf("install into a new namespace, answered n: %v\n%s\nwant it to start with %q", err, out, want)
 	}
-	if dry := dryRuns(log.take()); len(dry) > 0 {
+	if dry := harness.DryRuns(log.Take()); len(dry) > 0 {
 		t.Errorf("the summary of an install into a new namespace sent server-side dry runs: %v", dry)
 	}
 
 	istioctl("install", "-y")
 	// default → demo, answered n: the summary names the fields each update changes; nothing
 	// is written.
-	settled(t, c)
-	before, writes := objectVersions(t, c), objectWrites(t, c)
-	out, _, err = asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
+	harness.Settled(t, c)
+	before, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
+	out, _, err = harness.Asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
 	golden.Check(t, "testdata/install/summary-default-to-demo.txt", []byte(out))
 	if exitCode(err) != 1 || !strings.Contains(out, "~ ConfigMap/istio-system/istio: data.mesh") || !strings.Contains(out, "Proceed? (y/N) Cancelled.") {
 		t.Errorf("default → demo, answered n: %v\n%s", err, out)
 	}
-	if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("answering n sent write requests: %v", w)
 	}
-	if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+	if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 		t.Errorf("answering n changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 	}
 
 	// With -y: the counts are the first lines, from the reads the install makes anyway.
-	log.take()
-	out = istioctlOnKubeconfig(t, kubeconfig)("install", "-y", "--set", "profile=demo", "--skip-admission-check")
-	reqs := log.take()
+	log.Take()
+	out = harness.Istioctl{T: t, Kubeconfig: kubeconfig}.MustRun("install", "-y", "--set", "profile=demo", "--skip-admission-check")
+	reqs := log.Take()
 	if want := "Plan: 5 to create, 6 to update, 34 unchanged, 2 to prune\n"; !strings.HasPrefix(out, want) {
 		t.Errorf("install -y should start with the counts %q:\n%s", want, out)
 	}
-	if dry := dryRuns(reqs); len(dry) > 0 {
+	if dry := harness.DryRuns(reqs); len(dry) > 0 {
 		t.Errorf("install -y sent server-side dry runs for its summary: %v", dry)
 	}
-	if twice := repeatedMetadataLists(reqs); len(twice) > 0 {
+	if twice := harness.RepeatedMetadataLists(reqs); len(twice) > 0 {
 		t.Errorf("install -y listed the same metadata more than once: %v", twice)
 	}
 
 	// The same again: nothing to change, no question, exit 0, nothing written.
-	settled(t, c)
-	before, writes = objectVersions(t, c), objectWrites(t, c)
-	out, _, err = asking(t, "", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
+	harness.Settled(t, c)
+	before, writes = harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
+	out, _, err = harness.Asking(t, "", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=demo")
 	golden.Check(t, "testdata/install/summary-reinstall.txt", []byte(out))
 	if err != nil || strings.Contains(out, "Proceed?") || !strings.Contains(out, "Nothing to change") {
 		t.Errorf("re-install: %v\n%s", err, out)
 	}
-	if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+	if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 		t.Errorf("a re-install with nothing to change sent write requests: %v", w)
 	}
-	if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+	if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 		t.Errorf("a re-install with nothing to change changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 	}
 
 	// demo → minimal prunes both gateways; the summary lists what goes.
-	out, _, err = asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=minimal")
+	out, _, err = harness.Asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "install", "--set", "profile=minimal")
 	golden.Check(t, "testdata/install/summary-demo-to-minimal.txt", []byte(out))
 	if exitCode(err) != 1 || !strings.Contains(out, "- Deployment/istio-system/istio-egressgateway") {
 		t.Errorf("demo → minimal, answered n: %v\n%s", err, out)
 	}
 
 	// uninstall lists what it removes, per component, the tags and records included.
-	out, _, err = asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default")
+	out, _, err = harness.Asking(t, "n\n", "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default")
 	golden.Check(t, "testdata/uninstall/summary.txt", []byte(out))
 	if exitCode(err) != 1 || !strings.Contains(out, "Revision tags") || !strings.Contains(out, "Install records") {
 		t.Errorf("uninstall, answered n: %v\n%s", err, out)
 	}
-	if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+	if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 		t.Errorf("answering n changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 	}
 
 	// Without a terminal a prompt is still a usage error, and nothing is read for a summary.
-	log.take()
-	if _, _, err := run(t, "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check"); !isUsage(err) {
+	log.Take()
+	if _, _, err := harness.Run(t, "--kubeconfig", kubeconfig, "install", "--set", "profile=minimal", "--skip-admission-check"); !isUsage(err) {
 		t.Errorf("install without -y and without a terminal: %v, want a usage error", err)
 	}
-	if dry := dryRuns(log.take()); len(dry) > 0 {
+	if dry := harness.DryRuns(log.Take()); len(dry) > 0 {
 		t.Errorf("an install that cannot ask sent dry runs: %v", dry)
 	}
-}
-
-// istioctlOnKubeconfig is istioctlOn for another kubeconfig (a recording proxy's).
-func istioctlOnKubeconfig(t *testing.T, kubeconfig string) func(args ...string) string {
-	return func(args ...string) string {
-		t.Helper()
-		out, stderr, err := run(t, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		if err != nil {
-			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
-}
-
-// dryRuns are the server-side dry-run requests among reqs.
-func dryRuns(reqs []string) []string {
-	var out []string
-	for _, r := range reqs {
-		if strings.Contains(r, "dryRun=") {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// repeatedMetadataLists are the metadata lists among reqs sent more than once.
-func repeatedMetadataLists(reqs []string) []string {
-	n := map[string]int{}
-	for _, r := range reqs {
-		if strings.HasPrefix(r, "GET ") && strings.HasSuffix(r, " [metadata]") {
-			n[r]++
-		}
-	}
-	var out []string
-	for r, k := range n {
-		if k > 1 {
-			out = append(out, r)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestTagE2E is the canary story with revision tags: the default revision installed (and
@@ -31,7 +32,7 @@ func TestTagE2E(t *testing.T) {
 	k := []string{"--kubeconfig", c.Kubeconfig}
 	ist := func(args ...string) string {
 		t.Helper()
-		out, stderr, err := run(t, append(k, args...)...)
+		out, stderr, err := harness.Run(t, append(k, args...)...)
 		if err != nil {
 			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
 		}
@@ -40,7 +41,7 @@ func TestTagE2E(t *testing.T) {
 	fails := func(args ...string) (string, string, error) {
 		t.Helper()
 		before := snapshot(t, c)
-		out, stderr, err := run(t, append(k, args...)...)
+		out, stderr, err := harness.Run(t, append(k, args...)...)
 		if err == nil {
 			t.Fatalf("istioctl %s succeeded:\n%s", strings.Join(args, " "), out)
 		}
@@ -50,7 +51,7 @@ func TestTagE2E(t *testing.T) {
 		return out, stderr, err
 	}
 	ist("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, append(k, "uninstall", "--purge", "-y")...) })
+	t.Cleanup(func() { _, _, _ = harness.Run(t, append(k, "uninstall", "--purge", "-y")...) })
 	app := "tag-e2e-app"
 	_ = c.Kube.CoreV1().Namespaces().Delete(ctx, app, metav1.DeleteOptions{})
 	t.Cleanup(func() { _ = c.Kube.CoreV1().Namespaces().Delete(context.Background(), app, metav1.DeleteOptions{}) })
@@ -160,7 +161,7 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 		t.Error("the old default injector is active")
 	}
 	// An install of the default revision would take the tag back: no conflict for precheck.
-	if out, _, err := run(t, append(k, "x", "precheck")...); err != nil {
+	if out, _, err := harness.Run(t, append(k, "x", "precheck")...); err != nil {
 		t.Errorf("precheck of the default revision with the default tag on the canary: %v\n%s", err, out)
 	}
 
@@ -205,7 +206,7 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 	// At a terminal it says what the move changes (a server-side dry run) before asking;
 	// answered n, it writes nothing.
 	unasked := snapshot(t, c)
-	out, _, err = asking(t, "n\n", append(k, "tag", "set", "prod", "--revision", "default", "--overwrite")...)
+	out, _, err = harness.Asking(t, "n\n", append(k, "tag", "set", "prod", "--revision", "default", "--overwrite")...)
 	if exitCode(err) != 1 || !regexp.MustCompile(`(?m)^Plan: 0 to create, [1-9]\d* to update, \d+ unchanged, 0 to prune\n  Revision tags  [1-9]\d* to update`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^    ~ MutatingWebhookConfiguration/istio-revision-tag-prod: \S`).MatchString(out) || !strings.HasSuffix(out, "Apply anyways? [y/N] Cancelled.\n") {
 		t.Errorf("an overlapping tag at a terminal, answered n: %v\n%s", err, out)
@@ -222,7 +223,7 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 		t.Errorf("tag remove of a used tag without -y: %v", err)
 	}
 	unasked = snapshot(t, c)
-	out, _, err = asking(t, "n\n", append(k, "tag", "remove", "prod")...)
+	out, _, err = harness.Asking(t, "n\n", append(k, "tag", "remove", "prod")...)
 	if exitCode(err) != 1 || !regexp.MustCompile(`(?m)^Plan: [1-9]\d* to remove\n  Revision tags  [1-9]\d* to remove\n`).MatchString(out) ||
 		!strings.Contains(out, "    - MutatingWebhookConfiguration/istio-revision-tag-prod\n") || !strings.HasSuffix(out, "Proceed with operation? [y/N] Cancelled.\n") {
 		t.Errorf("tag remove of a used tag at a terminal, answered n: %v\n%s", err, out)
@@ -283,14 +284,14 @@ func TestTagDeactivatesActiveInjector(t *testing.T) {
 	k := []string{"--kubeconfig", c.Kubeconfig}
 	ist := func(args ...string) (string, string) {
 		t.Helper()
-		out, stderr, err := run(t, append(k, args...)...)
+		out, stderr, err := harness.Run(t, append(k, args...)...)
 		if err != nil {
 			t.Fatalf("istioctl %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr)
 		}
 		return out, stderr
 	}
 	ist("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, append(k, "uninstall", "--purge", "-y")...) })
+	t.Cleanup(func() { _, _, _ = harness.Run(t, append(k, "uninstall", "--purge", "-y")...) })
 	ist("install", "-y", "--set", "profile=minimal")
 	ist("tag", "remove", "default", "-y")
 	// As an older install left it: active, no tag.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // demoComponents are the components the demo profile installs, as the view names them.
@@ -48,10 +49,10 @@ next:
 
 // exited waits for the nth "[exit N]" line (from 1) the pane's commands print last and
 // returns its N.
-func exited(t *testing.T, tm *tmuxServer, nth int, timeout time.Duration) (int, string) {
+func exited(t *testing.T, tm *harness.Terminal, nth int, timeout time.Duration) (int, string) {
 	t.Helper()
 	re := regexp.MustCompile(`(?m)^\[exit (\d+)\]$`)
-	screen := tm.waitFor("exit line", timeout, func(s string) bool { return len(re.FindAllString(s, -1)) >= nth })
+	screen := tm.WaitFor("exit line", timeout, func(s string) bool { return len(re.FindAllString(s, -1)) >= nth })
 	code, err := strconv.Atoi(re.FindAllStringSubmatch(screen, -1)[nth-1][1])
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +68,9 @@ func prompted(screen string) bool {
 
 // checkFits fails when a line of the pane is wider than the window: tmux wrapped it, so the
 // pane has more rows than lines written.
-func checkFits(t *testing.T, tm *tmuxServer, width int) {
+func checkFits(t *testing.T, tm *harness.Terminal, width int) {
 	t.Helper()
-	rows, lines := tm.lines(false), tm.lines(true)
+	rows, lines := tm.Lines(false), tm.Lines(true)
 	if len(rows) != len(lines) {
 		var wide []string
 		for _, l := range lines {
@@ -84,9 +85,9 @@ func checkFits(t *testing.T, tm *tmuxServer, width int) {
 
 // checkFinal fails unless the pane holds the summary, one ✔ line per demo component and the
 // result, and nothing else, scrollback included.
-func checkFinal(t *testing.T, tm *tmuxServer, screen string) {
+func checkFinal(t *testing.T, tm *harness.Terminal, screen string) {
 	t.Helper()
-	if left := leftovers(tm.lines(true)); len(left) > 0 {
+	if left := leftovers(tm.Lines(true)); len(left) > 0 {
 		t.Errorf("lines left on the screen or in the scrollback besides the summary, a line per component and the result:\n%s\n\nthe pane:\n%s",
 			strings.Join(left, "\n"), screen)
 	}
@@ -108,10 +109,10 @@ func checkFinal(t *testing.T, tm *tmuxServer, screen string) {
 // profile=demo` shows the summary and asks; n writes nothing, y installs.
 func TestTerminalViewE2E(t *testing.T) {
 	c := cluster.Get(t)
-	bin := buildIstioctl(t)
+	bin := harness.BuildIstioctl(t, "")
 	home := t.TempDir()
-	istioctl := istioctlOn(t, c)
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	env := []string{"HOME=" + home, "KUBECONFIG=" + c.Kubeconfig}
 	// command runs istioctl with args in the pane, then prints its exit code.
 	command := func(args string) string {
@@ -128,14 +129,14 @@ func TestTerminalViewE2E(t *testing.T) {
 			if !tc.color {
 				e = append(e, "NO_COLOR=1")
 			}
-			tm := newTmux(t, tc.width, 40, e, command("install --set profile=demo -y"))
+			tm := harness.NewTerminal(t, tc.width, 40, e, command("install --set profile=demo -y"))
 			code, screen := exited(t, tm, 1, 3*time.Minute)
 			if code != 0 {
 				t.Fatalf("install exited %d:\n%s", code, screen)
 			}
 			checkFinal(t, tm, screen)
 			checkFits(t, tm, tc.width)
-			if got := tm.coloured(); got != tc.color {
+			if got := tm.Coloured(); got != tc.color {
 				t.Errorf("colours on the terminal: %v, want %v (NO_COLOR set: %v)", got, tc.color, !tc.color)
 			}
 		})
@@ -143,11 +144,11 @@ func TestTerminalViewE2E(t *testing.T) {
 
 	t.Run("resized from 200 to 80 columns", func(t *testing.T) {
 		istioctl("uninstall", "--purge", "-y")
-		tm := newTmux(t, 200, 40, env, command("install --set profile=demo -y"))
+		tm := harness.NewTerminal(t, 200, 40, env, command("install --set profile=demo -y"))
 		// Mid-install: a component's live line is on the screen.
 		live := regexp.MustCompile(`(?m)^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] .*: \d+/\d+ ready`)
-		tm.waitFor("live line", time.Minute, live.MatchString)
-		tm.resize(80, 40)
+		tm.WaitFor("live line", time.Minute, live.MatchString)
+		tm.Resize(80, 40)
 		code, screen := exited(t, tm, 1, 3*time.Minute)
 		if code != 0 {
 			t.Fatalf("install exited %d:\n%s", code, screen)
@@ -158,7 +159,7 @@ func TestTerminalViewE2E(t *testing.T) {
 
 	t.Run("a failing install", func(t *testing.T) {
 		istioctl("uninstall", "--purge", "-y")
-		tm := newTmux(t, 80, 40, append(env, "NO_COLOR=1"), command(
+		tm := harness.NewTerminal(t, 80, 40, append(env, "NO_COLOR=1"), command(
 			"install --set profile=demo -y --readiness-timeout 20s --set components.pilot.k8s.nodeSelector.no-such-node=x"))
 		code, screen := exited(t, tm, 1, 3*time.Minute)
 		if code == 0 {
@@ -174,7 +175,7 @@ func TestTerminalViewE2E(t *testing.T) {
 				t.Errorf("the failure report lacks %q:\n%s", want, screen)
 			}
 		}
-		for _, l := range tm.lines(true) {
+		for _, l := range tm.Lines(true) {
 			if strings.ContainsAny(l, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏█") || strings.Contains(l, "- Applying") {
 				t.Errorf("a live line, the bar or an object line was left in the scrollback: %q\n%s", l, screen)
 			}
@@ -189,14 +190,14 @@ func TestTerminalViewE2E(t *testing.T) {
 		if err := os.Symlink(bin, filepath.Join(dir, "istioctl")); err != nil {
 			t.Fatal(err)
 		}
-		tm := newTmux(t, 120, 40, append(env, "NO_COLOR=1", "PATH="+dir+":"+os.Getenv("PATH")), "sh")
-		tm.waitFor("prompt", 10*time.Second, prompted)
+		tm := harness.NewTerminal(t, 120, 40, append(env, "NO_COLOR=1", "PATH="+dir+":"+os.Getenv("PATH")), "sh")
+		tm.WaitFor("prompt", 10*time.Second, prompted)
 
 		// After the failed install above, istiod's Deployment differs from demo's and the
 		// gateways are missing.
-		before, writes := objectVersions(t, c), objectWrites(t, c)
-		tm.keys("istioctl install --set profile=demo")
-		screen := tm.waitFor("question", time.Minute, func(s string) bool { return strings.HasSuffix(s, "Proceed? (y/N)") })
+		before, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
+		tm.Keys("istioctl install --set profile=demo")
+		screen := tm.WaitFor("question", time.Minute, func(s string) bool { return strings.HasSuffix(s, "Proceed? (y/N)") })
 		// The gateways the failed install skipped are to create; istiod is to update.
 		for _, want := range []string{`(?m)^Plan: [1-9]\d* to create, [1-9]\d* to update, \d+ unchanged, 0 to prune$`, `(?m)^  Istiod +.*\d+ to update`,
 			`(?m)^  Egress gateways +\d+ to create$`, `(?m)^    ~ Deployment/istio-system/istiod: .*spec\.template\.spec\.nodeSelector`} {
@@ -204,25 +205,25 @@ func TestTerminalViewE2E(t *testing.T) {
 				t.Errorf("the summary before the question lacks %s:\n%s", want, screen)
 			}
 		}
-		tm.keys("n")
-		tm.waitFor("answer", time.Minute, prompted)
-		tm.keys(`echo "[exit $?]"`)
+		tm.Keys("n")
+		tm.WaitFor("answer", time.Minute, prompted)
+		tm.Keys(`echo "[exit $?]"`)
 		code, screen := exited(t, tm, 1, time.Minute)
 		if code != 1 || !strings.Contains(screen, "Cancelled.") {
 			t.Errorf("answered n: exit %d, want 1 and Cancelled.:\n%s", code, screen)
 		}
-		if w := writesBetween(writes, objectWrites(t, c)); len(w) > 0 {
+		if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {
 			t.Errorf("answering n sent write requests: %v", w)
 		}
-		if diffs := versionsDiff(before, objectVersions(t, c)); len(diffs) > 0 {
+		if diffs := harness.VersionsDiff(before, harness.ObjectVersions(t, c)); len(diffs) > 0 {
 			t.Errorf("answering n changed the cluster:\n  %s", strings.Join(diffs, "\n  "))
 		}
 
-		tm.keys("istioctl install --set profile=demo")
-		tm.waitFor("question", time.Minute, func(s string) bool { return strings.HasSuffix(s, "Proceed? (y/N)") })
-		tm.keys("y")
-		tm.waitFor("result", 3*time.Minute, prompted)
-		tm.keys(`echo "[exit $?]"`)
+		tm.Keys("istioctl install --set profile=demo")
+		tm.WaitFor("question", time.Minute, func(s string) bool { return strings.HasSuffix(s, "Proceed? (y/N)") })
+		tm.Keys("y")
+		tm.WaitFor("result", 3*time.Minute, prompted)
+		tm.Keys(`echo "[exit $?]"`)
 		code, screen = exited(t, tm, 2, 3*time.Minute)
 		if code != 0 || !strings.Contains(screen, "✔ Installation complete") {
 			t.Errorf("answered y: exit %d, want 0 and installed:\n%s", code, screen)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestUninstallWithoutPodAccess: a user who may remove everything an install made but may
@@ -19,9 +20,9 @@ func TestUninstallWithoutPodAccess(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	ist := istioctlOn(t, c)
+	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	ist("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	ist("install", "-y", "--set", "profile=minimal")
 
 	// Every kind an install writes, and no pods.
@@ -49,7 +50,7 @@ func TestUninstallWithoutPodAccess(t *testing.T) {
 		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
 	})
 
-	out, stderr, err := run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "uninstall", "-r", "default", "-y")
+	out, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "uninstall", "-r", "default", "-y")
 	if err != nil {
 		t.Fatalf("uninstall by a user who may not list pods: %v\n%s\n%s", err, out, stderr)
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // clientTimeout is the --kubeclient-timeout the tests pass, and hangSlack what a command
@@ -148,7 +149,7 @@ func runFaults(t *testing.T, faults []clusterFault) {
 			t.Run(f.name+"/"+strings.Join(command, " "), func(t *testing.T) {
 				args := append(f.args(t), "--kubeclient-timeout", clientTimeout.String())
 				start := time.Now()
-				out, stderr, err := run(t, append(args, command...)...)
+				out, stderr, err := harness.Run(t, append(args, command...)...)
 				elapsed := time.Since(start)
 				if err == nil {
 					t.Fatalf("succeeded:\n%s", out)

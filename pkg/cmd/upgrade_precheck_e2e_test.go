@@ -24,6 +24,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -35,7 +36,7 @@ var upgradeChecks = map[string]bool{"upgrade-hop": true, "version-skew": true, "
 // precheckJSON runs x precheck -o json and returns its results.
 func precheckJSON(t *testing.T, c *cluster.Cluster, args ...string) []check.Result {
 	t.Helper()
-	out, stderr, _ := run(t, append([]string{"--kubeconfig", c.Kubeconfig, "x", "precheck", "-o", "json"}, args...)...)
+	out, stderr, _ := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "x", "precheck", "-o", "json"}, args...)...)
 	var rep check.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("precheck -o json: %v\n%s\n%s", err, out, stderr)
@@ -90,14 +91,14 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	if skew.Minor(version.Version) != "1.31" {
 		t.Skipf("written for the 1.31 line; this build is %s", version.Version)
 	}
 
-	istioctlAt(t, c, "1.29.4")("install", "-y", "--set", "profile=minimal")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.29.4").MustOutput("install", "-y", "--set", "profile=minimal")
 	res := precheckJSON(t, c)
 	find(t, res, "upgrade-hop", "Deployment/istio-system/istiod", false, "in-place upgrade from 1.29.4 to "+version.Version, "go through 1.30 first", "rule in-place-hop")
 	changes, err := skew.Changes("1.29.4", version.Version)
@@ -114,7 +115,7 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 		}
 	}
 
-	istioctlAt(t, c, "1.30.0")("install", "-y", "--set", "profile=minimal")
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.At("1.30.0").MustOutput("install", "-y", "--set", "profile=minimal")
 	cni := filepath.Join(t.TempDir(), "cni.yaml")
 	if err := os.WriteFile(cni, []byte("apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata:\n  name: cni\nspec:\n  profile: empty\n  components:\n    cni:\n      enabled: true\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -137,13 +138,12 @@ func noInjectedPods(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	zero := int64(0)
-	var left []string
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+	harness.Eventually(t, time.Minute, "no injected pods left by another test", func() (bool, string) {
 		pods, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		left = nil
+		var left []string
 		for _, p := range pods.Items {
 			if p.Annotations["sidecar.istio.io/status"] == "" {
 				continue
@@ -154,13 +154,8 @@ func noInjectedPods(t *testing.T, c *cluster.Cluster) {
 				_ = c.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("injected pods left by another test: %v", left)
-		}
-	}
+		return len(left) == 0, fmt.Sprintf("injected pods left by another test: %v", left)
+	})
 }
 
 // TestUpgradePrecheckFindingsE2E: a clean cluster, and a clean install, give no finding of
@@ -171,16 +166,16 @@ func TestUpgradePrecheckFindingsE2E(t *testing.T) {
 	c := cluster.Get(t)
 	c.RequireRealIstiod(t)
 	t.Setenv("HOME", t.TempDir())
-	istioctl := istioctlOn(t, c)
+	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	istioctl("uninstall", "--purge", "-y")
-	t.Cleanup(func() { _, _, _ = run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y") })
+	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	ctx := context.Background()
 	noInjectedPods(t, c)
 
 	// Through a recording proxy: a cluster with no injected pod costs no read of pods in
 	// full (their metadata says none is injected).
-	proxied, reqs := recordingProxy(t, c)
-	out, stderr, _ := run(t, "--kubeconfig", proxied, "x", "precheck", "-o", "json")
+	proxied, reqs := harness.RecordingProxy(t, c)
+	out, stderr, _ := harness.Run(t, "--kubeconfig", proxied, "x", "precheck", "-o", "json")
 	var rep check.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("precheck -o json: %v\n%s\n%s", err, out, stderr)
@@ -188,7 +183,7 @@ func TestUpgradePrecheckFindingsE2E(t *testing.T) {
 	if f := failed(rep.Results, ""); len(f) > 0 {
 		t.Errorf("a clean cluster gives findings: %+v", f)
 	}
-	for _, r := range reqs.take() {
+	for _, r := range reqs.Take() {
 		if strings.HasPrefix(r, "GET ") && regexp.MustCompile(`/pods(\?|$)`).MatchString(strings.Fields(r)[1]) && !strings.HasSuffix(r, " [metadata]") {
 			t.Errorf("precheck on a cluster without injected pods read pods in full: %s", r)
 		}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 func TestVersionClientOnly(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	out, _, err := run(t, "version", "--remote=false", "--short")
+	out, _, err := harness.Run(t, "version", "--remote=false", "--short")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestVersionClientOnly(t *testing.T) {
 func TestVersionNoCluster(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("KUBECONFIG", "")
-	out, _, err := run(t, "version", "--short")
+	out, _, err := harness.Run(t, "version", "--short")
 	if err == nil || !strings.Contains(err.Error(), "--remote=false") || !strings.Contains(err.Error(), "kubeconfig") {
 		t.Errorf("error = %v, want one naming the kubeconfig and --remote=false", err)
 	}
@@ -41,7 +42,7 @@ func TestVersionNoCluster(t *testing.T) {
 func TestVersionRemote(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
-	out, _, err := run(t, "--kubeconfig", c.Kubeconfig, "version", "-o", "json")
+	out, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "version", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestVersionRemote(t *testing.T) {
 		t.Errorf("client version = %q, want %q", rep.Client.Version, version.Version)
 	}
 
-	text, _, err := run(t, "--kubeconfig", c.Kubeconfig, "version")
+	text, _, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "version")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestVersionConfigSources(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 
 	t.Setenv("ISTIOCTL_KUBECONFIG", c.Kubeconfig)
-	if out, _, err := run(t, "version"); err != nil || !strings.Contains(out, "kubernetes version: v1.37.2") {
+	if out, _, err := harness.Run(t, "version"); err != nil || !strings.Contains(out, "kubernetes version: v1.37.2") {
 		t.Errorf("ISTIOCTL_KUBECONFIG: err=%v out=%q", err, out)
 	}
 	t.Setenv("ISTIOCTL_KUBECONFIG", "")
@@ -87,12 +88,12 @@ func TestVersionConfigSources(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte("kubeconfig: "+c.Kubeconfig+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, _, err := run(t, "version"); err != nil || !strings.Contains(out, "kubernetes version: v1.37.2") {
+	if out, _, err := harness.Run(t, "version"); err != nil || !strings.Contains(out, "kubernetes version: v1.37.2") {
 		t.Errorf("config file: err=%v out=%q", err, out)
 	}
 	// The flag wins over the file: a kubeconfig that does not exist must be the one used.
 	missing := filepath.Join(home, "missing-kubeconfig")
-	if _, _, err := run(t, "--kubeconfig", missing, "version"); err == nil || !strings.Contains(err.Error(), "missing-kubeconfig") {
+	if _, _, err := harness.Run(t, "--kubeconfig", missing, "version"); err == nil || !strings.Contains(err.Error(), "missing-kubeconfig") {
 		t.Errorf("--kubeconfig %s: want an error naming it, got %v", missing, err)
 	}
 }
@@ -120,7 +121,7 @@ func TestVersionErrors(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			_, _, err := run(t, tc.args...)
+			_, _, err := harness.Run(t, tc.args...)
 			if err == nil {
 				t.Fatal("want an error")
 			}

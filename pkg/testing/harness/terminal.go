@@ -1,4 +1,4 @@
-package cmd_test
+package harness
 
 import (
 	"os"
@@ -11,20 +11,20 @@ import (
 	"time"
 )
 
-// tmuxServer is a tmux server of the test's own (its socket in a fresh directory, no
+// Terminal is a tmux server of the test's own (its socket in a fresh directory, no
 // configuration file), with one session "t"; stopped when the test ends. It is the terminal
 // a person sees: what istioctl drew is read back with capture-pane, scrollback included.
-type tmuxServer struct {
-	t      *testing.T
+type Terminal struct {
+	t      testing.TB
 	socket string
 	env    []string
 }
 
-// newTmux starts a session of width×height running command (through sh) with env added to
+// NewTerminal starts a session of width×height running command (through sh) with env added to
 // the test's environment; a command that should stay on the screen after it ends keeps its
 // pane alive itself (exec sleep). tmux is a test dependency (.ci/run installs it): without it the
 // test fails.
-func newTmux(t *testing.T, width, height int, env []string, command string) *tmuxServer {
+func NewTerminal(t testing.TB, width, height int, env []string, command string) *Terminal {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is needed to test the terminal view: install it (.ci/run does): %v", err)
@@ -34,7 +34,7 @@ func newTmux(t *testing.T, width, height int, env []string, command string) *tmu
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &tmuxServer{t: t, socket: filepath.Join(dir, "s")}
+	s := &Terminal{t: t, socket: filepath.Join(dir, "s")}
 	for _, kv := range os.Environ() {
 		// A test run inside a tmux must not make this one a nested client of it.
 		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_PANE=") {
@@ -46,13 +46,13 @@ func newTmux(t *testing.T, width, height int, env []string, command string) *tmu
 		_ = exec.Command("tmux", "-S", s.socket, "kill-server").Run()
 		_ = os.RemoveAll(dir)
 	})
-	s.run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), command)
+	s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), command)
 	// Scrollback enough for a verbose run.
-	s.run("set-option", "-g", "history-limit", "10000")
+	s.tmux("set-option", "-g", "history-limit", "10000")
 	return s
 }
 
-func (s *tmuxServer) run(args ...string) string {
+func (s *Terminal) tmux(args ...string) string {
 	s.t.Helper()
 	cmd := exec.Command("tmux", append([]string{"-S", s.socket}, args...)...)
 	cmd.Env = s.env
@@ -63,17 +63,17 @@ func (s *tmuxServer) run(args ...string) string {
 	return string(out)
 }
 
-// lines is what the pane holds, scrollback and screen, one entry per line as written:
+// Lines is what the pane holds, scrollback and screen, one entry per line as written:
 // with joined, a line the terminal wrapped is one entry (-J), else one per row. Trailing
 // blanks are dropped.
-func (s *tmuxServer) lines(joined bool) []string {
+func (s *Terminal) Lines(joined bool) []string {
 	s.t.Helper()
 	args := []string{"capture-pane", "-p", "-t", "t", "-S", "-", "-E", "-"}
 	if joined {
 		args = append(args, "-J")
 	}
 	var out []string
-	for _, l := range strings.Split(s.run(args...), "\n") {
+	for _, l := range strings.Split(s.tmux(args...), "\n") {
 		out = append(out, strings.TrimRight(l, " "))
 	}
 	for len(out) > 0 && out[len(out)-1] == "" {
@@ -82,43 +82,42 @@ func (s *tmuxServer) lines(joined bool) []string {
 	return out
 }
 
-// coloured says whether the pane shows text in a colour (capture-pane -e keeps the SGR
+// Coloured says whether the pane shows text in a colour (capture-pane -e keeps the SGR
 // sequences: tmux writes a foreground colour as ESC [ 3x m or ESC [ 38;...m).
-func (s *tmuxServer) coloured() bool {
+func (s *Terminal) Coloured() bool {
 	s.t.Helper()
-	return colourSGR.MatchString(s.run("capture-pane", "-p", "-e", "-t", "t", "-S", "-", "-E", "-"))
+	return colourSGR.MatchString(s.tmux("capture-pane", "-p", "-e", "-t", "t", "-S", "-", "-E", "-"))
 }
 
 var colourSGR = regexp.MustCompile(`\x1b\[(\d+;)*(3[0-7]|38;[0-9;]+|9[0-7])m`)
 
-// screen is the pane's text as one string (lines joined), for messages and Contains.
-func (s *tmuxServer) screen() string { return strings.Join(s.lines(true), "\n") }
+// Screen is the pane's text as one string (lines joined), for messages and Contains.
+func (s *Terminal) Screen() string { return strings.Join(s.Lines(true), "\n") }
 
-// waitFor polls the pane until ok says yes, failing after timeout with what it shows.
-func (s *tmuxServer) waitFor(what string, timeout time.Duration, ok func(screen string) bool) string {
+// WaitFor polls the pane (every 20 ms: a screen may not stay long) until ok says yes,
+// failing after timeout with what it shows.
+func (s *Terminal) WaitFor(what string, timeout time.Duration, ok func(screen string) bool) string {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		screen := s.screen()
-		if ok(screen) {
-			return screen
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("tmux: no %s within %v; the pane shows:\n%s", what, timeout, screen)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var screen string
+	err := Within(timeout, 20*time.Millisecond, func() (bool, string) {
+		screen = s.Screen()
+		return ok(screen), ""
+	})
+	if err != nil {
+		s.t.Fatalf("tmux: no %s within %v; the pane shows:\n%s", what, timeout, screen)
 	}
+	return screen
 }
 
-// keys types text and presses Enter.
-func (s *tmuxServer) keys(text string) {
+// Keys types text and presses Enter.
+func (s *Terminal) Keys(text string) {
 	s.t.Helper()
-	s.run("send-keys", "-t", "t", "-l", text)
-	s.run("send-keys", "-t", "t", "Enter")
+	s.tmux("send-keys", "-t", "t", "-l", text)
+	s.tmux("send-keys", "-t", "t", "Enter")
 }
 
-// resize sets the window's size, as a person dragging the terminal's corner would.
-func (s *tmuxServer) resize(width, height int) {
+// Resize sets the window's size, as a person dragging the terminal's corner would.
+func (s *Terminal) Resize(width, height int) {
 	s.t.Helper()
-	s.run("resize-window", "-t", "t", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height))
+	s.tmux("resize-window", "-t", "t", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height))
 }
