@@ -154,8 +154,11 @@ func TestFleetInstallE2E(t *testing.T) {
 				dones[e.Cluster]++
 			}
 		}
-		// A remote's install starts once its primary's istiod is ready, not before, and
-		// within a second of it.
+		// A remote's install starts once its primary's istiod is ready, not before: the order
+		// of the events, which load cannot change. The gap is only logged: it waits on the
+		// readiness hook cluster-1's install ends, which in this unchanged run comes ~0.1 s
+		// before that install's done, so no bound on it could tell the hook from the done,
+		// and load stretches it (it once held a 1 s bound).
 		pilot, remote := -1, -1
 		for i, e := range evs {
 			if e.Cluster == "cluster-1" && e.Type == event.ComponentReady && e.Component == "Pilot" && pilot < 0 {
@@ -165,14 +168,10 @@ func TestFleetInstallE2E(t *testing.T) {
 				remote = i
 			}
 		}
-		if pilot < 0 || remote < pilot {
+		if pilot < 0 || remote < pilot || evs[remote].Time.Before(evs[pilot].Time) {
 			t.Errorf("cluster-3's install began at event %d, cluster-1's istiod was ready at event %d", remote, pilot)
-		} else if gap := evs[remote].Time.Sub(evs[pilot].Time); gap > time.Second {
-			// It waits on the readiness hook cluster-1's install ends, not on that
-			// install's end: it starts as the hook ends.
-			t.Errorf("cluster-3's install began %v after cluster-1's istiod was ready, want within 1s", gap)
 		} else {
-			t.Logf("cluster-3's install began %v after cluster-1's istiod was ready", gap)
+			t.Logf("cluster-3's install began %v after cluster-1's istiod was ready", evs[remote].Time.Sub(evs[pilot].Time))
 		}
 		last := evs[len(evs)-1]
 		if want := map[string]int{"cluster-1": 1, "cluster-2": 1, "cluster-3": 1, "": 1}; !maps.Equal(dones, want) {

@@ -3,14 +3,26 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -25,6 +37,225 @@ const (
 )
 
 var shortLock = []string{"ISTIOCTL_LOCK_LEASE_DURATION=3s", "ISTIOCTL_LOCK_RENEW_DEADLINE=2s", "ISTIOCTL_LOCK_RETRY_PERIOD=300ms"}
+
+// noRetry are lock periods whose first retry comes 4 minutes after a first try: longer than
+// any wait in these tests, so what such a run does after its first read of the Lease never
+// comes from its retry tick (only from the watch of the Lease, or not at all).
+var noRetry = []string{"ISTIOCTL_LOCK_LEASE_DURATION=6m", "ISTIOCTL_LOCK_RENEW_DEADLINE=5m", "ISTIOCTL_LOCK_RETRY_PERIOD=4m"}
+
+// leaseVersion is one version of the lock's Lease as a watch saw it: what its writer
+// recorded (holder, acquireTime, renewTime, leaseDurationSeconds).
+type leaseVersion struct {
+	holder            string
+	acquired, renewed time.Time
+	duration          time.Duration
+}
+
+// leaseHistory records every version of the lock's Lease from now until the test ends, in
+// the order the apiserver wrote them: the Lease's own account of hand-overs and takeovers,
+// in the writers' timestamps, which load does not move relative to each other.
+type leaseHistory struct {
+	mu       sync.Mutex
+	versions []leaseVersion
+}
+
+func watchLease(t *testing.T, c *cluster.Cluster) *leaseHistory {
+	t.Helper()
+	h := &leaseHistory{}
+	leases := c.Kube.CoordinationV1().Leases(lock.Namespace)
+	sel := fields.OneTermEqualSelector("metadata.name", lock.Name).String()
+	list, err := leases.List(context.Background(), metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		h.add(&list.Items[i])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		rv := list.ResourceVersion
+		for ctx.Err() == nil {
+			w, err := leases.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv})
+			if err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
+			}
+			for ev := range w.ResultChan() {
+				if l, ok := ev.Object.(*coordinationv1.Lease); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+					rv = l.ResourceVersion
+					h.add(l)
+				}
+			}
+			w.Stop()
+		}
+	}()
+	return h
+}
+
+func (h *leaseHistory) add(l *coordinationv1.Lease) {
+	var v leaseVersion
+	if s := l.Spec.HolderIdentity; s != nil {
+		v.holder = *s
+	}
+	if l.Spec.AcquireTime != nil {
+		v.acquired = l.Spec.AcquireTime.Time
+	}
+	if l.Spec.RenewTime != nil {
+		v.renewed = l.Spec.RenewTime.Time
+	}
+	if l.Spec.LeaseDurationSeconds != nil {
+		v.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.versions = append(h.versions, v)
+}
+
+// all is every version recorded so far.
+func (h *leaseHistory) all() []leaseVersion {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]leaseVersion(nil), h.versions...)
+}
+
+// takeover finds, in the recorded versions, the last one a holder wrote (its pid in its
+// identity) before another holder's first, and that first one of the taker's.
+func (h *leaseHistory) takeover(holderPID, takerPID string) (last, first leaseVersion, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, v := range h.versions {
+		switch {
+		case strings.Contains(v.holder, holderPID+" "):
+			last = v
+		case strings.Contains(v.holder, takerPID+" ") && !last.renewed.IsZero():
+			return last, v, true
+		}
+	}
+	return last, first, false
+}
+
+// leaseRequests counts, through a proxy of the cluster's API, a run's requests for the lock's
+// Lease, with their answers: what the run did, which load cannot change.
+type leaseRequests struct {
+	mu sync.Mutex
+	// reads are the GETs of the Lease (watches aside) answered 200 before the first write
+	// of it that succeeded; failedWrites its writes answered otherwise before that one.
+	reads, failedWrites int
+	taken               bool
+}
+
+// countLeaseRequests is a kubeconfig for istioctl that goes through such a proxy
+// (forwarding with the admin credentials, as recordingProxy does).
+func countLeaseRequests(t *testing.T, c *cluster.Cluster) (string, *leaseRequests) {
+	t.Helper()
+	rt, err := rest.TransportFor(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(c.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &leaseRequests{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = rt
+	lease := "/apis/coordination.k8s.io/v1/namespaces/" + lock.Namespace + "/leases/" + lock.Name
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		proxy.ServeHTTP(sw, r)
+		if r.URL.Path != lease {
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		switch ok := sw.status/100 == 2; {
+		case n.taken:
+		case r.Method == http.MethodGet && ok:
+			n.reads++
+		case r.Method == http.MethodGet:
+		case ok:
+			n.taken = true
+		default:
+			n.failedWrites++
+		}
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := filepath.Join(t.TempDir(), "lease-counting-kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: proxy, cluster: {server: %q}}]
+users: [{name: proxy, user: {}}]
+contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
+current-context: proxy
+`, srv.URL)
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, n
+}
+
+func (n *leaseRequests) counts() (reads, failedWrites int, taken bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.reads, n.failedWrites, n.taken
+}
+
+// statusWriter keeps the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// stoppableCluster is c's kubeconfig with its apiserver reached through a tcpProxy: stopping
+// the proxy is, for the istioctl runs given it, an apiserver outage whose length the test
+// sets, without the apiserver's own restart time in it.
+func stoppableCluster(t *testing.T, c *cluster.Cluster) (string, *tcpProxy) {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || cfg.Clusters[ctx.Cluster] == nil {
+		t.Fatalf("%s: no current context", c.Kubeconfig)
+	}
+	cl := cfg.Clusters[ctx.Cluster]
+	u, err := url.Parse(cl.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{addr: "127.0.0.1:0", target: u.Host}
+	p.start(t)
+	t.Cleanup(p.stop)
+	cl.Server = "https://" + p.addr
+	if cl.TLSServerName == "" {
+		cl.TLSServerName = u.Hostname()
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path, p
+}
 
 // streamEvent is one line of an -o json stream, as far as the lock tests read it.
 type streamEvent struct {

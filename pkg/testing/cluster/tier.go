@@ -95,4 +95,3 @@ func askFor(n need) string {
 	}
 	return "StartPrivate"
 }
-
