@@ -34,7 +34,7 @@ func Precheck() []Check {
 		{ID: "kubernetes-version", Title: "Kubernetes is recent enough", Section: SectionKubernetes, Severity: Error, Code: "IST0142",
 			Hint: "upgrade the cluster to Kubernetes " + skew.MinKubernetes + " or later", Run: kubernetesVersion},
 		{ID: "permissions", Title: "You may create, change and delete what the install renders", Section: SectionPermissions, Severity: Error, Code: "IST0141",
-			Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/precheck.md#permissions)", Run: permissions},
+			Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/verify.md#permissions)", Run: permissions},
 		{ID: "existing-control-plane", Title: "What is installed already", Section: SectionExisting, Severity: Warning,
 			Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
 		{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error,
