@@ -14,7 +14,7 @@ CLUSTER_STATE ?= $(CURDIR)/.cluster
 # builds a second one that installs and reports 1.29.4 (the e2e tests' older side).
 BIN         ?= bin/istioctl
 
-.PHONY: build generate test e2e demo fuzz bench bench-crds bench-startup bench-spec bench-scale conformance cluster-bin helm-bin registry-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test e2e demo fuzz bench bench-crds bench-startup bench-spec bench-scale bench-render bench-fleet bench-revupgrade bench-upgrade conformance cluster-bin helm-bin registry-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl (or BIN), version-stamped and static. Without cgo the binary maps no libc or
 ## ld.so (1.5 MiB of every run's max RSS) and starts faster; it uses Go's own DNS resolver
@@ -57,6 +57,22 @@ bench-scale:
 ## bench-spec: our spec resolution against upstream istioctl's, side by side in one run
 bench-spec: build
 	hack/bench-spec.sh
+
+## bench-render: render's own cost (manifest generate minus start-up) and max RSS per profile, ours against upstream (RUNS, PROFILES)
+bench-render: build
+	UPSTREAM=$$(hack/upstream-istioctl.sh) hack/bench-render.sh
+
+## bench-fleet: x fleet install of 3 clusters against upstream's steps in sequence, on a bed of its own (FLEET_RUNS)
+bench-fleet:
+	hack/bench.sh fleet
+
+## bench-revupgrade: upgrade --strategy revision of 100 workloads in gated batches against upstream's canary steps (RUNS)
+bench-revupgrade:
+	hack/bench.sh revision-upgrade
+
+## bench-upgrade: the in-place upgrade of the ambient profile node by node against upstream's istioctl upgrade (RUNS; no limit)
+bench-upgrade:
+	hack/bench.sh upgrade
 
 ## conformance: ours against upstream istioctl on the corpus of testdata/conformance (writes docs/conformance.md)
 conformance:

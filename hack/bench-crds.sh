@@ -13,6 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/hack/lib.sh"
 RUNS=${RUNS:-7}
 BASE=${BASE:-23e45da}
 crds=manifests/charts/base/crds/crd-all.gen.yaml
@@ -38,7 +39,6 @@ echo "CRD files: $BASE $(wc -c <"$work/old/charts/base/crds/crd-all.gen.yaml") b
 hack/kube/up.sh >/dev/null 2>&1
 export KUBECONFIG=$STATE/kubeconfig
 read -r apiserver _ <"$STATE/pids/kube-apiserver.pid"
-now_ms() { date +%s%3N; }
 # cpu_ms: the apiserver's user+system CPU time so far.
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", ($14 + $15) * 1000 / hz }' "/proc/$apiserver/stat"; }
 declare -A wall cpu
@@ -59,12 +59,11 @@ until ! bin/kubectl get crd -o name 2>/dev/null | grep -q istio.io; do sleep 0.1
 for i in $(seq "$RUNS"); do
 	if [ $((i % 2)) = 1 ]; then one old; one new; else one new; one old; fi
 done
-med() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 range() { tr ' ' '\n' | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; $RUNS rounds"
 printf '%-10s %22s %26s\n' "CRDs" "install wall ms" "apiserver CPU ms"
 for name in old new; do
 	printf '%-10s %8s (%-11s) %12s (%-11s)\n' "$([ $name = old ] && echo "$BASE" || echo this)" \
-		"$(echo "${wall[$name]}" | med)" "$(echo "${wall[$name]}" | range)" \
-		"$(echo "${cpu[$name]}" | med)" "$(echo "${cpu[$name]}" | range)"
+		"$(med ${wall[$name]})" "$(echo "${wall[$name]}" | range)" \
+		"$(med ${cpu[$name]})" "$(echo "${cpu[$name]}" | range)"
 done

@@ -24,6 +24,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/hack/lib.sh"
 REPORT_ONLY=${REPORT_ONLY:-}
 FLEET_RUNS=${FLEET_RUNS:-5}
 [ "$FLEET_RUNS" -ge 5 ] || [ -n "$REPORT_ONLY" ] || { echo "bench-fleet: FLEET_RUNS=$FLEET_RUNS: the limits read the median of at least 5 rounds (REPORT_ONLY=1 to only report)" >&2; exit 2; }
@@ -40,10 +41,7 @@ bed=$work/bed
 trap 'STATE=$bed hack/kube/bed-down.sh >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 go build -o "$work/benchcmp" ./hack/benchcmp
 go build -o "$work/fleetsplit" ./hack/fleetsplit
-log() { echo "[bench-fleet] $*" >&2; }
-now_ms() { date +%s%3N; }
-med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-stats() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%s (%s-%s)", a[int((NR+1)/2)], a[1], a[NR]}'; }
+log_tag=bench-fleet
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 log "starting a bed of 3 clusters"

@@ -19,6 +19,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/hack/lib.sh"
 RUNS=${RUNS:-3}
 WORKLOADS=${WORKLOADS:-100}
 NAMESPACES=${NAMESPACES:-10}
@@ -36,7 +37,6 @@ trap 'hack/kube/down.sh >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 hack/kube/up.sh >/dev/null 2>&1
 export KUBECONFIG=$STATE/kubeconfig
 kc() { bin/kubectl "$@"; }
-now_ms() { date +%s%3N; }
 per=$((WORKLOADS / NAMESPACES))
 nss() { for i in $(seq "$NAMESPACES"); do echo "bench-rev-$i"; done; }
 
@@ -91,9 +91,8 @@ for i in $(seq "$RUNS"); do
 	if [ $((i % 2)) = 1 ]; then round ours; round upstream; else round upstream; round ours; fi
 	echo "round $i: ours ${wall[ours]}; upstream ${wall[upstream]}" >&2
 done
-med() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-o=$(echo "${wall[ours]}" | med)
-u=$(echo "${wall[upstream]}" | med)
+o=$(med ${wall[ours]})
+u=$(med ${wall[upstream]})
 ratio=$(awk -v u="$u" -v o="$o" 'BEGIN { printf "%.2f", u / o }')
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; $RUNS rounds; $WORKLOADS Deployments in $NAMESPACES namespaces"
 echo
@@ -102,7 +101,7 @@ echo "|---|---|"
 echo "| ours: upgrade --strategy revision, 10 gated batches, --prune-old | $o |"
 echo "| upstream's canary steps (install, relabel, rollout restart + status per namespace, tag, uninstall) | $u |"
 echo
-echo "upstream / ours: $ratio (limit >= $RATIO); ours' overhead above its batches: median $(echo "$overhead" | med) ms"
+echo "upstream / ours: $ratio (limit >= $RATIO); ours' overhead above its batches: median $(med $overhead) ms"
 if awk -v r="$ratio" -v l="$RATIO" 'BEGIN { exit !(r < l) }' && [ -z "$REPORT_ONLY" ]; then
 	echo "bench-revupgrade: upstream / ours $ratio < $RATIO" >&2
 	exit 1

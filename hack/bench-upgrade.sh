@@ -12,6 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/hack/lib.sh"
 RUNS=${RUNS:-3}
 OURS=${OURS:-$root/bin/istioctl}
 UPSTREAM=${UPSTREAM:-$("$root/hack/upstream-istioctl.sh")}
@@ -23,8 +24,6 @@ NODES=4 hack/kube/up.sh >/dev/null 2>&1
 export KUBECONFIG=$STATE/kubeconfig
 v=$(hack/istio-version.sh)
 SETS=(--set profile=ambient --set hub=docker.io/istio)
-now_ms() { date +%s%3N; }
-stats() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%d (%d-%d)", a[int((NR+1)/2)], a[1], a[NR]}'; }
 # gates FILE: "Pilot=ms Cni=ms Ztunnel=ms batches=n" from an -o json stream: each component's
 # component-started to component-ready, by the events' own times.
 gates() {

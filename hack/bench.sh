@@ -30,6 +30,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/hack/lib.sh"
 
 lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1, and a FAILED line when it failed
 	local state=$1 log rc=0
@@ -39,17 +40,12 @@ lock_cost() { # prints TestLockCost's figures, on a fresh cluster in $1, and a F
 	grep -o 'lock cost.*' <<<"$log" || true
 	if [ "$rc" != 0 ]; then echo "lock cost: TestLockCost FAILED"; fi
 }
-stats() { # numbers... -> "median (min-max)"
-	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%s (%s-%s)", a[int((NR+1)/2)], a[1], a[NR]}'
-}
-med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 least() { printf '%s\n' "$@" | sort -n | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1fx", a / b }'; }
 # limit NAME OK MESSAGE: records a limit the run missed; the run exits non-zero at its end.
 missed=()
 limit() { if [ "$2" != 1 ]; then missed+=("$1: $3"); fi; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
-now_ms() { date +%s%3N; }
 
 RUNS=${RUNS:-5}
 BASE=${BASE:-main}

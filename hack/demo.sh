@@ -6,9 +6,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 cd "$root"
+. "$root/hack/lib.sh"
 export STATE=${CLUSTER_STATE:-$root/.cluster}
 ISTIOCTL=$root/bin/istioctl
-log() { printf '[demo] %s\n' "$*" >&2; }
+log_tag=demo
 
 if [ -f "$STATE/env" ] && KUBECONFIG=$STATE/kubeconfig "$root/bin/kubectl" get --raw /readyz >/dev/null 2>&1; then
 	log "the local cluster is already running (state in $STATE)"

@@ -5,7 +5,7 @@ package manifests
 import "embed"
 
 //go:generate ../hack/sync-version.sh
-//go:generate go run ../tools/crdgen -o charts/base/crds/crd-all.gen.yaml
+//go:generate go run -C ../tools/crdgen . -pins ../.. -o ../../manifests/charts/base/crds/crd-all.gen.yaml
 //go:generate ../hack/sync-helm-profiles.sh
 
 // Charts holds charts/<chart>/... for every component.

@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"operator/api/v1alpha1":             nil, // the types and their schema: no I/O, no charts
 	"operator/spec":                     {"operator/api/v1alpha1", "operator/component", "profiles", "manifests"},
 	"operator/component":                {"operator/api/v1alpha1"},
-	"operator/render":                   {"manifests", "operator/api/v1alpha1", "operator/component", "operator/spec", "operator/render/internal/fastyaml"},
+	"operator/render":                   {"manifests", "operator/api/v1alpha1", "operator/component", "operator/skew", "operator/spec", "operator/render/internal/fastyaml"},
 	"operator/render/internal/fastyaml": nil,
 	"operator/install": {"operator/admission", "operator/component", "operator/event", "operator/existing", "operator/helmrelease", "operator/kube",
 		"operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/rollout", "operator/schedule"},

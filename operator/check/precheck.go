@@ -19,9 +19,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/skew"
 )
 
-// MinKubernetes is the oldest Kubernetes release Istio 1.30 supports.
-const MinKubernetes = "1.32.0"
-
 // Sections of precheck.
 const (
 	SectionKubernetes  = "Kubernetes"
@@ -35,9 +32,9 @@ const (
 func Precheck() []Check {
 	return append([]Check{
 		{ID: "kubernetes-version", Title: "Kubernetes is recent enough", Section: SectionKubernetes, Severity: Error, Code: "IST0142",
-			Hint: "upgrade the cluster to Kubernetes " + MinKubernetes + " or later", Run: kubernetesVersion},
+			Hint: "upgrade the cluster to Kubernetes " + skew.MinKubernetes + " or later", Run: kubernetesVersion},
 		{ID: "permissions", Title: "You may create, change and delete what the install renders", Section: SectionPermissions, Severity: Error, Code: "IST0141",
-			Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/precheck.md#permissions)", Run: permissions},
+			Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/verify.md#permissions)", Run: permissions},
 		{ID: "existing-control-plane", Title: "What is installed already", Section: SectionExisting, Severity: Warning,
 			Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
 		{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error,
@@ -57,11 +54,11 @@ func kubernetesVersion(ctx context.Context, env *Env) []Result {
 	if err != nil {
 		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("cannot read version %q: %v", info.GitVersion, err)}}
 	}
-	min := utilversion.MustParseGeneric(MinKubernetes)
+	min := utilversion.MustParseGeneric(skew.MinKubernetes)
 	if have.LessThan(min) {
-		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("The Kubernetes Version %q is lower than the minimum version: 1.32", info.GitVersion)}}
+		return []Result{{Object: "(Cluster)", Message: fmt.Sprintf("The Kubernetes Version %q is lower than the minimum version: %s", info.GitVersion, skew.Minor(skew.MinKubernetes))}}
 	}
-	out := []Result{{Object: "(Cluster)", Passed: true, Message: fmt.Sprintf("Kubernetes %s (at least %s)", info.GitVersion, MinKubernetes)}}
+	out := []Result{{Object: "(Cluster)", Passed: true, Message: fmt.Sprintf("Kubernetes %s (at least %s)", info.GitVersion, skew.MinKubernetes)}}
 	// Outside the release's window but above the minimum is a note: untested upstream, not
 	// known broken.
 	if env.Version != "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 
 	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
@@ -25,8 +26,9 @@ import (
 // ReleaseName is the Helm release name every chart is rendered with, as upstream.
 const ReleaseName = "istio"
 
-// DefaultKubeVersion is the Kubernetes version charts see when no cluster is asked.
-const DefaultKubeVersion = "v1.32.0"
+// DefaultKubeVersion is the Kubernetes version charts see when no cluster is asked: the
+// oldest istioctl installs into.
+const DefaultKubeVersion = "v" + skew.MinKubernetes
 
 // Manifest is what one component instance renders to.
 type Manifest struct {

@@ -11,6 +11,12 @@ type Release struct {
 	GatewayAPIMin string
 }
 
+// MinKubernetes is the oldest Kubernetes istioctl installs into, as upstream istioctl's
+// MinK8SVersion (raised to 1.32 by istio/istio#60111): precheck's kubernetes-version check
+// refuses an older cluster, and charts rendered without a cluster see this version
+// (render.DefaultKubeVersion). The one place it is spelled.
+const MinKubernetes = "1.32.0"
+
 // Releases are the releases the rules know, oldest first. Source: each release's
 // announcement on istio.io (the Kubernetes window), istio/istio#60111 (1.30's minimum
 // Kubernetes 1.32), istio/istio#60357 (1.30's Gateway API v1.5).

@@ -1,23 +1,24 @@
 package main
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
-// apiModuleForTest is the istio.io/api module go.mod pins. Reading go.mod ties the test
-// cache to it: a different pin reruns the tests.
+// apiModuleForTest is the istio.io/api module istioctl's go.mod pins. Reading go.mod ties
+// the test cache to it: a different pin reruns the tests.
 func apiModuleForTest(t *testing.T) apiModule {
 	t.Helper()
 	if _, err := os.ReadFile("../../go.mod"); err != nil {
 		t.Fatal(err)
 	}
-	mod, err := findAPIModule()
+	mod, err := findAPIModule("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,34 @@ func TestFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "testdata/fixture.gen.yaml", got)
+	checkGolden(t, "testdata/fixture.gen.yaml", got)
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/fixture.gen.yaml with the current output")
+
+// checkGolden compares got with the file at path, or writes it with -update. (The main
+// module's pkg/testing/golden does this for its tests; crdgen is a module of its own and
+// does not depend on istioctl's.)
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) == string(got) {
+		return
+	}
+	diff, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(want)), B: difflib.SplitLines(string(got)),
+		FromFile: path, ToFile: "got", Context: 2,
+	})
+	t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, diff)
 }
 
 // TestGeneratorReadsOnlyProtos: the generator gives the same file from a copy of the

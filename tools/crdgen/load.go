@@ -23,10 +23,12 @@ type apiModule struct {
 	Version string
 }
 
-// findAPIModule asks the go command for the istio.io/api module of this build (go.mod
-// pins it), downloading it into the module cache when it is not there yet.
-func findAPIModule() (apiModule, error) {
+// findAPIModule asks the go command for the istio.io/api module the module in dir pins
+// (istioctl's go.mod: the version line; crdgen is a module of its own and pins none),
+// downloading it into the module cache when it is not there yet.
+func findAPIModule(dir string) (apiModule, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", "istio.io/api")
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -21,15 +21,16 @@ import (
 
 func main() {
 	out := flag.String("o", "", "output file (default: standard output)")
+	pins := flag.String("pins", "../..", "the directory of the module whose istio.io/api pin to read (istioctl's root)")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if err := run(*out, *pins); err != nil {
 		fmt.Fprintln(os.Stderr, "crdgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string) error {
-	mod, err := findAPIModule()
+func run(out, pins string) error {
+	mod, err := findAPIModule(pins)
 	if err != nil {
 		return err
 	}
