@@ -61,6 +61,11 @@ if [ "${2:-}" != "--inside" ]; then
 	# Each test binary is linked once, here, and run as it is inside the sandbox.
 	go test -c -o "$bins/" $(printf '%s\n' "${pkgs[@]}" | cut -d' ' -f1)
 	printf '%s\n' "${pkgs[@]}" >"$bins/packages"
+	if [ "$tier" = test ] && [ -z "${PKGS:-}" ]; then
+		# The CRD generator, a module of its own (tools/crdgen): its tests with the rest.
+		(cd tools/crdgen && go mod download && go test -c -o "$bins/crdgen.test" .)
+		echo "local/crdgen $root/tools/crdgen" >>"$bins/packages"
+	fi
 	wait $kube
 	wait $extra
 	log "built in $((SECONDS - start))s"
