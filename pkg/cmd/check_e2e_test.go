@@ -27,7 +27,7 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
-var clusterIP = regexp.MustCompile(`127\.64\.\d+\.\d+`)
+var clusterIP = regexp.MustCompile(`127\.(6[4-9]|[7-9][0-9])\.\d+\.\d+`) // the clusters' service ranges (hack/kube/up.sh)
 
 // normalize masks what differs between runs (cluster IPs, the Kubernetes patch version).
 // podName matches a ReplicaSet's pod (name-<template hash>-xxxxx): the suffix is random and
