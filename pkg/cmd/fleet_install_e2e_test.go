@@ -249,7 +249,7 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("cluster-3 stops during the install", func(t *testing.T) {
 		l := l.with(t)
-		kc, proxy := stoppableKubeconfig(t, bed, "cluster-3")
+		kc, proxy := stoppableKubeconfig(t, bed.Kubeconfig, "cluster-3")
 		// Stop cluster-3's apiserver (its only way in) once cluster-1's install holds
 		// cluster-1's lock: every cluster is planned by then, nothing of cluster-3 written.
 		// The example without cacerts: with them every cluster takes its lock first to
@@ -460,14 +460,23 @@ type tcpProxy struct {
 	conns        []net.Conn
 }
 
-// stoppableKubeconfig is the bed's kubeconfig with member reached through a tcpProxy.
-func stoppableKubeconfig(t *testing.T, bed *cluster.Bed, member string) (string, *tcpProxy) {
+// stoppableKubeconfig is kubeconfig with context's apiserver (the current context's for "")
+// reached through a tcpProxy: stopping the proxy is, for the istioctl runs given it, an
+// outage of that apiserver whose length the test sets, without a restart's own time in it.
+func stoppableKubeconfig(t *testing.T, kubeconfig, context string) (string, *tcpProxy) {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(bed.Kubeconfig)
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := cfg.Clusters[cfg.Contexts[member].Cluster]
+	if context == "" {
+		context = cfg.CurrentContext
+	}
+	ctx, ok := cfg.Contexts[context]
+	if !ok || cfg.Clusters[ctx.Cluster] == nil {
+		t.Fatalf("%s: no context %q", kubeconfig, context)
+	}
+	cl := cfg.Clusters[ctx.Cluster]
 	u, err := url.Parse(cl.Server)
 	if err != nil {
 		t.Fatal(err)
@@ -476,6 +485,9 @@ func stoppableKubeconfig(t *testing.T, bed *cluster.Bed, member string) (string,
 	p.start(t)
 	t.Cleanup(p.stop)
 	cl.Server = "https://" + p.addr
+	if cl.TLSServerName == "" {
+		cl.TLSServerName = u.Hostname()
+	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)

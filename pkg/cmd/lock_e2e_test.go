@@ -378,7 +378,7 @@ func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
 		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
 		deleteLock(t, c)
 	})
-	kubeconfig, proxy := stoppableCluster(t, c)
+	kubeconfig, proxy := stoppableKubeconfig(t, c.Kubeconfig, "")
 	k := []string{"--kubeconfig", kubeconfig, "--kubeclient-timeout", clientTimeout.String()}
 	// The holder renews every 500 ms and gives up after 5 s without a renewal: the cut is
 	// longer than both together, so it loses the lock. The waiter gives up after a lease

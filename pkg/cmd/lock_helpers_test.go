@@ -4,11 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -21,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -150,31 +143,19 @@ type leaseRequests struct {
 	taken               bool
 }
 
-// countLeaseRequests is a kubeconfig for istioctl that goes through such a proxy
-// (forwarding with the admin credentials, as recordingProxy does).
+// countLeaseRequests is a kubeconfig for istioctl that goes through a proxy counting its
+// requests to the lock's Lease (harness.Proxy, with the admin credentials).
 func countLeaseRequests(t *testing.T, c *cluster.Cluster) (string, *leaseRequests) {
 	t.Helper()
-	rt, err := rest.TransportFor(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := url.Parse(c.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := &leaseRequests{}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.Transport = rt
 	lease := "/apis/coordination.k8s.io/v1/namespaces/" + lock.Namespace + "/leases/" + lock.Name
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		proxy.ServeHTTP(sw, r)
+	kubeconfig := harness.Proxy(t, c, nil, func(r *http.Request, status int) {
 		if r.URL.Path != lease {
 			return
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		switch ok := sw.status/100 == 2; {
+		switch ok := status/100 == 2; {
 		case n.taken:
 		case r.Method == http.MethodGet && ok:
 			n.reads++
@@ -184,19 +165,7 @@ func countLeaseRequests(t *testing.T, c *cluster.Cluster) (string, *leaseRequest
 		default:
 			n.failedWrites++
 		}
-	}))
-	t.Cleanup(srv.Close)
-	kubeconfig := filepath.Join(t.TempDir(), "lease-counting-kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: proxy, cluster: {server: %q}}]
-users: [{name: proxy, user: {}}]
-contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
-current-context: proxy
-`, srv.URL)
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return kubeconfig, n
 }
 
@@ -204,57 +173,6 @@ func (n *leaseRequests) counts() (reads, failedWrites int, taken bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.reads, n.failedWrites, n.taken
-}
-
-// statusWriter keeps the status a handler answered with.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// stoppableCluster is c's kubeconfig with its apiserver reached through a tcpProxy: stopping
-// the proxy is, for the istioctl runs given it, an apiserver outage whose length the test
-// sets, without the apiserver's own restart time in it.
-func stoppableCluster(t *testing.T, c *cluster.Cluster) (string, *tcpProxy) {
-	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok || cfg.Clusters[ctx.Cluster] == nil {
-		t.Fatalf("%s: no current context", c.Kubeconfig)
-	}
-	cl := cfg.Clusters[ctx.Cluster]
-	u, err := url.Parse(cl.Server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{addr: "127.0.0.1:0", target: u.Host}
-	p.start(t)
-	t.Cleanup(p.stop)
-	cl.Server = "https://" + p.addr
-	if cl.TLSServerName == "" {
-		cl.TLSServerName = u.Hostname()
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path, p
 }
 
 // streamEvent is one line of an -o json stream, as far as the lock tests read it.

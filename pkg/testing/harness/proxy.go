@@ -79,12 +79,29 @@ func InstallWrites(reqs []string) []string {
 	return out
 }
 
-// RecordingProxy serves the cluster's API on a plain loopback address, forwarding with the
-// admin credentials and recording every request as "METHOD path?query" (with " [metadata]"
-// after a request for metadata only). It returns a
-// kubeconfig for istioctl that goes through it: what istioctl sent is then known exactly,
-// not inferred from what changed.
+// RecordingProxy serves the cluster's API on a plain loopback address (Proxy), recording
+// every request as "METHOD path?query" (with " [metadata]" after a request for metadata
+// only). It returns a kubeconfig for istioctl that goes through it: what istioctl sent is
+// then known exactly, not inferred from what changed.
 func RecordingProxy(t testing.TB, c *cluster.Cluster) (string, *RequestLog) {
+	t.Helper()
+	log := &RequestLog{}
+	// Recorded as it arrives, not when it is answered: a watch is answered when it ends.
+	kubeconfig := Proxy(t, c, func(r *http.Request) {
+		entry := r.Method + " " + r.URL.RequestURI()
+		if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata") {
+			entry += " [metadata]"
+		}
+		log.Add(entry)
+	}, nil)
+	return kubeconfig, log
+}
+
+// Proxy serves the cluster's API on a plain loopback address, forwarding with the admin
+// credentials, calling arrived (when not nil) with each request as it arrives and answered
+// (when not nil) with it and its status once it was answered. It returns a kubeconfig that
+// goes through it.
+func Proxy(t testing.TB, c *cluster.Cluster, arrived func(*http.Request), answered func(r *http.Request, status int)) string {
 	t.Helper()
 	rt, err := rest.TransportFor(c.Config)
 	if err != nil {
@@ -94,16 +111,17 @@ func RecordingProxy(t testing.TB, c *cluster.Cluster) (string, *RequestLog) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &RequestLog{}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = rt
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entry := r.Method + " " + r.URL.RequestURI()
-		if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata") {
-			entry += " [metadata]"
+		if arrived != nil {
+			arrived(r)
 		}
-		log.Add(entry)
-		proxy.ServeHTTP(w, r)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		proxy.ServeHTTP(sw, r)
+		if answered != nil {
+			answered(r, sw.status)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	kubeconfig := filepath.Join(t.TempDir(), "proxy-kubeconfig")
@@ -117,8 +135,27 @@ current-context: proxy
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig, log
+	return kubeconfig
 }
+
+// statusWriter keeps the status a handler answered with; it passes flushes on (watches).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // DryRuns are the server-side dry-run requests among reqs.
 func DryRuns(reqs []string) []string {
