@@ -38,9 +38,9 @@ func TestHealthGate(t *testing.T) {
 
 	// Read the sub-run's verbose output: each test's lines, and when each ended.
 	type result struct {
-		passed bool
-		end    time.Time
-		output []string
+		Passed bool
+		End    time.Time
+		Output []string
 	}
 	results := map[string]*result{}
 	current := ""
@@ -55,10 +55,10 @@ func TestHealthGate(t *testing.T) {
 		case strings.HasPrefix(line, "--- PASS: "), strings.HasPrefix(line, "--- FAIL: "):
 			name := strings.Fields(line)[2]
 			if r := results[name]; r != nil {
-				r.passed, r.end = strings.HasPrefix(line, "--- PASS"), time.Now()
+				r.Passed, r.End = strings.HasPrefix(line, "--- PASS"), time.Now()
 			}
 		case current != "":
-			results[current].output = append(results[current].output, line)
+			results[current].Output = append(results[current].Output, line)
 		}
 		if strings.Contains(line, "subject: using the cluster") && killed.IsZero() {
 			c.KillAPIServer(t)
@@ -73,20 +73,23 @@ func TestHealthGate(t *testing.T) {
 		t.Fatalf("the sub-run passed with its apiserver killed")
 	}
 	first := results["TestGateSubject1"]
-	if first == nil || first.passed || !strings.Contains(strings.Join(first.output, "\n"), "kube-apiserver (pid") {
+	if first == nil || first.Passed || !strings.Contains(strings.Join(first.Output, "\n"), "kube-apiserver (pid") {
 		t.Fatalf("the running test did not fail naming the dead kube-apiserver:\n%s", dump(results))
 	}
+	t.Logf("the running test's failure:\n%s", strings.Join(first.Output, "\n"))
 	for _, name := range []string{"TestGateSubject2", "TestGateSubject3"} {
 		r := results[name]
-		if r == nil || r.passed {
+		if r == nil || r.Passed {
 			t.Fatalf("%s did not fail:\n%s", name, dump(results))
 		}
-		text := strings.Join(r.output, "\n")
+		text := strings.Join(r.Output, "\n")
 		if !strings.Contains(text, "unusable for the rest of this run") || !strings.Contains(text, "kube-apiserver (pid") {
 			t.Errorf("%s does not name the cause found before it:\n%s", name, text)
 		}
-		if d := r.end.Sub(killed); d > 10*time.Second {
+		if d := r.End.Sub(killed); d > 10*time.Second {
 			t.Errorf("%s failed %s after the kill, want at most 10s", name, d.Round(time.Millisecond))
+		} else {
+			t.Logf("%s failed %s after the kill: %s", name, d.Round(time.Millisecond), firstLine(text))
 		}
 	}
 }
@@ -122,4 +125,9 @@ func subject(t *testing.T) {
 	if os.Getenv(envGateSubject) == "" {
 		t.Skip("a subject of TestHealthGate's sub-run")
 	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
 }

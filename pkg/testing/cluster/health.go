@@ -214,7 +214,8 @@ func lastN(lines []string, n int) []string {
 
 func indent(lines []string) string { return "  " + strings.Join(lines, "\n  ") }
 
+// firstLine is the cause's first line, without the colon that leads to a log tail.
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
-	return l
+	return strings.TrimSuffix(strings.TrimSuffix(l, "; the end of its log:"), ":")
 }

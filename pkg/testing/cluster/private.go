@@ -57,7 +57,7 @@ func StartPrivate(t testing.TB) *Cluster {
 
 // recordedPID reads a component's pid and binary as up.sh recorded them.
 func (c *Cluster) recordedPID(component string) (int, string, error) {
-	b, err := os.ReadFile(filepath.Join(c.state, "pids", component+".pid"))
+	b, err := os.ReadFile(filepath.Join(c.stateDir(), "pids", component+".pid"))
 	if err != nil {
 		return 0, "", err
 	}
