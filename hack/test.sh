@@ -34,6 +34,7 @@ export CGO_ENABLED=0 GOFLAGS="-trimpath ${GOFLAGS:-}"
 
 if [ "${2:-}" != "--inside" ]; then
 	start=$SECONDS
+	export TEST_STARTED=$(date +%s)
 	# Each first build fills its own cache under a lock; the module downloads and the
 	# builds of different modules overlap.
 	go mod download &
@@ -117,6 +118,7 @@ cleanup() {
 	[ ! -d "$tmp/bed" ] || STATE=$tmp/bed "$root/hack/kube/bed-down.sh" || true
 	[ ! -d "$STATE" ] || "$root/hack/kube/down.sh" || true
 	rm -rf "$tmp"
+	log "the $tier tier took $(($(date +%s) - TEST_STARTED)) s in all (exit $rc)"
 	exit $rc
 }
 trap cleanup EXIT
