@@ -9,23 +9,12 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/testing/rendertest"
 )
 
 func remoteEnv(t *testing.T, sets ...string) *Env {
 	t.Helper()
-	res, err := spec.Resolve(spec.Options{Sets: append([]string{"profile=remote"}, sets...)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := render.NewRenderer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, _, err := r.Render(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ms := rendertest.Sets(t, append([]string{"profile=remote"}, sets...)...)
 	return &Env{Manifests: ms, External: external.FromSpec(res.IOP)}
 }
 

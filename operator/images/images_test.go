@@ -9,22 +9,12 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/testing/rendertest"
 )
 
 func specImages(t *testing.T, sets ...string) []Image {
 	t.Helper()
-	res, err := spec.Resolve(spec.Options{Sets: sets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := render.NewRenderer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, _, err := r.Render(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ms := rendertest.Sets(t, sets...)
 	list, err := FromManifests(res.Tree, ms)
 	if err != nil {
 		t.Fatal(err)

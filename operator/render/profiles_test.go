@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fingerprint"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/rendertest"
 )
 
 // cases are the renders checked against upstream and kept as golden files.
@@ -39,18 +40,7 @@ var cases = []struct {
 
 func renderSets(t *testing.T, sets []string) []*unstructured.Unstructured {
 	t.Helper()
-	res, err := spec.Resolve(spec.Options{Sets: sets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := render.NewRenderer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, _, err := r.Render(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ms := rendertest.Sets(t, sets...)
 	return render.All(ms)
 }
 

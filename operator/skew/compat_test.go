@@ -13,8 +13,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/skew"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+	"github.com/istioctl-installer/istioctl/pkg/testing/rendertest"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -97,18 +97,7 @@ func TestOfferedRendersOldBehaviour(t *testing.T) {
 
 func renderWith(t *testing.T, sets ...string) map[string]*unstructured.Unstructured {
 	t.Helper()
-	res, err := spec.Resolve(spec.Options{Sets: sets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := render.NewRenderer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, _, err := r.Render(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ms := rendertest.Sets(t, sets...)
 	out := map[string]*unstructured.Unstructured{}
 	for _, o := range render.All(ms) {
 		out[fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())] = o

@@ -1,0 +1,29 @@
+// Package rendertest resolves a spec from --set flags and renders it, for the unit tests of
+// the packages that judge rendered objects (images, check, skew, render itself).
+package rendertest
+
+import (
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/spec"
+)
+
+// Sets resolves sets (as --set flags) and renders every component of the result with the
+// embedded charts, failing the test on an error.
+func Sets(t testing.TB, sets ...string) (*spec.Resolved, []render.Manifest) {
+	t.Helper()
+	res, err := spec.Resolve(spec.Options{Sets: sets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := render.NewRenderer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := r.Render(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ms
+}
