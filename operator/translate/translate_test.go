@@ -5,24 +5,13 @@ import (
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/operator/render"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/translate"
+	"github.com/istioctl-installer/istioctl/pkg/testing/rendertest"
 )
 
 func releases(t *testing.T, sets ...string) ([]translate.Release, *render.Renderer) {
 	t.Helper()
-	res, err := spec.Resolve(spec.Options{Sets: sets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := render.NewRenderer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifests, _, err := r.Render(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, r, manifests := rendertest.SetsWith(t, sets...)
 	rels, err := translate.Translate(r, res, manifests)
 	if err != nil {
 		t.Fatal(err)

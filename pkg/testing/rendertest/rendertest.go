@@ -13,6 +13,13 @@ import (
 // embedded charts, failing the test on an error.
 func Sets(t testing.TB, sets ...string) (*spec.Resolved, []render.Manifest) {
 	t.Helper()
+	res, _, ms := SetsWith(t, sets...)
+	return res, ms
+}
+
+// SetsWith is Sets that also returns the renderer, for tests that render more with it.
+func SetsWith(t testing.TB, sets ...string) (*spec.Resolved, *render.Renderer, []render.Manifest) {
+	t.Helper()
 	res, err := spec.Resolve(spec.Options{Sets: sets})
 	if err != nil {
 		t.Fatal(err)
@@ -25,5 +32,5 @@ func Sets(t testing.TB, sets ...string) (*spec.Resolved, []render.Manifest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, ms
+	return res, r, ms
 }
