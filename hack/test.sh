@@ -9,10 +9,12 @@
 # script keeps no list of test names. Outside the sandbox it downloads modules, builds the
 # cluster binaries (cached per machine) and links each test binary once; then it re-runs
 # itself in a network namespace that has only loopback and runs the binaries there, one
-# package at a time, printing each test's result and seconds as it ends (hack/testfmt).
+# package at a time per lane (make test: two lanes, each with a shared cluster of its own),
+# printing each test's result and seconds as it ends (hack/testfmt).
 #
 # Knobs: RUN (a -run regexp), PKGS (package patterns, default ./...), TEST_TIMEOUT (per test
-# binary, default 40m), TEST_RESULTS (where a failed run's go test -json is kept).
+# binary, default 40m), TEST_RESULTS (where a failed run's go test -json is kept),
+# TEST_LANES (make test's lanes, default 2).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,7 +63,12 @@ if [ "${2:-}" != "--inside" ]; then
 	[ "$tier" != test ] || go vet ./...
 	# Each test binary is linked once, here, and run as it is inside the sandbox.
 	go test -c -o "$bins/" $(printf '%s\n' "${pkgs[@]}" | cut -d' ' -f1)
-	printf '%s\n' "${pkgs[@]}" >"$bins/packages"
+	# The queue the lanes take packages from, heaviest first: by the tests that ask for a
+	# cluster (what takes the time), so the longest package starts at once.
+	for p in "${pkgs[@]}"; do
+		read -r _ dir <<<"$p"
+		echo "$(cat "$dir"/*_test.go | grep -c 'cluster\.\(Get\|GetBed\|StartPrivate\)' || true) $p"
+	done | sort -rn -s -k1,1 | cut -d' ' -f2- >"$bins/packages"
 	if [ "$tier" = test ] && [ -z "${PKGS:-}" ]; then
 		# The CRD generator, a module of its own (tools/crdgen): its tests with the rest.
 		(cd tools/crdgen && go mod download && go test -c -o "$bins/crdgen.test" .)
@@ -87,8 +94,15 @@ ip link set lo up
 echo "45000 65535" >/proc/sys/net/ipv4/ip_local_port_range ||
 	log "could not move the ephemeral port range (clusters may meet a port a client took)"
 tmp=$(mktemp -d /tmp/istioctl-test.XXXXXX)
-export STATE=$tmp/cluster
 bins=$TEST_BIN_DIR
+# Lanes: make test runs its packages in TEST_LANES (2) lanes side by side, each lane with a
+# shared cluster of its own (its own ports and service range), taking the next package from
+# one queue when its last one ends; within a lane, one package at a time, since a package's
+# tests share the lane's cluster and install and purge cluster-wide objects (CRDs,
+# webhooks). Much of a cluster test is waiting (rollouts, watches, istiod's start), which
+# the other lane fills. make e2e runs one lane: its beds and private clusters are large.
+lanes=1
+[ "$tier" != test ] || lanes=${TEST_LANES:-2}
 # report STATE NAME: after a failed run, what a cluster's state says went wrong before it
 # goes: the real istiods that exited (and their last lines), and the components that are no
 # longer running (and the end of their logs).
@@ -110,13 +124,17 @@ report() {
 cleanup() {
 	local rc=$? st
 	if [ $rc != 0 ]; then
-		[ ! -d "$STATE" ] || report "$STATE" "the shared cluster"
+		for st in "$tmp"/cluster-*; do
+			[ ! -d "$st" ] || report "$st" "shared cluster $(basename "$st")"
+		done
 		for st in "$tmp"/bed/cluster-*; do
 			[ ! -d "$st" ] || report "$st" "bed $(basename "$st")"
 		done
 	fi
 	[ ! -d "$tmp/bed" ] || STATE=$tmp/bed "$root/hack/kube/bed-down.sh" || true
-	[ ! -d "$STATE" ] || "$root/hack/kube/down.sh" || true
+	for st in "$tmp"/cluster-*; do
+		[ ! -d "$st" ] || STATE=$st "$root/hack/kube/down.sh" || true
+	done
 	rm -rf "$tmp"
 	log "the $tier tier took $(($(date +%s) - TEST_STARTED)) s in all (exit $rc)"
 	exit $rc
@@ -130,9 +148,15 @@ export HOME=$tmp/home TMPDIR=$tmp/tmp
 mkdir -p "$HOME" "$TMPDIR"
 export ISTIOCTL_TEST_TIER=$tier
 if [ "$tier" = test ]; then
-	# ISTIOCTL_TEST_REAL_ISTIOD=0 runs the bed without a real istiod (the tests that need one fail).
-	REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} "$root/hack/kube/up.sh" >/dev/null
-	export ISTIOCTL_TEST_KUBECONFIG=$STATE/kubeconfig KUBECACHEDIR=$STATE/kubecache
+	# ISTIOCTL_TEST_REAL_ISTIOD=0 runs the clusters without a real istiod (the tests that
+	# need one fail). Each lane's cluster takes a port block of its own.
+	ups=()
+	for i in $(seq "$lanes"); do
+		STATE=$tmp/cluster-$i PORT_BASE=$((26000 + 1000 * (i - 1))) REAL_ISTIOD=${ISTIOCTL_TEST_REAL_ISTIOD:-1} \
+			"$root/hack/kube/up.sh" >/dev/null &
+		ups+=($!)
+	done
+	for pid in "${ups[@]}"; do wait "$pid"; done
 fi
 export ISTIOCTL_TEST_BED=$tmp/bed ISTIOCTL_TEST_BED_OWNER=$$
 # Every install a test runs waits at most 2 minutes for readiness unless it says otherwise:
@@ -142,24 +166,41 @@ unset KUBECONFIG
 # Nothing may be fetched from here on: there is no network, and there must be no need.
 export GOPROXY=off GOFLAGS="$GOFLAGS -mod=readonly"
 
-# One package at a time: the packages share the cluster, and some install and purge
-# cluster-wide objects (CRDs, webhooks). The limit per test binary is a safety net for a
-# hung test, not the budget.
-run_all() {
-	local pkg dir name rc=0
-	while read -r pkg dir; do
+# next prints the next package of the queue ("import-path dir") and takes it off, or
+# nothing when the queue is empty.
+queue=$tmp/queue
+cp "$bins/packages" "$queue"
+next() {
+	flock "$queue.lock" bash -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$queue"
+}
+# lane I runs packages from the queue on cluster I until the queue is empty. The limit per
+# test binary is a safety net for a hung test, not the budget.
+lane() {
+	local i=$1 pkg dir name rc=0
+	if [ "$tier" = test ]; then
+		export ISTIOCTL_TEST_KUBECONFIG=$tmp/cluster-$i/kubeconfig KUBECACHEDIR=$tmp/cluster-$i/kubecache
+	fi
+	while read -r pkg dir < <(next) && [ -n "$pkg" ]; do
 		name=${pkg##*/}.test
 		[ -x "$bins/$name" ] || continue
 		(cd "$dir" && go tool test2json -t -p "$pkg" "$bins/$name" -test.v=test2json -test.count=1 \
 			-test.timeout="${TEST_TIMEOUT:-40m}" ${RUN:+-test.run="$RUN"} </dev/null) || rc=1
-	done <"$bins/packages"
+	done
 	return $rc
 }
 results=${TEST_RESULTS:-$root/.test-results}
 mkdir -p "$results"
-log "running the $tier tier's tests"
+log "running the $tier tier's tests in $lanes lane(s)"
 rc=0
-run_all | "$bins/testfmt" -json "$results/$tier-$(date +%Y%m%d-%H%M%S).json" -keep-on-failure || rc=$?
+streams=() running=()
+for i in $(seq "$lanes"); do
+	mkfifo "$tmp/lane-$i"
+	streams+=("$tmp/lane-$i")
+	lane "$i" >"$tmp/lane-$i" 2>&1 &
+	running+=($!)
+done
+"$bins/testfmt" -json "$results/$tier-$(date +%Y%m%d-%H%M%S).json" -keep-on-failure "${streams[@]}" || rc=$?
+for pid in "${running[@]}"; do wait "$pid" || rc=1; done
 if [ "$tier" = e2e ] && [ -z "${RUN:-}" ]; then
 	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
 	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}" || rc=1

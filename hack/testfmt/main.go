@@ -1,5 +1,6 @@
-// Command testfmt formats the event stream of `go test -json`, read from stdin, for a long
-// test run that is watched live:
+// Command testfmt formats the event stream of `go test -json`, read from stdin (or from the
+// files named as arguments, read side by side: the streams of test binaries that run at the
+// same time, such as named pipes), for a long test run that is watched live:
 //
 //	go test -json -p 1 -timeout 40m ./... 2>&1 | go run ./hack/testfmt -json /tmp/test.json -keep-on-failure
 //
@@ -24,6 +25,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -301,9 +303,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || (*keep && *jsonFile == "") {
-		fmt.Fprintln(stderr, "usage: go test -json ... | testfmt [-json FILE [-keep-on-failure]] [-slowest N]")
+	if *keep && *jsonFile == "" {
+		fmt.Fprintln(stderr, "usage: go test -json ... | testfmt [-json FILE [-keep-on-failure]] [-slowest N] [STREAM...]")
 		return 2
+	}
+	inputs := []io.Reader{stdin}
+	if fs.NArg() > 0 {
+		inputs = nil
+		for _, name := range fs.Args() {
+			r, err := os.Open(name)
+			if err != nil {
+				fmt.Fprintln(stderr, "testfmt:", err)
+				return 2
+			}
+			defer r.Close()
+			inputs = append(inputs, r)
+		}
 	}
 	var raw *os.File
 	if *jsonFile != "" {
@@ -315,27 +330,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	f := &formatter{out: stdout, pkgs: map[string]*pkg{}}
-	in := bufio.NewReader(stdin)
-	for {
-		line, err := in.ReadBytes('\n') // no line length limit, unlike bufio.Scanner
-		if len(line) > 0 {
-			if raw != nil {
-				// Unbuffered, so the file is whole up to the last line even if we are killed.
-				raw.Write(append(bytes.TrimSuffix(line, []byte("\n")), '\n'))
-			}
-			var e event
-			if json.Unmarshal(line, &e) != nil || e.Action == "" || e.Package+e.ImportPath == "" {
-				f.line(string(line)) // e.g. go test's own errors before the JSON starts
-			} else {
-				f.event(e)
-			}
+	for l := range merged(inputs) {
+		if l.err != nil {
+			fmt.Fprintln(stderr, "testfmt: reading the input:", l.err)
+			f.anyFail = true
+			continue
 		}
-		if err != nil {
-			if err != io.EOF {
-				fmt.Fprintln(stderr, "testfmt: reading stdin:", err)
-				f.anyFail = true
-			}
-			break
+		line := l.text
+		if raw != nil {
+			// Unbuffered, so the file is whole up to the last line even if we are killed.
+			raw.Write(append(bytes.TrimSuffix(line, []byte("\n")), '\n'))
+		}
+		var e event
+		if json.Unmarshal(line, &e) != nil || e.Action == "" || e.Package+e.ImportPath == "" {
+			f.line(string(line)) // e.g. go test's own errors before the JSON starts
+		} else {
+			f.event(e)
 		}
 	}
 	code := f.finish(*slowest)
@@ -349,6 +359,41 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// line is one line of an input, or the error that ended it.
+type line struct {
+	text []byte
+	err  error
+}
+
+// merged reads the inputs side by side and yields their lines whole, in the order they
+// arrive, until every input has ended. The events of one test binary come from one input,
+// so their order is kept.
+func merged(inputs []io.Reader) <-chan line {
+	out := make(chan line)
+	var wg sync.WaitGroup
+	for _, r := range inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := bufio.NewReader(r)
+			for {
+				text, err := in.ReadBytes('\n') // no line length limit, unlike bufio.Scanner
+				if len(text) > 0 {
+					out <- line{text: text}
+				}
+				if err != nil {
+					if err != io.EOF {
+						out <- line{err: err}
+					}
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(out) }()
+	return out
 }
 
 func main() {

@@ -275,3 +275,32 @@ func TestUsage(t *testing.T) {
 		t.Errorf("-keep-on-failure without -json: exit %d, want 2", code)
 	}
 }
+
+// Two streams named as arguments (the test binaries of two lanes) are read side by side:
+// each package's result is what its own stream says, and the summary counts both.
+func TestStreamsSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := os.WriteFile(a, []byte(allPass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(failSub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{a, b}, strings.NewReader(""), &stdout, &stderr); code != 1 {
+		t.Errorf("exit %d, want 1 (a test of the second stream failed)\n%s%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"--- PASS  12.3s  operator/skew  TestCompat", "--- FAIL  60.1s  pkg/cmd  TestInstall", "ok   operator/skew  13.1s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "3 passed, 1 failed, 0 skipped") {
+		t.Errorf("the summary does not count both streams:\n%s", out)
+	}
+	if code := run([]string{filepath.Join(dir, "missing")}, strings.NewReader(""), &stdout, &stderr); code != 2 {
+		t.Errorf("a stream that cannot be opened: exit %d, want 2", code)
+	}
+}

@@ -353,19 +353,20 @@ func TestLockCost(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Second) // about 8 renewals at the short retry period
-		renewals := held.Renewals()
-		before := n.n.Load()
 		t1 := time.Now()
 		if err := held.Release(); err != nil {
 			t.Fatal(err)
 		}
 		release := time.Since(t1)
-		releaseRequests := n.n.Load() - before
+		// Counted once the renewal has stopped (Release waits for it): a renewal may land
+		// between any two reads made before. A write the apiserver did not answer in time
+		// (a busy machine) is one more request, and the one that follows it is counted too.
+		renewals, failed := held.Renewals(), n.failedWrites.Load()
 		total, reads := n.n.Load(), n.reads.Load()
 		// Taking it: one read and one write; each renewal one write (client-go renews once
 		// at once after taking it); releasing it: one write.
-		if reads != 1 || releaseRequests != 1 || total != int64(3+renewals) {
-			t.Errorf("%s: %d requests (%d reads) with %d renewals, %d to release; want 3 + renewals, 1 read, 1 to release", start, total, reads, renewals, releaseRequests)
+		if reads != 1 || total != int64(3+renewals)+failed {
+			t.Errorf("%s: %d requests (%d reads, %d failed writes) with %d renewals; want 3 + renewals + failed writes, 1 read", start, total, reads, failed, renewals)
 		}
 		// The time is logged, not asserted: a target lives in make bench, not in a timed test.
 		t.Logf("lock cost (%s): %d requests = 3 + 1 per renewal (%d renewals); take %v + release %v = %v",
