@@ -1,35 +1,16 @@
 package cmd_test
 
 import (
-	"context"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
-
-// faultRuns is how many faults a fault test injects: 5, or ISTIOCTL_FAULT_RUNS.
-func faultRuns(t *testing.T) int {
-	if v := os.Getenv("ISTIOCTL_FAULT_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("ISTIOCTL_FAULT_RUNS=%q: want a positive number", v)
-		}
-		return n
-	}
-	return 5
-}
 
 // TestInterruptE2E sends SIGINT to install and uninstall at random points. Each stopped run
 // must exit 130 (or 0 when it finished first) without leaving a webhook with failurePolicy
@@ -77,7 +58,7 @@ func TestInterruptE2E(t *testing.T) {
 		return out
 	}
 
-	for i := range faultRuns(t) {
+	for i := range harness.FaultRuns(t, 5) {
 		args := []string{"install", "-y", "--set", "profile=demo"}
 		if i%2 == 1 {
 			args = append(args, "-o", "json")
@@ -103,7 +84,7 @@ func TestInterruptE2E(t *testing.T) {
 		default:
 			t.Fatalf("run %d: install exit %d after SIGINT, want 130 or 0:\n%s", i, code, out)
 		}
-		noDanglingWebhooks(t, c)
+		harness.NoStuckWebhooks(t, c, ownership.LabelComponent)
 		if out := mustRun("install", "-y", "--set", "profile=demo"); !strings.Contains(out, "✔ Installation complete") {
 			t.Fatalf("run %d: the install after the interrupted one:\n%s", i, out)
 		}
@@ -113,54 +94,7 @@ func TestInterruptE2E(t *testing.T) {
 		if code != 0 && code != 130 {
 			t.Fatalf("run %d: uninstall exit %d after SIGINT, want 130 or 0:\n%s", i, code, out)
 		}
-		noDanglingWebhooks(t, c)
+		harness.NoStuckWebhooks(t, c, ownership.LabelComponent)
 		mustRun("uninstall", "--purge", "-y")
-	}
-}
-
-var webhookGVRs = []schema.GroupVersionResource{
-	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
-	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
-}
-
-// noDanglingWebhooks fails when a webhook of ours with failurePolicy Fail calls a Service
-// that has no ready endpoint: every API request it intercepts would fail.
-func noDanglingWebhooks(t *testing.T, c *cluster.Cluster) {
-	t.Helper()
-	ctx := context.Background()
-	for _, gvr := range webhookGVRs {
-		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: ownership.LabelComponent})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, wh := range list.Items {
-			hooks, _, _ := unstructured.NestedSlice(wh.Object, "webhooks")
-			for _, h := range hooks {
-				m := h.(map[string]any)
-				if m["failurePolicy"] != "Fail" {
-					continue
-				}
-				svc, ok, _ := unstructured.NestedStringMap(m, "clientConfig", "service")
-				if !ok {
-					continue
-				}
-				slices, err := c.Kube.DiscoveryV1().EndpointSlices(svc["namespace"]).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc["name"]})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ready := false
-				for _, s := range slices.Items {
-					for _, ep := range s.Endpoints {
-						if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
-							ready = true
-						}
-					}
-				}
-				if !ready {
-					t.Errorf("%s %s: webhook %v has failurePolicy Fail and calls %s/%s, which has no ready endpoint",
-						gvr.Resource, wh.GetName(), m["name"], svc["namespace"], svc["name"])
-				}
-			}
-		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,7 +90,7 @@ func TestWriteLockE2E(t *testing.T) {
 		if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(context.Background(), "istiod-canary", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("istiod-canary after its uninstall: %v", err)
 		}
-		for id, o := range objectsOf(t, c) {
+		for id, o := range harness.Objects(t, c) {
 			if l := o.GetLabels(); l[ownership.LabelRevision] == "canary" && l[ownership.LabelComponent] != "" && o.GetKind() != "CustomResourceDefinition" {
 				t.Errorf("%s of revision canary survived its uninstall", id)
 			}
@@ -364,10 +363,7 @@ func TestWriteLockE2E(t *testing.T) {
 // their -o json streams); the waiter takes the lock over and converges.
 // ISTIOCTL_FAULT_RUNS sets how many outages (default 2).
 func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
-	runs := 2
-	if os.Getenv(EnvFaultRuns) != "" {
-		runs = faultRuns(t)
-	}
+	runs := harness.FaultRuns(t, 2)
 	c := cluster.Get(t)
 	bin := harness.BuildIstioctl(t, "")
 	t.Setenv("HOME", t.TempDir())

@@ -39,27 +39,38 @@ var SnapshotKinds = append([]schema.GroupVersionKind{
 func ObjectVersions(t testing.TB, c *cluster.Cluster) map[string]string {
 	t.Helper()
 	Settled(t, c)
+	out := map[string]string{}
+	for id, o := range Objects(t, c) {
+		if o.GetLabels()["endpointslice.kubernetes.io/managed-by"] == "endpointslice-controller.k8s.io" {
+			continue // the controller's own, rewritten whenever a pod's readiness moves
+		}
+		if IstiodsOwn(o) {
+			continue // its leader elections renew every few seconds
+		}
+		out[id] = contentHash(t, o)
+	}
+	return out
+}
+
+// Objects lists every object of SnapshotKinds in the cluster (all namespaces, any labels)
+// by Kind/namespace/name, but install records (operator/history: trimmed to the newest
+// ones by design).
+func Objects(t testing.TB, c *cluster.Cluster) map[string]*unstructured.Unstructured {
+	t.Helper()
 	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
+	out := map[string]*unstructured.Unstructured{}
 	for _, gvk := range SnapshotKinds {
 		items, err := client.List(context.Background(), gvk, "")
 		if err != nil {
 			t.Fatalf("listing %s: %v", gvk.Kind, err)
 		}
-		for _, o := range items {
-			if o.GetLabels()[history.LabelRecord] == "true" {
-				continue
+		for i := range items {
+			if o := &items[i]; o.GetLabels()[history.LabelRecord] != "true" {
+				out[gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = o
 			}
-			if o.GetLabels()["endpointslice.kubernetes.io/managed-by"] == "endpointslice-controller.k8s.io" {
-				continue // the controller's own, rewritten whenever a pod's readiness moves
-			}
-			if IstiodsOwn(&o) {
-				continue // its leader elections renew every few seconds
-			}
-			out[gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = contentHash(t, &o)
 		}
 	}
 	return out
