@@ -26,11 +26,13 @@ import (
 // The cluster lock's Lease, as docs/install.md names it.
 const lockNamespace, lockName = "kube-system", "istioctl-lock"
 
-// shortLock is config(c) with lock periods short enough that a dead holder's lease
-// expires in a second.
+// shortLock is config(c) with a retry period short enough that a dead holder's Lease is
+// taken over as soon as it expires (when is the Lease's own duration: deadHolder's lasts a
+// second), and a renew deadline long enough that a loaded machine's slow renewals never
+// lose the lock (700 ms did, with both cores busy).
 func shortLock(c *cluster.Cluster) *action.Config {
 	cfg := config(c)
-	cfg.Lock = &action.LockOptions{Timeout: time.Minute, LeaseDuration: time.Second, RenewDeadline: 700 * time.Millisecond, RetryPeriod: 200 * time.Millisecond}
+	cfg.Lock = &action.LockOptions{Timeout: time.Minute, LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: 200 * time.Millisecond}
 	return cfg
 }
 
