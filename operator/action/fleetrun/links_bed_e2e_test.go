@@ -16,13 +16,8 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
@@ -231,15 +226,10 @@ func linkFailures(rep *check.Report) string {
 func (l *linkRig) collectTokens() {
 	l.t.Helper()
 	for _, c := range l.bed.Clusters {
-		list, err := c.Kube.CoreV1().Secrets("istio-system").List(context.Background(), metav1.ListOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			l.t.Fatal(err)
-		}
+		toks := harness.ServiceAccountTokens(l.t, c)
 		l.mu.Lock()
-		for _, s := range list.Items {
-			if tok := s.Data[corev1.ServiceAccountTokenKey]; len(tok) > 0 {
-				l.tokens[string(tok)] = true
-			}
+		for _, tok := range toks {
+			l.tokens[tok] = true
 		}
 		l.mu.Unlock()
 	}
@@ -255,40 +245,6 @@ func (l *linkRig) linkSecret(ctx, name string) *corev1.Secret {
 	return s
 }
 
-// linkTokenOf is the bearer token in a link Secret's kubeconfig for cluster id.
-func linkTokenOf(t *testing.T, s *corev1.Secret, id string) string {
-	t.Helper()
-	cfg, err := clientcmd.Load(s.Data[id])
-	if err != nil {
-		t.Fatalf("Secret %s key %s: %v", s.Name, id, err)
-	}
-	return cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo].Token
-}
-
-// linkAuthenticates says whether token authenticates at the apiserver of c.
-func linkAuthenticates(t *testing.T, c *cluster.Cluster, token string) bool {
-	t.Helper()
-	cfg := rest.AnonymousClientConfig(c.Config)
-	cfg.BearerToken = token
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = kc.AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsUnauthorized(err) {
-		t.Fatalf("asking who the token is: %v", err)
-	}
-	return err == nil
-}
-
-// linkRevoked waits until token no longer authenticates at c: the apiserver caches a
-// token's successful authentication for a few seconds (10 s by default), so a deleted token
-// Secret revokes its token only then.
-func linkRevoked(t *testing.T, c *cluster.Cluster, token string) bool {
-	t.Helper()
-	return harness.Within(30*time.Second, time.Second, func() (bool, string) { return !linkAuthenticates(t, c, token), "" }) == nil
-}
-
 // purgeBed removes what the test installed and linked, so each run and every later test
 // of the shared bed starts clean.
 func (l *linkRig) purgeBed() {
@@ -298,20 +254,7 @@ func (l *linkRig) purgeBed() {
 		if _, err := purge.Run(context.Background(), nil); err != nil {
 			l.t.Errorf("purging %s: %v", c.Context, err)
 		}
-		ctx := context.Background()
-		secrets := c.Kube.CoreV1().Secrets("istio-system")
-		_ = secrets.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "istio/multiCluster=true"})
-		list, _ := secrets.List(ctx, metav1.ListOptions{})
-		for _, s := range list.Items {
-			if s.Type == corev1.SecretTypeServiceAccountToken {
-				_ = secrets.Delete(ctx, s.Name, metav1.DeleteOptions{})
-			}
-		}
-		_ = c.Kube.CoreV1().ServiceAccounts("istio-system").Delete(ctx, "istio-reader-service-account", metav1.DeleteOptions{})
-		_ = c.Kube.RbacV1().ClusterRoles().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{})
-		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{})
-		// A fleet's shared cacerts (a purge leaves a CA it did not declare).
-		_ = secrets.Delete(ctx, "cacerts", metav1.DeleteOptions{})
+		harness.ClearLinks(c)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // linkBrokenLinks breaks cluster-1's link to cluster-2 in each way users hit, and checks
@@ -57,7 +58,7 @@ func linkBrokenLinks(outer *testing.T, top *linkRig) {
 			if err := c2.Kube.CoreV1().Secrets("istio-system").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "install.istio.io/remote-secret-for=" + uid}); err != nil {
 				t.Fatal(err)
 			}
-			if !linkRevoked(t, c2, linkTokenOf(t, l.linkSecret("cluster-1", "istio-remote-secret-cluster-2"), "cluster-2")) {
+			if !harness.Revoked(t, c2, harness.LinkToken(t, l.linkSecret("cluster-1", "istio-remote-secret-cluster-2"), "cluster-2")) {
 				t.Fatal("the link's token still authenticates with its token Secret deleted")
 			}
 		}, relink},

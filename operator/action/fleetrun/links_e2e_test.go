@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/spec"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestLinksE2E links two clusters of the bed both ways with create-remote-secret's action
@@ -50,7 +51,7 @@ func TestLinksE2E(t *testing.T) {
 			if s.Labels["istio/multiCluster"] != "true" || s.Annotations["networking.istio.io/cluster"] != pair[1] || len(s.Data) != 1 || s.Data[pair[1]] == nil {
 				t.Errorf("Secret in %s: labels %v, annotations %v, keys %d", pair[0], s.Labels, s.Annotations, len(s.Data))
 			}
-			if !linkAuthenticates(t, l.member(pair[1]), linkTokenOf(t, s, pair[1])) {
+			if !harness.Authenticates(t, l.member(pair[1]), harness.LinkToken(t, s, pair[1])) {
 				t.Errorf("the token in %s's Secret does not authenticate at %s", pair[0], pair[1])
 			}
 		}
@@ -68,20 +69,20 @@ func TestLinksE2E(t *testing.T) {
 	t.Run("rotation", func(t *testing.T) {
 		l := l.with(t)
 		c2 := l.member("cluster-2")
-		old := linkTokenOf(t, l.linkSecret("cluster-1", "istio-remote-secret-cluster-2"), "cluster-2")
+		old := harness.LinkToken(t, l.linkSecret("cluster-1", "istio-remote-secret-cluster-2"), "cluster-2")
 		res := l.applyLink("cluster-2", "cluster-1")
 		if res.Created || len(res.Deleted) == 0 {
 			t.Errorf("a second --apply-to: created %v, deleted %v; want the Secret updated and the previous token deleted", res.Created, res.Deleted)
 		}
 		l.collectTokens()
-		fresh := linkTokenOf(t, l.linkSecret("cluster-1", "istio-remote-secret-cluster-2"), "cluster-2")
+		fresh := harness.LinkToken(t, l.linkSecret("cluster-1", "istio-remote-secret-cluster-2"), "cluster-2")
 		if fresh == old {
 			t.Fatal("the token did not change")
 		}
-		if !linkRevoked(t, c2, old) {
+		if !harness.Revoked(t, c2, old) {
 			t.Error("the old token still authenticates")
 		}
-		if !linkAuthenticates(t, c2, fresh) {
+		if !harness.Authenticates(t, c2, fresh) {
 			t.Error("the new token does not authenticate")
 		}
 		l.mustWork("cluster-1")
