@@ -11,12 +11,10 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	helmkube "helm.sh/helm/v3/pkg/kube"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
@@ -439,58 +437,6 @@ func TestExternalCACertsE2E(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestExternalPrometheusE2E: a declared Prometheus Service. Absent: precheck says what is
-// missing. Present with a ready endpoint: it passes, and the mesh config reports to it.
-func TestExternalPrometheusE2E(t *testing.T) {
-	c := cluster.Get(t)
-	t.Setenv("HOME", t.TempDir())
-	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
-	ctx := context.Background()
-	ns := c.Namespace(t)
-	spec := harness.SpecFile(t, "prom.yaml", harness.OperatorHeader+"spec:\n  profile: minimal\n  namespace: "+ns+
-		"\n  values:\n    global:\n      istioNamespace: "+ns+"\n  external:\n    prometheus:\n      service: "+ns+"/prometheus:9090\n")
-
-	out, err := x.Try("x", "precheck", "-v", "-f", spec)
-	if exitCode(err) != 1 {
-		t.Fatalf("precheck without Prometheus: %v\n%s", err, out)
-	}
-	mustContain(t, "precheck without Prometheus", out, "✘ Service/"+ns+"/prometheus: missing: spec.external.prometheus.service names it")
-
-	labels := map[string]string{"app": "prometheus"}
-	one := int32(1)
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: ns}, Spec: appsv1.DeploymentSpec{
-		Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "prometheus", Image: "prom/prometheus", Ports: []corev1.ContainerPort{{ContainerPort: 9090}}}}}}}}
-	if _, err := c.Kube.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: ns}, Spec: corev1.ServiceSpec{
-		Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 9090, TargetPort: intstr.FromInt32(9090)}}}}
-	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	out, err = x.Try("x", "precheck", "-v", "-f", spec)
-	if exitCode(err) == 1 && strings.Contains(out, "Service/"+ns+"/prometheus: no ready endpoint") {
-		harness.Eventually(t, 30*time.Second, "Prometheus's endpoint ready", func() (bool, string) { // the endpoint follows the pod
-			out, err = x.Try("x", "precheck", "-v", "-f", spec)
-			return !strings.Contains(out, "no ready endpoint"), ""
-		})
-	}
-	if err != nil {
-		t.Fatalf("precheck with Prometheus: %v\n%s", err, out)
-	}
-	mustContain(t, "precheck with Prometheus", out, "✔ Service/"+ns+"/prometheus: port 9090, 1 ready endpoint(s)",
-		"ConfigMap/"+ns+"/istio: the mesh reports metrics to Prometheus (defaultProviders.metrics: [prometheus])")
-
-	// A port the Service does not have.
-	out, err = x.Try("x", "precheck", "-v", "-f", spec, "--set", "external.prometheus.service="+ns+"/prometheus:9091")
-	if exitCode(err) != 1 {
-		t.Fatalf("precheck with a wrong port: %v\n%s", err, out)
-	}
-	mustContain(t, "precheck with a wrong port", out, "Service/"+ns+"/prometheus: has no port 9091 (it has 9090)")
 }
 
 // TestExternalTakeOwnershipE2E: an object the install renders, created by hand first. The

@@ -1,4 +1,4 @@
-package cmd_test
+package fleetrun_test
 
 import (
 	"context"
@@ -10,16 +10,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
-// remoteInjector gives cluster-3 what the remote profile renders for cluster ID cluster-3
-// that says its name without istiod: the sidecar injector, its name in the injection path,
-// and the reader ClusterRole, which may then read webhooks. The injector goes when the
-// test ends.
-func remoteInjector(t *testing.T, l *linkBed) {
+// linkRemoteInjector gives cluster-3 what the remote profile renders for cluster ID
+// cluster-3 that says its name without istiod: the sidecar injector, its name in the
+// injection path, and the reader ClusterRole, which may then read webhooks. The injector
+// goes when the test ends.
+func linkRemoteInjector(t *testing.T, l *linkRig) {
 	t.Helper()
-	out := l.must("cluster-3", "manifest", "generate", "--set", "profile=remote", "--set", "values.global.multiCluster.clusterName=cluster-3",
-		"--set", "values.istiodRemote.injectionPath=/inject/cluster/cluster-3/net/network1")
+	mg := &action.ManifestGenerate{Config: &action.Config{Version: linkVersion}, Spec: spec.Options{Sets: []string{"profile=remote",
+		"values.global.multiCluster.clusterName=cluster-3", "values.istiodRemote.injectionPath=/inject/cluster/cluster-3/net/network1"}}}
+	ms, err := mg.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(ms[0].YAML.Bytes())
 	c3 := l.member("cluster-3")
 	ctx := context.Background()
 	gvrs := map[string]schema.GroupVersionResource{
@@ -55,6 +63,6 @@ func remoteInjector(t *testing.T, l *linkBed) {
 		}
 	}
 	if applied != 2 {
-		t.Fatalf("manifest generate of the remote profile renders %d of the injector and the reader ClusterRole:\n%s", applied, out)
+		t.Fatalf("the remote profile renders %d of the injector and the reader ClusterRole:\n%s", applied, out)
 	}
 }

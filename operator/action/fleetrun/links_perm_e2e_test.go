@@ -1,9 +1,9 @@
-package cmd_test
+package fleetrun_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,54 +14,56 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
-	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
-// secretsPermission: precheck asks for get and list on Secrets in the istio namespace only
-// when the spec names the cluster, and verify-install as an identity that may read
+// linkSecretsPermission: precheck asks for get and list on Secrets in the istio namespace
+// only when the spec names the cluster, and verify-install as an identity that may read
 // everything but Secrets passes with the link checks as one warning saying so.
-func secretsPermission(t *testing.T, l *linkBed, spec []string) {
+func linkSecretsPermission(t *testing.T, l *linkRig) {
 	c1 := l.member("cluster-1")
-	asks := func(args ...string) bool {
-		var rep struct {
-			Results []struct{ Object, Message string } `json:"results"`
-		}
-		out, errOut, _ := l.istioctl("cluster-1", append([]string{"x", "precheck", "-o", "json"}, args...)...)
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("precheck -o json: %v\n%s\n%s", err, out, errOut)
+	asks := func(opts spec.Options) bool {
+		p := action.Precheck(l.config("cluster-1"))
+		p.Spec = &opts
+		res, err := p.Run(context.Background())
+		l.record(false, res, err)
+		if err != nil {
+			t.Fatalf("precheck: %v", err)
 		}
 		// One result per resource kind, the verbs you have in it.
-		for _, r := range rep.Results {
-			if r.Object == "Namespace/istio-system" && r.Message == "may get, list secrets" {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(res.Report.Results, func(r check.Result) bool {
+			return r.Object == "Namespace/istio-system" && r.Message == "may get, list secrets"
+		})
 	}
-	if !asks(spec...) {
+	if !asks(linkSpec("cluster-1")) {
 		t.Error("precheck of a spec naming its cluster does not ask for get and list on Secrets in istio-system")
 	}
-	if asks() {
+	if asks(spec.Options{}) {
 		t.Error("precheck of a spec without a cluster name asks for Secrets")
 	}
 
-	kubeconfig := noSecretsKubeconfig(t, c1)
-	out, errOut, err := harness.Run(t, append([]string{"--kubeconfig", kubeconfig, "verify-install"}, spec...)...)
-	l.record(false, out, errOut)
-	if err != nil {
-		t.Fatalf("verify-install without reading Secrets: %v\n%s\n%s", err, out, errOut)
+	cfg := l.config("cluster-1")
+	cfg.Kube = &kubeflags.Flags{Kubeconfig: linkNoSecretsKubeconfig(t, c1), Timeout: kubeflags.DefaultTimeout}
+	res := l.verify("cluster-1", cfg)
+	if res.Failed {
+		t.Errorf("verify-install without reading Secrets fails: %s", linkFailures(res.Report))
 	}
 	for _, want := range []string{"cannot read the link Secrets", "reading Secrets in the istio namespace needs get and list on secrets there"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("verify-install without reading Secrets says\n%s\nwant %q", out, want)
+		if !slices.ContainsFunc(res.Report.Results, func(r check.Result) bool {
+			return r.Severity == check.Warning && strings.Contains(r.Message+"\n"+r.Hint, want)
+		}) {
+			t.Errorf("verify-install without reading Secrets: no warning says %q: %+v", want, res.Report.Results)
 		}
 	}
 }
 
-// noSecretsKubeconfig is a kubeconfig for cluster c as a ServiceAccount that may get, list
-// and watch every resource of every API group, except Secrets.
-func noSecretsKubeconfig(t *testing.T, member *cluster.Cluster) string {
+// linkNoSecretsKubeconfig is a kubeconfig for member as a ServiceAccount that may get,
+// list and watch every resource of every API group, except Secrets.
+func linkNoSecretsKubeconfig(t *testing.T, member *cluster.Cluster) string {
 	t.Helper()
 	ctx := context.Background()
 	ns := member.Namespace(t)
@@ -87,8 +89,7 @@ func noSecretsKubeconfig(t *testing.T, member *cluster.Cluster) string {
 			}
 		}
 	}
-	rule := rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: core}
-	rules := []rbacv1.PolicyRule{rule}
+	rules := []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: core}}
 	for g := range groups {
 		rules = append(rules, rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{g}, Resources: []string{"*"}})
 	}
