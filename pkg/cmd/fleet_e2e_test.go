@@ -5,276 +5,185 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/pki"
 )
 
 const fleetExample = "../../docs/examples/fleet-3-clusters.yaml"
 
-// fleetRun runs a fleet command with the bed's kubeconfig (or another) and returns
-// stdout+stderr and the exit code.
-func (l *linkBed) fleet(kubeconfig string, args ...string) (string, int) {
-	l.t.Helper()
-	r := harness.Istioctl{T: l.t, Kubeconfig: kubeconfig}.Run(append([]string{"x", "fleet"}, args...)...)
-	errOut := r.Stderr + r.ErrorLine()
-	l.record(false, r.Stdout, errOut)
-	return r.Stdout + errOut, r.Code
-}
-
-// unreachableKubeconfig is the bed's kubeconfig with member's server at a port nothing
-// serves on loopback.
-func unreachableKubeconfig(t *testing.T, bed *cluster.Bed, member string) string {
-	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(bed.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clusters[cfg.Contexts[member].Cluster].Server = "https://127.0.0.1:1"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// TestFleetE2E: fleet precheck on the empty bed, with a member unreachable; then the bed
-// installed and linked by hand with the single-cluster commands as fleet dump says, and
-// fleet verify passing, then catching, named with its cluster, each break.
-func TestFleetE2E(t *testing.T) {
+// TestFleetCommandsE2E: what the x fleet commands print, ask and exit with on the 3-cluster
+// bed (what they do is operator/action/fleetrun's tests'): precheck's report in each format
+// and its verdict, exit 1 with a cluster unreachable; install's prompt (each cluster's plan,
+// the links) answered n writes nothing; an install stopped by a signal exits 130 saying so;
+// install's table and closing line; a second install's JSON stream as recorded; verify's
+// verdict, exit 1 naming a missing link; uninstall's closing line; no token printed.
+func TestFleetCommandsE2E(t *testing.T) {
 	bed := cluster.GetBed(t, 3)
-	l := &linkBed{t: t, bed: bed, seen: &seen{allowed: map[int]bool{}, tokens: map[string]bool{}}}
-	l.purgeBed()
-	t.Cleanup(l.purgeBed)
-
-	t.Run("precheck on the empty bed", func(t *testing.T) {
-		l := l.with(t)
-		out, code := l.fleet(bed.Kubeconfig, "precheck", "-v", "-f", fleetExample)
-		if code != 0 {
-			t.Fatalf("fleet precheck: exit %d\n%s", code, out)
-		}
-		for _, want := range []string{"cluster cluster-1: ", "cluster cluster-2: ", "cluster cluster-3: ", "Across clusters", "Links of the fleet",
-			"Secret/istio-system/istio-remote-secret-cluster-3 in cluster cluster-2: is free", "No issues found when checking the clusters of the fleet"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("fleet precheck says\n%s\nwant %q", out, want)
-			}
-		}
-		for format, want := range map[string]string{"junit": "<testsuite", "yaml": "command: fleet precheck"} {
-			out, code := l.fleet(bed.Kubeconfig, "precheck", "-f", fleetExample, "-o", format)
-			if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "cluster cluster-3: ") {
-				t.Errorf("fleet precheck -o %s: exit %d\n%s", format, code, out)
-			}
-		}
-	})
-
-	t.Run("precheck with a cluster unreachable", func(t *testing.T) {
-		l := l.with(t)
-		kc := unreachableKubeconfig(t, bed, "cluster-2")
-		out, code := l.fleet(kc, "precheck", "-f", fleetExample, "-o", "json")
-		if code != 1 {
-			t.Fatalf("fleet precheck: exit %d, want 1\n%s", code, out)
-		}
-		var rep struct {
-			Results []struct {
-				Check, Section, Object, Message, Severity string
-				Passed                                    bool
-			}
-		}
-		if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &rep); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		failed, passed := map[string]bool{}, map[string]bool{}
-		for _, r := range rep.Results {
-			sec, _, _ := strings.Cut(r.Section, ": ")
-			if r.Passed || r.Severity == "info" { // a note fails nothing
-				passed[sec] = true
-				continue
-			}
-			failed[sec] = true
-			if sec == "cluster cluster-2" && (r.Check != "cluster-reachable" || !strings.Contains(r.Message, "cannot reach it through context cluster-2")) {
-				t.Errorf("cluster-2's failure: %+v", r)
-			}
-		}
-		if !failed["cluster cluster-2"] || failed["cluster cluster-1"] || failed["cluster cluster-3"] || !passed["cluster cluster-1"] || !passed["cluster cluster-3"] {
-			t.Errorf("failed sections %v, passed %v: want cluster-2 failed and cluster-1 and -3 checked and passing\n%s", failed, passed, out)
-		}
-	})
-
-	// Install and link by hand, as the dump says.
-	var dump struct {
-		Clusters []struct {
-			Name, Context string
-			IstioOperator map[string]any
-		}
-		Links []struct{ Command string }
+	file := fleetWithCA(t, pki.New(t, pki.Valid))
+	var outs []string
+	fleet := func(kubeconfig string, args ...string) (string, int) {
+		t.Helper()
+		r := harness.Istioctl{T: t, Kubeconfig: kubeconfig}.Run(append([]string{"x", "fleet"}, args...)...)
+		outs = append(outs, r.Stdout, r.Stderr)
+		return r.Stdout + r.Stderr + r.ErrorLine(), r.Code
 	}
-	if out, code := l.fleet(bed.Kubeconfig, "dump", "-f", fleetExample, "-o", "json"); code != 0 || json.Unmarshal([]byte(out), &dump) != nil {
-		t.Fatalf("fleet dump: exit %d\n%s", code, out)
-	}
-	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]string, len(dump.Clusters))
-	for i, c := range dump.Clusters {
-		b, err := yaml.Marshal(c.IstioOperator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := filepath.Join(t.TempDir(), c.Name+".yaml")
-		if err := os.WriteFile(spec, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, errOut, err := harness.Run(t, "--kubeconfig", bed.Kubeconfig, "--context", c.Context, "install", "-y", "-f", spec)
-			if err != nil {
-				errs[i] = c.Name + ": " + err.Error() + "\n" + out + errOut
-			}
-		}()
-	}
-	wg.Wait()
-	for _, e := range errs {
-		if e != "" {
-			t.Fatalf("install: %s", e)
+	purge := func() {
+		if out, code := fleet(bed.Kubeconfig, "uninstall", "-f", file, "-y", "--purge"); code != 0 {
+			t.Errorf("fleet uninstall --purge: exit %d\n%s", code, out)
 		}
 	}
-	t.Logf("installed 3 clusters in %v", time.Since(start))
-	link := func(l *linkBed, command string) {
-		args := strings.Fields(strings.TrimPrefix(command, "istioctl "))
-		// create-remote-secret --context X ...: the link helper passes the context itself.
-		ctx, rest := args[2], append([]string{args[0]}, args[3:]...)
-		l.must(ctx, rest...)
-	}
-	for _, ln := range dump.Links {
-		link(l, ln.Command)
-	}
-	l.collectTokens()
-
-	t.Run("verify passes", func(t *testing.T) {
-		l := l.with(t)
-		out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample)
-		if code != 0 {
-			t.Fatalf("fleet verify: exit %d\n%s", code, out)
+	purge()
+	t.Cleanup(purge)
+	says := func(what, out string, code, wantCode int, wants ...string) {
+		t.Helper()
+		if code != wantCode {
+			t.Errorf("%s: exit %d, want %d\n%s", what, code, wantCode, out)
 		}
-		for _, want := range []string{"cluster cluster-1: Link to cluster-3", "cluster cluster-2: Link to cluster-1",
-			"Secret/istio-system/istio-remote-secret-cluster-1 in cluster cluster-2: is there", "Every cluster of the fleet is installed, verified and linked"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("fleet verify says\n%s\nwant %q", out, want)
-			}
-		}
-	})
-
-	ctx := context.Background()
-	c1, c2 := l.member("cluster-1"), l.member("cluster-2")
-	for _, tc := range []struct {
-		name string
-		// want are what the report must say, each in the section of the cluster named.
-		want         []string
-		kubeconfig   func(t *testing.T) string
-		breakIt, fix func(t *testing.T, l *linkBed)
-	}{
-		{name: "a link missing", want: []string{"Secret/istio-system/istio-remote-secret-cluster-3 in cluster cluster-1: is missing"},
-			breakIt: func(t *testing.T, l *linkBed) {
-				if err := c1.Kube.CoreV1().Secrets("istio-system").Delete(ctx, "istio-remote-secret-cluster-3", metav1.DeleteOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			},
-			fix: func(t *testing.T, l *linkBed) {
-				link(l, "istioctl create-remote-secret --context cluster-3 --name cluster-3 --apply-to cluster-1")
-			}},
-		{name: "a reader binding removed", want: []string{"cluster cluster-1: Link to cluster-2", "may do none of the"},
-			breakIt: func(t *testing.T, l *linkBed) {
-				if err := c2.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, "istio-reader-clusterrole-istio-system", metav1.DeleteOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			},
-			fix: func(t *testing.T, l *linkBed) {
-				link(l, "istioctl create-remote-secret --context cluster-2 --name cluster-2 --apply-to cluster-1")
-			}},
-		{name: "a link with the wrong cluster ID", want: []string{"cluster cluster-1: Link to cluster-x", `that cluster calls itself "cluster-2"`},
-			breakIt: func(t *testing.T, l *linkBed) {
-				link(l, "istioctl create-remote-secret --context cluster-2 --name cluster-x --apply-to cluster-1")
-			},
-			fix: func(t *testing.T, l *linkBed) {
-				if err := c1.Kube.CoreV1().Secrets("istio-system").Delete(ctx, "istio-remote-secret-cluster-x", metav1.DeleteOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}},
-		{name: "a cluster that calls itself otherwise", want: []string{"cluster cluster-2: Drift from the spec", "CLUSTER_ID", "cluster cluster-1: Link to cluster-2", `that cluster calls itself "cluster-9"`},
-			breakIt: func(t *testing.T, l *linkBed) { setClusterID(t, c2, "cluster-9") },
-			fix:     func(t *testing.T, l *linkBed) { setClusterID(t, c2, "cluster-2") }},
-		{name: "a cluster unreachable", want: []string{"cluster cluster-3: Cluster", "cannot reach it through context cluster-3", "cluster cluster-1: ", "cluster cluster-2: "},
-			kubeconfig: func(t *testing.T) string { return unreachableKubeconfig(t, bed, "cluster-3") }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := l.with(t)
-			kc := bed.Kubeconfig
-			if tc.kubeconfig != nil {
-				kc = tc.kubeconfig(t)
-			}
-			if tc.breakIt != nil {
-				tc.breakIt(t, l)
-			}
-			out, code := l.fleet(kc, "verify", "-f", fleetExample)
-			if code != 1 {
-				t.Errorf("fleet verify: exit %d, want 1\n%s", code, out)
-			}
-			for _, want := range tc.want {
-				if !strings.Contains(out, want) {
-					t.Errorf("fleet verify says\n%s\nwant %q", out, want)
-				}
-			}
-			if tc.fix != nil {
-				tc.fix(t, l)
-				l.collectTokens()
-			}
-			if out, code := l.fleet(bed.Kubeconfig, "verify", "-f", fleetExample); code != 0 {
-				t.Fatalf("fleet verify after the fix: exit %d\n%s", code, out)
-			}
-		})
+		mustContain(t, what, out, wants...)
 	}
 
-	t.Run("no credential printed", func(t *testing.T) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		for i, out := range l.outs {
-			for tok := range l.tokens {
-				if !l.allowed[i] && strings.Contains(out, tok) {
-					t.Errorf("output %d holds a token", i)
-				}
+	out, code := fleet(bed.Kubeconfig, "precheck", "-v", "-f", file)
+	says("fleet precheck", out, code, 0, "cluster cluster-1: ", "cluster cluster-3: ", "Across clusters", "Links of the fleet",
+		"Secret/istio-system/istio-remote-secret-cluster-3 in cluster cluster-2: is free", "No issues found when checking the clusters of the fleet")
+	for format, want := range map[string]string{"junit": "<testsuite", "yaml": "command: fleet precheck"} {
+		out, code := fleet(bed.Kubeconfig, "precheck", "-f", file, "-o", format)
+		says("fleet precheck -o "+format, out, code, 0, want, "cluster cluster-3: ")
+	}
+	out, code = fleet(harness.UnreachableKubeconfig(t, bed.Kubeconfig, "cluster-2"), "precheck", "-f", file, "-o", "json")
+	says("fleet precheck with cluster-2 unreachable", out, code, 1, `"check": "cluster-reachable"`, "cannot reach it through context cluster-2")
+	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &struct{ Results []any }{}); err != nil {
+		t.Errorf("fleet precheck -o json: %v\n%s", err, out)
+	}
+
+	before := bedObjects(t, bed)
+	answered, errOut, err := harness.Asking(t, "n\n", "--kubeconfig", bed.Kubeconfig, "x", "fleet", "install", "-f", file)
+	outs = append(outs, answered, errOut)
+	if err == nil {
+		t.Errorf("answering n: no error\n%s", answered)
+	}
+	mustContain(t, "the prompt", answered, "Cluster cluster-1 (primary):", "Cluster cluster-3 (remote):", "Plan: 42 to create", "Links:",
+		"+ istio-system/istio-remote-secret-cluster-3 in cluster-1, cluster-3's credentials: to create", `install fleet "bed" into 3 clusters`)
+	if diff := bedObjectsDiff(before, bedObjects(t, bed)); len(diff) > 0 {
+		t.Errorf("answering n changed:\n  %s", strings.Join(diff, "\n  "))
+	}
+
+	// Stopped once cluster-1's lock is held, as ctrl-c stops it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go harness.WhenLocked(bed.Clusters[0], cancel)
+	r := harness.Istioctl{T: t, Kubeconfig: bed.Kubeconfig, Ctx: ctx}.Run("x", "fleet", "install", "-f", file, "-y")
+	outs = append(outs, r.Stdout, r.Stderr)
+	says("interrupted fleet install", r.Stdout, r.Code, 130, "Fleet install interrupted")
+
+	out, code = fleet(bed.Kubeconfig, "install", "-f", file, "-y")
+	says("fleet install", out, code, 0, "[cluster-1] ", "[cluster-3] ", "CLUSTER", "Fleet install complete (3 clusters, 4 links)")
+	mustRows(t, "fleet install", out, "cluster-3 remote installed", "istio-system/istio-remote-secret-cluster-3 cluster-2 cluster-3 created")
+	// As recorded (testdata/events; -update re-records), byte for byte once what varies run
+	// to run is masked.
+	out, code = fleet(bed.Kubeconfig, "install", "-f", file, "-y", "-o", "json")
+	says("fleet install again", out, code, 0)
+	want := recording(t, "fleet-install-unchanged", out)
+	if w, got := streamForm(t, string(want)), streamForm(t, out); strings.Join(got, "\n") != strings.Join(w, "\n") {
+		t.Errorf("the stream differs from its recording:\n%s", firstDifference(w, got))
+	}
+
+	out, code = fleet(bed.Kubeconfig, "verify", "-f", file)
+	says("fleet verify", out, code, 0, "cluster cluster-1: Link to cluster-3", "Every cluster of the fleet is installed, verified and linked")
+	if err := bed.Clusters[0].Kube.CoreV1().Secrets("istio-system").Delete(context.Background(), "istio-remote-secret-cluster-3", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, code = fleet(bed.Kubeconfig, "verify", "-f", file)
+	says("fleet verify with a link missing", out, code, 1, "Secret/istio-system/istio-remote-secret-cluster-3 in cluster cluster-1: is missing")
+	tokens := bedTokens(t, bed)
+	out, code = fleet(bed.Kubeconfig, "uninstall", "-f", file, "-y")
+	says("fleet uninstall", out, code, 0, "Fleet uninstall complete")
+	for i, out := range outs {
+		for _, tok := range tokens {
+			if strings.Contains(out, tok) {
+				t.Errorf("output %d holds a token", i)
 			}
 		}
-	})
+	}
 }
 
-// setClusterID sets the CLUSTER_ID of c's istiod, as an install with another clusterName
-// would have.
-func setClusterID(t *testing.T, c *cluster.Cluster, id string) {
+// fleetWithCA is the example fleet file with one shared cacerts set (spec.trust) made of
+// ca, in a directory of its own.
+func fleetWithCA(t *testing.T, ca *pki.CA) string {
 	t.Helper()
-	d, err := c.Kube.AppsV1().Deployments("istio-system").Get(context.Background(), "istiod", metav1.GetOptions{})
+	b, err := os.ReadFile(fleetExample)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, e := range d.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == "CLUSTER_ID" {
-			patch := `[{"op":"replace","path":"/spec/template/spec/containers/0/env/` + strconv.Itoa(i) + `/value","value":"` + id + `"}]`
-			if _, err := c.Kube.AppsV1().Deployments("istio-system").Patch(context.Background(), "istiod", types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			// The new pod runs a real istiod: a few seconds until it serves.
-			c.WaitRolledOut(t, "istio-system", "istiod")
-			return
+	var f map[string]any
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	f["spec"].(map[string]any)["trust"] = map[string]any{"cacerts": map[string]any{"dir": "."}}
+	dir := t.TempDir()
+	files := ca.SecretData()
+	if files["fleet.yaml"], err = yaml.Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
-	t.Fatal("istiod has no CLUSTER_ID")
+	return filepath.Join(dir, "fleet.yaml")
+}
+
+// bedObjects are harness.ObjectVersions of every bed cluster, keyed by context.
+func bedObjects(t *testing.T, bed *cluster.Bed) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, c := range bed.Clusters {
+		out[c.Context] = harness.ObjectVersions(t, c)
+	}
+	return out
+}
+
+// bedObjectsDiff is harness.VersionsDiff per cluster, each line prefixed with its context.
+func bedObjectsDiff(before, after map[string]map[string]string) []string {
+	var out []string
+	for ctx, b := range before {
+		for _, d := range harness.VersionsDiff(b, after[ctx]) {
+			out = append(out, ctx+": "+d)
+		}
+	}
+	return out
+}
+
+// bedTokens are the ServiceAccount tokens the bed's istio namespaces hold.
+func bedTokens(t *testing.T, bed *cluster.Bed) []string {
+	t.Helper()
+	var out []string
+	for _, c := range bed.Clusters {
+		out = append(out, harness.ServiceAccountTokens(t, c)...)
+	}
+	if len(out) == 0 {
+		t.Error("no token in the bed: nothing to look for")
+	}
+	return out
+}
+
+// mustRows fails unless out has, for each row, a line whose fields begin with the row's
+// (a table row whatever its column widths; its time column aside).
+func mustRows(t *testing.T, what, out string, rows ...string) {
+	t.Helper()
+	for _, r := range rows {
+		want := strings.Fields(r)
+		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
+			f := strings.Fields(l)
+			return len(f) >= len(want) && slices.Equal(f[:len(want)], want)
+		}) {
+			t.Errorf("%s has no row %q:\n%s", what, r, out)
+		}
+	}
 }

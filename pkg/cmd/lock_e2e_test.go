@@ -374,7 +374,7 @@ func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
 		_, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "--purge", "-y")
 		deleteLock(t, c)
 	})
-	kubeconfig, proxy := stoppableKubeconfig(t, c.Kubeconfig, "")
+	kubeconfig, proxy := harness.StoppableKubeconfig(t, c.Kubeconfig, "")
 	k := []string{"--kubeconfig", kubeconfig, "--kubeclient-timeout", clientTimeout.String()}
 	// The holder renews every 500 ms and gives up after 5 s without a renewal: the cut is
 	// longer than both together, so it loses the lock. The waiter gives up after a lease
@@ -389,9 +389,9 @@ func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
 		a.WaitFor(t, "a first write", a.Out.When(firstWrite))
 		b := harness.Istioctl{T: t, Bin: bin, Env: periods}.Start("waiter", append(append([]string{}, k...), "install", "-y", "-o", "json", "--set", "profile="+pair[1])...)
 		b.WaitFor(t, "waiting for the lock", b.Out.When(lockWaiting))
-		proxy.stop()
+		proxy.Stop()
 		time.Sleep(cut)
-		proxy.start(t)
+		proxy.Start(t)
 		codeA, codeB := a.Wait(t, 3*time.Minute), b.Wait(t, 3*time.Minute)
 		order := oneAtATime(t, map[string][]streamEvent{"holder": harness.Events[streamEvent](t, a.Out.String()), "waiter": harness.Events[streamEvent](t, b.Out.String())})
 		var notes []string

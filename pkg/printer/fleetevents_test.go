@@ -83,10 +83,12 @@ func TestFleetEventsLive(t *testing.T) {
 	}
 }
 
-// The plan before the question: each cluster's summary, then the links.
+// The plan before the question: each cluster's summary and what comes after it (its
+// notes), then the links.
 func TestFleetPlan(t *testing.T) {
 	var buf bytes.Buffer
-	FleetPlan(&buf, []FleetPlanCluster{{Name: "cluster-1", Role: "primary", Error: "cannot reach it through context cluster-1"}, {Name: "cluster-3", Role: "remote", Nothing: "Nothing to remove."}},
+	FleetPlan(&buf, []FleetPlanCluster{{Name: "cluster-1", Role: "primary", Error: "cannot reach it through context cluster-1"}, {Name: "cluster-3", Role: "remote", Nothing: "Nothing to remove."},
+		{Name: "edge", Role: "remote", Notes: []string{"remotePilotAddress: the load balancer address west's east-west gateway gets, once it has one"}}},
 		[]FleetPlanLink{{Into: "cluster-1", From: "cluster-3", Secret: "istio-system/istio-remote-secret-cluster-3", Action: "create"},
 			{Into: "cluster-2", From: "cluster-1", Secret: "istio-system/istio-remote-secret-cluster-1", Action: "check"},
 			{Into: "cluster-2", From: "cluster-9", Secret: "istio-system/istio-remote-secret-cluster-9", Action: "remove"}})
