@@ -4,21 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -249,12 +244,12 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("cluster-3 stops during the install", func(t *testing.T) {
 		l := l.with(t)
-		kc, proxy := stoppableKubeconfig(t, bed.Kubeconfig, "cluster-3")
+		kc, proxy := harness.StoppableKubeconfig(t, bed.Kubeconfig, "cluster-3")
 		// Stop cluster-3's apiserver (its only way in) once cluster-1's install holds
 		// cluster-1's lock: every cluster is planned by then, nothing of cluster-3 written.
 		// The example without cacerts: with them every cluster takes its lock first to
 		// write its cacerts, and cluster-3 could be stopped half-way through taking it.
-		go whenLocked(l.member("cluster-1"), proxy.stop)
+		go whenLocked(l.member("cluster-1"), proxy.Stop)
 		out, code := l.fleet(kc, "install", "-f", fleetExample, "-y")
 		t.Logf("fleet install with cluster-3 stopping:\n%s", out)
 		if code != 1 {
@@ -268,7 +263,7 @@ func TestFleetInstallE2E(t *testing.T) {
 				t.Errorf("fleet install with cluster-3 stopping says\n%s\nwant %q", out, want)
 			}
 		}
-		proxy.start(t)
+		proxy.Start(t)
 		out, code = l.fleet(kc, "install", "-f", fleetExample, "-y")
 		if code != 0 || !strings.Contains(out, "cluster-3  remote   installed") {
 			t.Fatalf("fleet install once cluster-3 is back: exit %d\n%s", code, out)
@@ -448,97 +443,4 @@ func fleetWithout(t *testing.T, file string, names ...string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// tcpProxy forwards a loopback port to a member's apiserver (TLS passes through): stopping
-// it is, for istioctl, that apiserver stopping; starting it again, on the same port, its
-// restart.
-type tcpProxy struct {
-	addr, target string
-	mu           sync.Mutex
-	ln           net.Listener
-	conns        []net.Conn
-}
-
-// stoppableKubeconfig is kubeconfig with context's apiserver (the current context's for "")
-// reached through a tcpProxy: stopping the proxy is, for the istioctl runs given it, an
-// outage of that apiserver whose length the test sets, without a restart's own time in it.
-func stoppableKubeconfig(t *testing.T, kubeconfig, context string) (string, *tcpProxy) {
-	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if context == "" {
-		context = cfg.CurrentContext
-	}
-	ctx, ok := cfg.Contexts[context]
-	if !ok || cfg.Clusters[ctx.Cluster] == nil {
-		t.Fatalf("%s: no context %q", kubeconfig, context)
-	}
-	cl := cfg.Clusters[ctx.Cluster]
-	u, err := url.Parse(cl.Server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{addr: "127.0.0.1:0", target: u.Host}
-	p.start(t)
-	t.Cleanup(p.stop)
-	cl.Server = "https://" + p.addr
-	if cl.TLSServerName == "" {
-		cl.TLSServerName = u.Hostname()
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path, p
-}
-
-func (p *tcpProxy) start(t *testing.T) {
-	t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-}
-
-func (p *tcpProxy) forward(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns = append(p.conns, c, up)
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
-	_, _ = io.Copy(c, up)
-	c.Close()
-}
-
-// stop closes the port and every connection through it.
-func (p *tcpProxy) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }

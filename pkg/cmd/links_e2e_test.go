@@ -307,7 +307,7 @@ func TestLinksE2E(t *testing.T) {
 			return n
 		}
 		had := tokens()
-		_, holder := holdLock(t, l.member("cluster-1"))
+		_, holder := harness.HoldLock(t, l.member("cluster-1"))
 		_, errOut, code := l.istioctl("cluster-2", "create-remote-secret", "--name", "cluster-2", "--apply-to", "cluster-1", "--lock-timeout", "0")
 		if code != 3 || !strings.Contains(errOut, holder.String()) {
 			t.Errorf("--apply-to into a cluster whose lock is held: exit %d, want 3 naming %q:\n%s", code, holder.String(), errOut)
