@@ -112,10 +112,10 @@ func (h Holder) annotations() map[string]string {
 	return a
 }
 
-// holderOf reads the holder a Lease names; the zero Holder when it names none (free, or
+// HolderOf reads the holder a Lease names; the zero Holder when it names none (free, or
 // released). The annotations describe the holder only when they were written by the same
-// run (their start time is part of the identity).
-func holderOf(l *coordinationv1.Lease) Holder {
+// run (their start time is part of the identity). Exported for tests that watch the Lease.
+func HolderOf(l *coordinationv1.Lease) Holder {
 	if l == nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 		return Holder{}
 	}

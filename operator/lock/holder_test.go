@@ -23,7 +23,7 @@ func TestHolderRoundTrip(t *testing.T) {
 	if !strings.Contains(self.Identity, self.User+"@"+self.Host+" pid ") {
 		t.Fatalf("identity %q", self.Identity)
 	}
-	got := holderOf(leaseOf(self))
+	got := HolderOf(leaseOf(self))
 	if got.Identity != self.Identity || got.User != self.User || got.Host != self.Host || got.PID != self.PID ||
 		got.Command != "istioctl upgrade" || got.Action != "install" || got.Revision != "canary" || got.Namespace != "istio-system" ||
 		got.Profile != "demo" || got.Version != "1.30.0" || !got.Started.Equal(self.Started) || got.Duration != 15*time.Second || got.Acquired.IsZero() {
@@ -41,16 +41,16 @@ func TestHolderOfForeignLease(t *testing.T) {
 	l := leaseOf(old)
 	other := "kube-controller-manager-xyz"
 	l.Spec.HolderIdentity = &other
-	h := holderOf(l)
+	h := HolderOf(l)
 	if h.Identity != other || h.User != "" || h.String() != `"kube-controller-manager-xyz"` {
 		t.Errorf("foreign holder read as %+v (%s)", h, h)
 	}
 	none := ""
 	l.Spec.HolderIdentity = &none
-	if h := holderOf(l); h.Identity != "" {
+	if h := HolderOf(l); h.Identity != "" {
 		t.Errorf("released lease names %+v", h)
 	}
-	if h := holderOf(nil); h.Identity != "" {
+	if h := HolderOf(nil); h.Identity != "" {
 		t.Errorf("no lease names %+v", h)
 	}
 }

@@ -200,7 +200,7 @@ func (l *Locker) watchReleases(ctx context.Context, rv string, p Periods) <-chan
 				case watch.Added, watch.Modified:
 					if lease, ok := ev.Object.(*coordinationv1.Lease); ok {
 						rv = lease.ResourceVersion
-						if holderOf(lease).Identity == "" {
+						if HolderOf(lease).Identity == "" {
 							signal()
 						}
 					}
@@ -314,7 +314,7 @@ func (h *Held) Release() error {
 		if err != nil {
 			return fmt.Errorf("releasing %s: %w", what, h.l.explain(err))
 		}
-		if holderOf(cur).Identity != s.self.Identity {
+		if HolderOf(cur).Identity != s.self.Identity {
 			return nil
 		}
 		lease = cur
@@ -340,7 +340,7 @@ func Peek(ctx context.Context, leases coordinationv1client.LeasesGetter) (Holder
 	if err != nil {
 		return Holder{}, "", err
 	}
-	return holderOf(l), l.ResourceVersion, nil
+	return HolderOf(l), l.ResourceVersion, nil
 }
 
 // Stale says, by this machine's clock, that a holder read by Peek has not renewed for
@@ -480,7 +480,7 @@ func (s *state) afterGet(l *coordinationv1.Lease, err error) {
 	}
 	// client-go's LeaseLock writes its next request into the Lease it read: keep a copy.
 	l = l.DeepCopy()
-	h := holderOf(l)
+	h := HolderOf(l)
 	if s.acquired {
 		// client-go re-reads when a renewal failed, and would take a released or expired
 		// lease again: for a writer, anyone else's write to the Lease means it lost it.
@@ -542,7 +542,7 @@ func (s *state) afterWrite(verb string, l *coordinationv1.Lease, err error, sent
 	s.answered, s.failingSince = true, time.Time{}
 	if !s.acquired {
 		s.acquired, s.acquiredAt = true, time.Now()
-		if h := holderOf(s.seen); h.Identity != s.self.Identity {
+		if h := HolderOf(s.seen); h.Identity != s.self.Identity {
 			s.prev = h
 		}
 		if s.seen != nil {

@@ -1,4 +1,4 @@
-package cmd_test
+package action_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,8 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
@@ -24,7 +29,7 @@ import (
 
 // The ValidatingAdmissionPolicy of the admission tests: in-tree CEL admission that denies
 // a field the charts set (istiod's and the gateways' pods opt out of sidecar injection).
-const sidecarsRequired = `apiVersion: admissionregistration.k8s.io/v1
+const admSidecarsRequired = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: sidecars-required}
 spec:
@@ -46,7 +51,7 @@ spec:
 
 // An admission cause: what to apply to the cluster (in istio-system unless the object
 // names its namespace), with the profile it refuses and what the refusal says.
-type admissionCase struct {
+type admCase struct {
 	name, profile string
 	objects       string
 	// label is set on istio-system instead of applying objects.
@@ -54,7 +59,7 @@ type admissionCase struct {
 	want  []string
 }
 
-var admissionCases = []admissionCase{
+var admCases = []admCase{
 	{name: "pod security restricted", profile: "default", label: "pod-security.kubernetes.io/enforce=restricted",
 		want: []string{"refused by Pod Security", `violates PodSecurity "restricted:latest"`}},
 	{name: "pod security baseline", profile: "ambient", label: "pod-security.kubernetes.io/enforce=baseline",
@@ -65,14 +70,14 @@ var admissionCases = []admissionCase{
 	{name: "limit range", profile: "default",
 		objects: "apiVersion: v1\nkind: LimitRange\nmetadata: {name: small}\nspec:\n  limits: [{type: Container, max: {cpu: 100m}}]\n",
 		want:    []string{"Pod of Deployment/istio-system/istiod: refused by validation", "must be less than or equal to cpu limit of 100m"}},
-	{name: "validating admission policy", profile: "default", objects: sidecarsRequired,
+	{name: "validating admission policy", profile: "default", objects: admSidecarsRequired,
 		want: []string{"Pod of Deployment/istio-system/istiod: refused by ValidatingAdmissionPolicy",
 			"ValidatingAdmissionPolicy 'sidecars-required' with binding 'sidecars-required' denied request: pods must not opt out of sidecar injection"}},
 }
 
-// kubectlIn applies or deletes (waiting until gone) the objects of yaml, in namespace ns
+// admApply applies or deletes (waiting until gone) the objects of yaml, in namespace ns
 // unless they are cluster-scoped.
-func kubectlIn(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
+func admApply(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 	t.Helper()
 	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
@@ -109,8 +114,8 @@ func kubectlIn(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 	}
 }
 
-// labelIstioNamespace sets (value "") or removes (value "-") a label of istio-system.
-func labelIstioNamespace(t *testing.T, c *cluster.Cluster, key, value string) {
+// admLabel sets (value "") or removes (value "-") a label of istio-system.
+func admLabel(t *testing.T, c *cluster.Cluster, key, value string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
 	if value == "-" {
@@ -121,8 +126,8 @@ func labelIstioNamespace(t *testing.T, c *cluster.Cluster, key, value string) {
 	}
 }
 
-// noIstioNamespace removes istio-system and waits until it is gone.
-func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
+// admNoIstioNamespace removes istio-system and waits until it is gone.
+func admNoIstioNamespace(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	_ = c.Kube.CoreV1().Namespaces().Delete(ctx, "istio-system", metav1.DeleteOptions{})
@@ -132,20 +137,62 @@ func noIstioNamespace(t *testing.T, c *cluster.Cluster) {
 	})
 }
 
-// precheckWritesNothing runs precheck -v (every passing check printed) and fails the test if it wrote anything (audit log
-// and every object's content); it returns the output and exit code.
-func precheckWritesNothing(t *testing.T, c *cluster.Cluster, x harness.Istioctl, args ...string) (string, int) {
+// admPrecheck runs precheck with sets and fails the test if it wrote anything (audit log
+// and every object's content); it returns the report as lines and whether it failed.
+func admPrecheck(t *testing.T, c *cluster.Cluster, sets ...string) (string, bool) {
 	t.Helper()
-	var out string
+	p := action.Precheck(config(c))
+	p.Spec.Sets = sets
+	var res *action.CheckResult
 	var err error
-	writesNothing(t, c, "precheck", args, func() { out, err = x.Try(append([]string{"x", "precheck", "-v"}, args...)...) })
-	return out, exitCode(err)
+	admWritesNothing(t, c, "precheck", sets, func() { res, err = p.Run(context.Background()) })
+	if err != nil {
+		t.Fatalf("precheck %v: %v", sets, err)
+	}
+	return admText(res.Report), res.Failed
 }
 
-// writesNothing runs fn and fails the test if the command it runs (what, args) wrote
+// admText is a report as lines, section by section: a mark (✔ passed, ✘ failed at error,
+// i a note, ! a warning), the code of a failure, the object and the message, then a
+// failure's hint.
+func admText(rep *check.Report) string {
+	var sections []string
+	by := map[string][]check.Result{}
+	for _, r := range rep.Results {
+		if _, ok := by[r.Section]; !ok {
+			sections = append(sections, r.Section)
+		}
+		by[r.Section] = append(by[r.Section], r)
+	}
+	var b strings.Builder
+	for _, sec := range sections {
+		fmt.Fprintf(&b, "%s\n%s\n", sec, strings.Repeat("-", utf8.RuneCountInString(sec)))
+		for _, r := range by[sec] {
+			mark, code := "!", ""
+			switch {
+			case r.Passed:
+				mark = "✔"
+			case r.Severity == check.Error:
+				mark, code = "✘", "["+r.Code+"] "
+			case r.Note():
+				mark = "i"
+			}
+			if code == "[] " {
+				code = ""
+			}
+			fmt.Fprintf(&b, "%s %s%s: %s\n", mark, code, r.Object, r.Message)
+			if r.Hint != "" && !r.Passed {
+				fmt.Fprintf(&b, "    hint: %s\n", r.Hint)
+			}
+		}
+	}
+	return b.String()
+}
+
+// admWritesNothing runs fn and fails the test if the action it runs (what, args) wrote
 // anything: the audit log's writes (the cluster lock's Lease left out) and every object's
 // resourceVersion.
-func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string, fn func()) {
+func admWritesNothing(t *testing.T, c *cluster.Cluster, what string, args []string, fn func()) {
 	t.Helper()
 	versions, writes := harness.ObjectVersions(t, c), harness.AuditWrites(t, c)
 	fn()
@@ -169,44 +216,41 @@ func writesNothing(t *testing.T, c *cluster.Cluster, what string, args []string,
 // namespaced causes cannot exist there yet) and present; nothing is written. A webhook that
 // cannot answer a dry run is "cannot check", not a refusal.
 func TestAdmissionPrecheckE2E(t *testing.T) {
-	c := cluster.Get(t)
-	t.Setenv("HOME", t.TempDir())
-	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
-	x.MustOutput("uninstall", "--purge", "-y")
-	noIstioNamespace(t, c)
+	c := purged(t)
+	admNoIstioNamespace(t, c)
 
-	out, code := precheckWritesNothing(t, c, x)
-	if code != 0 || strings.Contains(out, "✘") || !strings.Contains(out, "Namespace/istio-system: admitted (does not exist yet: the install creates it)") {
-		t.Errorf("precheck of a clean cluster without istio-system: exit %d\n%s", code, out)
+	out, failed := admPrecheck(t, c)
+	if failed || strings.Contains(out, "✘") || !strings.Contains(out, "Namespace/istio-system: admitted (does not exist yet: the install creates it)") {
+		t.Errorf("precheck of a clean cluster without istio-system: failed %v\n%s", failed, out)
 	}
 	if _, err := c.Kube.CoreV1().Namespaces().Get(context.Background(), "istio-system", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("precheck created istio-system (%v)", err)
 	}
-	kubectlIn(t, c, "apply", "default", sidecarsRequired)
-	sidecarsRequiredInForce(t, c, "default", true)
-	out, code = precheckWritesNothing(t, c, x)
-	if code != 1 {
-		t.Errorf("precheck with the policy, istio-system absent: exit %d, want 1\n%s", code, out)
+	admApply(t, c, "apply", "default", admSidecarsRequired)
+	admSidecarsInForce(t, c, "default", true)
+	out, failed = admPrecheck(t, c)
+	if !failed {
+		t.Errorf("precheck with the policy, istio-system absent passed\n%s", out)
 	}
-	mustContain(t, "policy, istio-system absent", out, append(admissionCases[4].want,
+	mustContain(t, "policy, istio-system absent", out, append(admCases[4].want,
 		"policies and webhooks asked in namespace default, as ServiceAccount default: namespace istio-system does not exist yet")...)
-	kubectlIn(t, c, "delete", "default", sidecarsRequired)
-	sidecarsRequiredInForce(t, c, "default", false)
+	admApply(t, c, "delete", "default", admSidecarsRequired)
+	admSidecarsInForce(t, c, "default", false)
 
 	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, code = precheckWritesNothing(t, c, x)
-	if code != 0 || strings.Contains(out, "✘") || !strings.Contains(out, "Admission\n---------\n✔ (Cluster): admits ") {
-		t.Errorf("precheck of a clean cluster with istio-system: exit %d\n%s", code, out)
+	out, failed = admPrecheck(t, c)
+	if failed || strings.Contains(out, "✘") || !strings.Contains(out, "Admission\n---------\n✔ (Cluster): admits ") {
+		t.Errorf("precheck of a clean cluster with istio-system: failed %v\n%s", failed, out)
 	}
-	for _, tc := range admissionCases {
+	for _, tc := range admCases {
 		t.Run(tc.name, func(t *testing.T) {
-			undo := admissionCause(t, c, tc)
+			undo := admCause(t, c, tc)
 			defer undo()
-			out, code := precheckWritesNothing(t, c, x, "--set", "profile="+tc.profile)
-			if code != 1 {
-				t.Errorf("exit %d, want 1\n%s", code, out)
+			out, failed := admPrecheck(t, c, "profile="+tc.profile)
+			if !failed {
+				t.Errorf("precheck passed\n%s", out)
 			}
 			mustContain(t, tc.name, out, tc.want...)
 		})
@@ -235,7 +279,7 @@ spec:
 	if !strings.Contains(out, "CRDs not asked: no admission policy or webhook judges CRDs") {
 		t.Errorf("precheck of a clean cluster asked about the CRDs:\n%s", out)
 	}
-	kubectlIn(t, c, "apply", "default", noIstioCRDs)
+	admApply(t, c, "apply", "default", noIstioCRDs)
 	crdsRefused := func(on bool) {
 		client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 		if err != nil {
@@ -250,19 +294,19 @@ spec:
 			"spec": map[string]any{"group": "probe.istio.io", "scope": "Namespaced", "names": map[string]any{"plural": "probes", "kind": "Probe"},
 				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object"}}}}}}}
-		inForce(t, "no-istio-crds", on, "no-istio-crds", func(o metav1.CreateOptions) error {
+		admInForce(t, "no-istio-crds", on, "no-istio-crds", func(o metav1.CreateOptions) error {
 			_, err := ri.Create(context.Background(), crd, o)
 			return err
 		})
 	}
 	crdsRefused(true)
-	out, code = precheckWritesNothing(t, c, x)
-	if code != 1 || strings.Contains(out, "CRDs not asked") {
-		t.Errorf("precheck with a policy on CRDs: exit %d, want 1 and the CRDs asked\n%s", code, out)
+	out, failed = admPrecheck(t, c)
+	if !failed || strings.Contains(out, "CRDs not asked") {
+		t.Errorf("precheck with a policy on CRDs: failed %v, want failed and the CRDs asked\n%s", failed, out)
 	}
 	mustContain(t, "policy on CRDs", out, "✘ CustomResourceDefinition/gateways.networking.istio.io: refused by ValidatingAdmissionPolicy",
 		"ValidatingAdmissionPolicy 'no-istio-crds' with binding 'no-istio-crds' denied request: no Istio CRDs here")
-	kubectlIn(t, c, "delete", "default", noIstioCRDs)
+	admApply(t, c, "delete", "default", noIstioCRDs)
 	crdsRefused(false)
 
 	// A webhook the apiserver cannot call for pods (no endpoint): a dry run cannot tell.
@@ -278,19 +322,19 @@ webhooks:
   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
   namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: istio-system}}
 `
-	kubectlIn(t, c, "apply", "default", hook)
-	defer kubectlIn(t, c, "delete", "default", hook)
-	out, code = precheckWritesNothing(t, c, x)
-	if code != 0 || strings.Contains(out, "✘") {
-		t.Errorf("precheck with a webhook it cannot ask: exit %d, want 0 (a warning)\n%s", code, out)
+	admApply(t, c, "apply", "default", hook)
+	defer admApply(t, c, "delete", "default", hook)
+	out, failed = admPrecheck(t, c)
+	if failed || strings.Contains(out, "✘") {
+		t.Errorf("precheck with a webhook it cannot ask failed, want a warning\n%s", out)
 	}
 	mustContain(t, "webhook", out, "Pod of Deployment/istio-system/istiod: cannot check: ", `failed calling webhook "pods.unanswered.example.com"`)
 }
 
-// inForce waits until the apiserver refuses (on) or admits (off) try's dry run by a policy
+// admInForce waits until the apiserver refuses (on) or admits (off) try's dry run by a policy
 // whose message holds mark: a ValidatingAdmissionPolicy takes effect, and goes, a moment
 // after it is written.
-func inForce(t *testing.T, what string, on bool, mark string, try func(metav1.CreateOptions) error) {
+func admInForce(t *testing.T, what string, on bool, mark string, try func(metav1.CreateOptions) error) {
 	t.Helper()
 	harness.Eventually(t, time.Minute, fmt.Sprintf("%s in force: %v", what, on), func() (bool, string) {
 		err := try(metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -298,32 +342,32 @@ func inForce(t *testing.T, what string, on bool, mark string, try func(metav1.Cr
 	})
 }
 
-// sidecarsRequiredInForce waits until sidecarsRequired refuses (on) or no longer refuses
+// admSidecarsInForce waits until admSidecarsRequired refuses (on) or no longer refuses
 // a pod in ns.
-func sidecarsRequiredInForce(t *testing.T, c *cluster.Cluster, ns string, on bool) {
+func admSidecarsInForce(t *testing.T, c *cluster.Cluster, ns string, on bool) {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Labels: map[string]string{"sidecar.istio.io/inject": "false"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "probe"}}}}
-	inForce(t, "sidecars-required in "+ns, on, "sidecars-required", func(o metav1.CreateOptions) error {
+	admInForce(t, "sidecars-required in "+ns, on, "sidecars-required", func(o metav1.CreateOptions) error {
 		_, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, o)
 		return err
 	})
 }
 
-// admissionCause puts tc's cause into istio-system (which exists) and returns its undo.
-func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
+// admCause puts tc's cause into istio-system (which exists) and returns its undo.
+func admCause(t *testing.T, c *cluster.Cluster, tc admCase) func() {
 	t.Helper()
 	if tc.label != "" {
 		kv := strings.SplitN(tc.label, "=", 2)
-		labelIstioNamespace(t, c, kv[0], kv[1])
-		return func() { labelIstioNamespace(t, c, kv[0], "-") }
+		admLabel(t, c, kv[0], kv[1])
+		return func() { admLabel(t, c, kv[0], "-") }
 	}
-	kubectlIn(t, c, "apply", "istio-system", tc.objects)
-	if tc.objects == sidecarsRequired {
-		sidecarsRequiredInForce(t, c, "istio-system", true)
+	admApply(t, c, "apply", "istio-system", tc.objects)
+	if tc.objects == admSidecarsRequired {
+		admSidecarsInForce(t, c, "istio-system", true)
 		return func() {
-			kubectlIn(t, c, "delete", "istio-system", tc.objects)
-			sidecarsRequiredInForce(t, c, "istio-system", false)
+			admApply(t, c, "delete", "istio-system", tc.objects)
+			admSidecarsInForce(t, c, "istio-system", false)
 		}
 	}
 	if strings.Contains(tc.objects, "ResourceQuota") {
@@ -333,45 +377,47 @@ func admissionCause(t *testing.T, c *cluster.Cluster, tc admissionCase) func() {
 			return err == nil && q.Status.Hard != nil, fmt.Sprint(err)
 		})
 	}
-	return func() { kubectlIn(t, c, "delete", "istio-system", tc.objects) }
+	return func() { admApply(t, c, "delete", "istio-system", tc.objects) }
 }
 
 // TestAdmissionInstallFailsFastE2E: with each cause, install fails on the first pod
-// admission refused, naming the workload and the cause, not at --readiness-timeout; with
-// the cause removed, the same command completes. "Fast" is judged load-proof: the run
+// admission refused, naming the workload and the cause, not at its readiness timeout; with
+// the cause removed, the same install completes. "Fast" is judged load-proof: the run
 // failed on the refusal (its report names it, and no readiness timeout), and it ended
 // before half its 5m readiness timeout had passed since the first refusal (a wait would
 // have run that out).
 func TestAdmissionInstallFailsFastE2E(t *testing.T) {
-	c := cluster.Get(t)
-	t.Setenv("HOME", t.TempDir())
-	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
-	x.MustOutput("uninstall", "--purge", "-y")
-	x.PurgeAtEnd()
-	for _, tc := range admissionCases {
+	c := purged(t)
+	ctx := context.Background()
+	for _, tc := range admCases {
 		t.Run(tc.name, func(t *testing.T) {
-			noIstioNamespace(t, c)
-			if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
+			admNoIstioNamespace(t, c)
+			if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			undo := admissionCause(t, c, tc)
+			undo := admCause(t, c, tc)
 			// Past the plan's admission check (TestAdmissionInstallPlanE2E), to the wait.
 			const readinessTimeout = 5 * time.Minute
-			args := []string{"install", "-y", "--set", "profile=" + tc.profile, "--readiness-timeout", readinessTimeout.String(), "--skip-admission-check"}
-			out, err := x.Try(args...)
+			rec := &event.Recorder{}
+			in := &action.Install{Config: config(c), Spec: spec.Options{Sets: []string{"profile=" + tc.profile}}, ReadinessTimeout: readinessTimeout,
+				SkipAdmissionCheck: true, Events: rec}
+			_, err := in.Run(ctx, nil)
 			ended := time.Now()
 			if err == nil {
 				undo()
-				t.Fatalf("install succeeded despite the cause\n%s", out)
+				t.Fatalf("install succeeded despite the cause")
 			}
-			mustContain(t, tc.name, out, "failed: pods refused by ")
-			for _, w := range tc.want[1:] {
-				mustContain(t, tc.name, out, w)
+			var failed []string
+			for _, e := range rec.Of(event.ComponentFailed) {
+				failed = append(failed, e.Error)
 			}
+			out := strings.Join(failed, "\n") + "\n" + err.Error()
+			mustContain(t, tc.name, strings.Join(failed, "\n"), "pods refused by ")
+			mustContain(t, tc.name, out, tc.want[1:]...)
 			if strings.Contains(out, "within the readiness timeout") {
 				t.Errorf("the install waited out its readiness timeout instead of failing on the refusal\n%s", out)
 			}
-			first := firstRefusal(t, c)
+			first := admFirstRefusal(t, c)
 			if first.IsZero() {
 				t.Errorf("no FailedCreate event in istio-system\n%s", out)
 			} else if d := ended.Sub(first); d > readinessTimeout/2 {
@@ -380,14 +426,19 @@ func TestAdmissionInstallFailsFastE2E(t *testing.T) {
 				t.Logf("install ended %s after the first refused pod", d.Round(time.Second))
 			}
 			undo()
-			x.MustOutput(args...)
-			x.MustOutput("uninstall", "--purge", "-y")
+			in.Events = nil
+			if _, err := in.Run(ctx, nil); err != nil {
+				t.Fatalf("install with the cause removed: %v", err)
+			}
+			if _, err := (&action.Uninstall{Config: config(c), Purge: true, Timeout: 2 * time.Minute}).Run(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
 
-// firstRefusal is when a pod was first refused in istio-system (a FailedCreate event).
-func firstRefusal(t *testing.T, c *cluster.Cluster) time.Time {
+// admFirstRefusal is when a pod was first refused in istio-system (a FailedCreate event).
+func admFirstRefusal(t *testing.T, c *cluster.Cluster) time.Time {
 	t.Helper()
 	evs, err := c.Kube.CoreV1().Events("istio-system").List(context.Background(), metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
 	if err != nil {
@@ -409,66 +460,65 @@ func firstRefusal(t *testing.T, c *cluster.Cluster) time.Time {
 	return first
 }
 
-// missingSecret points istiod's env at a Secret nobody creates (--set).
-var missingSecret = []string{
-	"--set", "components.pilot.k8s.env[0].name=VAULT_TOKEN",
-	"--set", "components.pilot.k8s.env[0].valueFrom.secretKeyRef.name=vault-token",
-	"--set", "components.pilot.k8s.env[0].valueFrom.secretKeyRef.key=token",
+// admMissingSecret points istiod's env at a Secret nobody creates (sets).
+var admMissingSecret = []string{
+	"components.pilot.k8s.env[0].name=VAULT_TOKEN",
+	"components.pilot.k8s.env[0].valueFrom.secretKeyRef.name=vault-token",
+	"components.pilot.k8s.env[0].valueFrom.secretKeyRef.key=token",
 }
 
-// installRefused runs install at a terminal that would answer y, and fails the test unless
-// the plan refused it before the prompt, writing nothing; it returns the output.
-func installRefused(t *testing.T, c *cluster.Cluster, args ...string) string {
+// admRefused plans an install of sets as a command that asks first would (underLock: as
+// one with -y, which plans under the cluster lock), and fails the test unless the plan
+// refused it, writing nothing; it returns what the refusal said.
+func admRefused(t *testing.T, c *cluster.Cluster, underLock bool, sets ...string) string {
 	t.Helper()
-	var out, errOut string
+	in := &action.Install{Config: config(c), Spec: spec.Options{Sets: sets}, ReadinessTimeout: 2 * time.Minute, Replan: !underLock}
 	var err error
-	writesNothing(t, c, "install", args, func() {
-		out, errOut, err = harness.Asking(t, "y\n", append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
+	admWritesNothing(t, c, "install", sets, func() {
+		if underLock {
+			_, err = in.Run(context.Background(), nil)
+		} else {
+			_, err = in.Plan(context.Background())
+		}
 	})
-	out += errOut
-	if err == nil || isUsage(err) || strings.Contains(out, "Proceed?") {
-		t.Errorf("install %v: %v, want refused before the prompt\n%s", args, err, out)
+	if err == nil || event.ExitCode(err) == event.ExitUsage {
+		t.Errorf("install %v: %v, want refused by its plan", sets, err)
 	}
-	return out + fmt.Sprint(err)
+	return fmt.Sprint(err)
 }
 
-// planAdmits runs install without a terminal: a plan that passes ends at the prompt it
-// cannot ask, a usage error, having written nothing.
-func planAdmits(t *testing.T, c *cluster.Cluster, args ...string) {
+// admAdmits fails the test unless an install's plan of sets passes, having written nothing.
+func admAdmits(t *testing.T, c *cluster.Cluster, sets ...string) {
 	t.Helper()
-	writesNothing(t, c, "install", args, func() {
-		_, errOut, err := harness.Run(t, append([]string{"--kubeconfig", c.Kubeconfig, "install"}, args...)...)
-		if !isUsage(err) {
-			t.Errorf("install %v without a terminal: %v, want the plan to pass (a usage error at the prompt)\n%s", args, err, errOut)
+	admWritesNothing(t, c, "install", sets, func() {
+		in := &action.Install{Config: config(c), Spec: spec.Options{Sets: sets}, Replan: true}
+		if _, err := in.Plan(context.Background()); err != nil {
+			t.Errorf("install %v: the plan refused: %v", sets, err)
 		}
 	})
 }
 
 // TestAdmissionInstallPlanE2E: install's plan runs precheck's admission checks before its
-// prompt: each cause is named as precheck names it, the install stops with a non-zero exit
-// before asking, and nothing is written (with -y too, where the plan is made under the
-// cluster lock), with istio-system absent and present. A workload pointed at a Secret
+// prompt: each cause is named as precheck names it, the plan fails, and nothing is written
+// (as with -y too, where the plan is made under the cluster lock), with istio-system absent and present. A workload pointed at a Secret
 // nobody creates is found from the plan, named with its field path, by install and
 // precheck alike. With each cause removed the plan passes.
 func TestAdmissionInstallPlanE2E(t *testing.T) {
-	c := cluster.Get(t)
-	t.Setenv("HOME", t.TempDir())
-	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
-	x.MustOutput("uninstall", "--purge", "-y")
-	noIstioNamespace(t, c)
+	c := purged(t)
+	admNoIstioNamespace(t, c)
 
-	kubectlIn(t, c, "apply", "default", sidecarsRequired)
-	sidecarsRequiredInForce(t, c, "default", true)
-	out := installRefused(t, c, "--set", "profile=default")
-	mustContain(t, "policy, istio-system absent", out, append(admissionCases[4].want,
+	admApply(t, c, "apply", "default", admSidecarsRequired)
+	admSidecarsInForce(t, c, "default", true)
+	out := admRefused(t, c, false, "profile=default")
+	mustContain(t, "policy, istio-system absent", out, append(admCases[4].want,
 		"the cluster would refuse, or not run, what this install creates", "Nothing was written")...)
-	kubectlIn(t, c, "delete", "default", sidecarsRequired)
-	sidecarsRequiredInForce(t, c, "default", false)
-	planAdmits(t, c, "--set", "profile=default")
+	admApply(t, c, "delete", "default", admSidecarsRequired)
+	admSidecarsInForce(t, c, "default", false)
+	admAdmits(t, c, "profile=default")
 
 	// A missing Secret, istio-system absent: the Secret cannot exist yet either.
 	const needs = "Deployment/istio-system/istiod: needs Secret/istio-system/vault-token (spec.template.spec.containers[0].env["
-	out = installRefused(t, c, missingSecret...)
+	out = admRefused(t, c, false, admMissingSecret...)
 	mustContain(t, "missing secret", out, needs, "].valueFrom.secretKeyRef.name), which neither the cluster nor the install has",
 		"create Secret vault-token in namespace istio-system before installing")
 	if strings.Contains(out, "istio-ca-root-cert") {
@@ -478,27 +528,23 @@ func TestAdmissionInstallPlanE2E(t *testing.T) {
 	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), fixture.Namespace("istio-system"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pc, code := precheckWritesNothing(t, c, x, missingSecret...)
-	if code != 1 {
-		t.Errorf("precheck with a missing Secret: exit %d, want 1\n%s", code, pc)
+	pc, failed := admPrecheck(t, c, admMissingSecret...)
+	if !failed {
+		t.Errorf("precheck with a missing Secret passed\n%s", pc)
 	}
 	mustContain(t, "precheck, missing secret", pc, "✘ "+needs)
 	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: vault-token}\nstringData: {token: x}\n"
-	kubectlIn(t, c, "apply", "istio-system", secret)
-	planAdmits(t, c, missingSecret...)
-	kubectlIn(t, c, "delete", "istio-system", secret)
+	admApply(t, c, "apply", "istio-system", secret)
+	admAdmits(t, c, admMissingSecret...)
+	admApply(t, c, "delete", "istio-system", secret)
 
-	for i, tc := range admissionCases {
+	for i, tc := range admCases {
 		t.Run(tc.name, func(t *testing.T) {
-			undo := admissionCause(t, c, tc)
-			args := []string{"--set", "profile=" + tc.profile}
-			if i == 0 {
-				args = append(args, "-y") // planned under the cluster lock
-			}
-			out := installRefused(t, c, args...)
+			undo := admCause(t, c, tc)
+			out := admRefused(t, c, i == 0, "profile="+tc.profile) // the first under the cluster lock
 			mustContain(t, tc.name, out, tc.want...)
 			undo()
-			planAdmits(t, c, "--set", "profile="+tc.profile)
+			admAdmits(t, c, "profile="+tc.profile)
 		})
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// TCPProxy forwards a loopback port to a member's apiserver (TLS passes through): stopping
-// it is, for a client, that apiserver stopping; starting it again, on the same port, its
-// restart.
+// TCPProxy forwards a loopback port to an apiserver (TLS passes through): stopping it is,
+// for the clients given it, that apiserver stopping; starting it again, on the same port,
+// its restart.
 type TCPProxy struct {
 	addr, target string
 	mu           sync.Mutex
@@ -22,8 +22,8 @@ type TCPProxy struct {
 }
 
 // StoppableKubeconfig is kubeconfig with context's apiserver (the current context's for "")
-// reached through a TCPProxy: stopping the proxy is, for the clients given it, an outage of
-// that apiserver whose length the test sets, without a restart's own time in it.
+// reached through a TCPProxy: stopping the proxy is, for the clients given it, an outage
+// of that apiserver whose length the test sets, without a restart's own time in it.
 func StoppableKubeconfig(t testing.TB, kubeconfig, context string) (string, *TCPProxy) {
 	t.Helper()
 	cfg, err := clientcmd.LoadFromFile(kubeconfig)
@@ -56,7 +56,7 @@ func StoppableKubeconfig(t testing.TB, kubeconfig, context string) (string, *TCP
 	return path, p
 }
 
-// Start opens the port (again).
+// Start opens the port (the same one again after Stop).
 func (p *TCPProxy) Start(t testing.TB) {
 	t.Helper()
 	ln, err := net.Listen("tcp", p.addr)
