@@ -9,6 +9,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
 
 func TestHistory(t *testing.T) {
@@ -52,5 +53,39 @@ func TestTextEvents(t *testing.T) {
 	want := "! install failed; --atomic: restoring\n! Deployment/ns/x: took over\n✔ Rollback to record 1: 1 applied\n✘ Rollback to record 1 failed\n"
 	if buf.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestTextPruned: with -v a pruned object's line, worded by its status ("would be pruned"
+// in a dry run), "removed" without one.
+func TestTextPruned(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewEvents(&buf, Text, EventOptions{Objects: true})
+	s.Emit(event.Event{Type: event.Pruned, Object: "Deployment/ns/egress", Status: "would be pruned", Action: event.ActionPruned})
+	s.Emit(event.Event{Type: event.Pruned, Object: "Deployment/ns/egress", Action: event.ActionPruned})
+	if want := "  Deployment/ns/egress would be pruned\n  Deployment/ns/egress removed\n"; buf.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestHistoryAfterRollback: the kubectl formats of the history operator/action's
+// TestHistoryRollbackE2E leaves (default, demo, a rollback to 1); -o name names the
+// records' Secrets.
+func TestHistoryAfterRollback(t *testing.T) {
+	rs := []*history.Record{
+		{Number: 1, Revision: "default", Action: history.ActionInstall, Outcome: history.Succeeded, Profile: "default"},
+		{Number: 2, Revision: "default", Action: history.ActionInstall, Outcome: history.Succeeded, Profile: "demo"},
+		{Number: 3, Revision: "default", Action: history.ActionRollback, Outcome: history.Succeeded, Profile: "default", RollbackOf: 1},
+	}
+	for name, format := range map[string]string{
+		"name":           "name",
+		"jsonpath":       `jsonpath={range .items[*]}{.revision}/{.number} {.action} {.outcome} {.profile}{"\n"}{end}`,
+		"custom-columns": "custom-columns=RECORD:.number,ACTION:.action,STATUS:.outcome,PROFILE:.profile,OF:.rollbackOf",
+	} {
+		var buf bytes.Buffer
+		if err := History(&buf, rs, Format(format)); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "../../testdata/history/"+name+".txt", buf.Bytes())
 	}
 }
