@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -80,7 +81,7 @@ func identities(t *testing.T, manifest string) []string {
 func identity(kind, ns, name string, labels map[string]string) string {
 	var ls []string
 	for k, v := range labels {
-		if !contains(installLabels, k) {
+		if !slices.Contains(installLabels, k) {
 			ls = append(ls, k+"="+v)
 		}
 	}
@@ -144,12 +145,12 @@ func upstreamIdentities(t *testing.T, c meshCase) []string {
 func lineDiff(want, got []string) string {
 	var b strings.Builder
 	for _, w := range want {
-		if !contains(got, w) {
+		if !slices.Contains(got, w) {
 			b.WriteString("- " + w + "\n")
 		}
 	}
 	for _, g := range got {
-		if !contains(want, g) {
+		if !slices.Contains(want, g) {
 			b.WriteString("+ " + g + "\n")
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -289,7 +288,9 @@ func TestCanaryE2E(t *testing.T) {
 	// A workload whose sidecar uses the canary: the uninstall warns that it loses its
 	// control plane, naming it.
 	app := c.Namespace(t)
-	sidecarPod(t, c, app, "canary")
+	if _, err := c.Kube.CoreV1().Pods(app).Create(ctx, fixture.SidecarPod(app, "canary"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	stream := strings.ReplaceAll(ist("uninstall", "-r", "canary", "-y", "-o", "json"), app+"/", "<app-namespace>/")
 	out := goldenEvents(t, stream, "../../testdata/uninstall/canary")
 	if !strings.Contains(out, "! 1 pod still has sidecars of revision \"canary\"") || !strings.Contains(out, "    <app-namespace>/app\n") {
@@ -355,20 +356,6 @@ func droppedObjects(before, after []*unstructured.Unstructured) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// sidecarPod creates pod "app" in ns as if the injector of revision rev had given it a
-// sidecar (its label and status annotation). The inject=false label keeps the revision's
-// injector, which kwok does not run, out of the create.
-func sidecarPod(t *testing.T, c *cluster.Cluster, ns, rev string) {
-	t.Helper()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns,
-		Labels:      map[string]string{"istio.io/rev": rev, "sidecar.istio.io/inject": "false"},
-		Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"` + rev + `"}`}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}, {Name: "istio-proxy", Image: "proxyv2"}}}}
-	if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // liveLister answers a readiness rule's related objects from live lists.

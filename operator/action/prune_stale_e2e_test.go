@@ -1,8 +1,9 @@
-package cmd_test
+package action_test
 
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,10 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
@@ -30,13 +34,12 @@ import (
 func TestPruneOnlyStaleE2E(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
+	t.Cleanup(func() { purge(t, c) })
 
 	const name = "prune-e2e"
-	spec := func(cni bool) string {
-		return harness.SpecFile(t, "spec.yaml", `
+	withCNI := func(cni bool) spec.Options {
+		return spec.Options{Files: []string{harness.SpecFile(t, "spec.yaml", `
 apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
 metadata: {name: `+name+`, namespace: `+ns+`}
@@ -48,18 +51,17 @@ spec:
     cni: {enabled: `+map[bool]string{true: "true", false: "false"}[cni]+`}
   values:
     global: {istioNamespace: `+ns+`}
-`)
+`)}}
 	}
-	ist := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
-	ist("install", "-y", "-f", spec(true))
+	extMustInstall(t, c, action.Install{}, withCNI(true))
 	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// What the second install must prune: CNI's objects, listed by their labels before any
-	// decoy carries them.
-	var stale []string
+	// decoy carries them; as the snapshot names them (Kind/namespace/name) and as events do.
+	var stale, staleObjects []string
 	for _, gvk := range install.PruneKinds {
 		items, err := client.List(ctx, gvk, ownership.LabelComponent+"=Cni,"+ownership.LabelOwner+"="+name)
 		if err != nil {
@@ -67,10 +69,12 @@ spec:
 		}
 		for _, o := range items {
 			stale = append(stale, gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName())
+			staleObjects = append(staleObjects, kube.Describe(&o))
 		}
 	}
 	sort.Strings(stale)
-	if len(stale) < 4 || !contains(stale, "DaemonSet/"+ns+"/istio-cni-node") {
+	sort.Strings(staleObjects)
+	if len(stale) < 4 || !slices.Contains(stale, "DaemonSet/"+ns+"/istio-cni-node") {
 		t.Fatalf("CNI's objects: %v", stale)
 	}
 
@@ -167,16 +171,16 @@ spec:
 			t.Fatalf("decoy %s is not in the snapshot", id)
 		}
 	}
-	out := ist("install", "-y", "-v", "-f", spec(false)) // -v: a line per pruned object
+	res, rec := extMustInstall(t, c, action.Install{}, withCNI(false))
 	after := harness.ObjectVersions(t, c)
 
 	var removed []string
-	for _, obj := range prunedLines(out) {
-		removed = append(removed, kindNsName(obj))
+	for _, e := range rec.Of(event.Pruned) {
+		removed = append(removed, e.Object)
 	}
 	sort.Strings(removed)
-	if strings.Join(removed, "\n") != strings.Join(stale, "\n") {
-		t.Errorf("pruned:\n  %s\nwant exactly CNI's objects:\n  %s", strings.Join(removed, "\n  "), strings.Join(stale, "\n  "))
+	if strings.Join(removed, "\n") != strings.Join(staleObjects, "\n") || res.Pruned != len(staleObjects) {
+		t.Errorf("pruned (%d):\n  %s\nwant exactly CNI's objects:\n  %s", res.Pruned, strings.Join(removed, "\n  "), strings.Join(staleObjects, "\n  "))
 	}
 	// The only differences: the stale objects are gone.
 	var want []string
@@ -194,22 +198,4 @@ spec:
 	if !t.Failed() {
 		t.Logf("pruned exactly the %d stale objects; %d decoys and %d other objects untouched", len(stale), len(decoyIDs), len(before)-len(stale)-len(decoyIDs))
 	}
-}
-
-// kindNsName turns Kind/ns/name or Kind/name (as events print objects) into Kind/ns/name.
-func kindNsName(obj string) string {
-	if strings.Count(obj, "/") == 1 {
-		kind, name, _ := strings.Cut(obj, "/")
-		return kind + "//" + name
-	}
-	return obj
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
