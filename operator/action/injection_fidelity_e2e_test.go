@@ -45,8 +45,8 @@ func TestInjectionFidelityE2E(t *testing.T) {
 	purge(t, c)
 	t.Cleanup(func() { purge(t, c) })
 	nss := map[string]string{
-		"on":  revNamespace(t, c, map[string]string{"istio-injection": "enabled"}),
-		"rev": revNamespace(t, c, map[string]string{"istio.io/rev": "canary"}),
+		"on":  harness.LabelledNamespace(t, c, map[string]string{"istio-injection": "enabled"}),
+		"rev": harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "canary"}),
 		"off": c.Namespace(t),
 	}
 	if len(injCases) < 30 {

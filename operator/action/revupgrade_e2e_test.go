@@ -19,6 +19,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // revTo is the version revision b is installed at: an istioctl at 1.31.0 upgrading a
@@ -82,10 +83,10 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	revTag(t, c, "default", "a")
 	revTag(t, c, "prod", "a")
 	nss := []string{
-		revNamespace(t, c, map[string]string{"istio.io/rev": "default"}),
-		revNamespace(t, c, map[string]string{"istio.io/rev": "prod"}),
-		revNamespace(t, c, map[string]string{"istio.io/rev": "a"}),
-		revNamespace(t, c, map[string]string{"istio-injection": "enabled"}),
+		harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "default"}),
+		harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "prod"}),
+		harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "a"}),
+		harness.LabelledNamespace(t, c, map[string]string{"istio-injection": "enabled"}),
 	}
 	direct := nss[2]
 	var all []string // Deployment/ns/name, as the batches order them

@@ -61,23 +61,6 @@ func revTag(t *testing.T, c *cluster.Cluster, tag, rev string) {
 	}
 }
 
-// revNamespace is a fresh namespace with labels.
-func revNamespace(t *testing.T, c *cluster.Cluster, labels map[string]string) string {
-	t.Helper()
-	ns := c.Namespace(t)
-	n, err := c.Kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range labels {
-		n.Labels[k] = v
-	}
-	if _, err := c.Kube.CoreV1().Namespaces().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return ns
-}
-
 // revApp creates Deployment ns/name of one pod, labelled app=name.
 func revApp(t *testing.T, c *cluster.Cluster, ns, name string) {
 	t.Helper()

@@ -28,10 +28,10 @@ func TestRevisionListE2E(t *testing.T) {
 	revTag(t, c, "prod", "b")
 
 	type where struct{ rev, label, tag, version string }
-	byTag := revNamespace(t, c, map[string]string{"istio.io/rev": "default"})
-	named := revNamespace(t, c, map[string]string{"istio.io/rev": "prod"})
-	direct := revNamespace(t, c, map[string]string{"istio.io/rev": "b"})
-	enabled := revNamespace(t, c, map[string]string{"istio-injection": "enabled"})
+	byTag := harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "default"})
+	named := harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "prod"})
+	direct := harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "b"})
+	enabled := harness.LabelledNamespace(t, c, map[string]string{"istio-injection": "enabled"})
 	want := map[string]where{
 		byTag:   {"a", "istio.io/rev=default", "default", "1.29.4"},
 		named:   {"b", "istio.io/rev=prod", "prod", "1.30.0"},

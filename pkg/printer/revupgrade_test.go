@@ -1,10 +1,7 @@
 package printer
 
 import (
-	"bytes"
 	"testing"
-
-	"github.com/fatih/color"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 )
@@ -13,11 +10,7 @@ import (
 // TestRevisionUpgradeE2E asserts: the plan (a resumed one says so) with its writes, a line
 // per batch, and the last line of an upgrade, a rollback and an interrupted run.
 func TestRevisionUpgradeText(t *testing.T) {
-	color.NoColor = true
-	for _, tc := range []struct {
-		e    event.Event
-		want string
-	}{
+	checkText(t, []textCase{
 		{event.Event{Type: event.Plan, Message: "revision a -> b: 15 workloads in 3 batches (resumed: 1 of 4 batches done)",
 			Details: []string{"Namespace/ns: label istio.io/rev=a -> b (field manager istioctl-revision-upgrade)"}},
 			"- revision a -> b: 15 workloads in 3 batches (resumed: 1 of 4 batches done)\n    Namespace/ns: label istio.io/rev=a -> b (field manager istioctl-revision-upgrade)\n"},
@@ -31,11 +24,5 @@ func TestRevisionUpgradeText(t *testing.T) {
 			"✔ Rollback to revision a: 4 batches, 20 workloads restarted\n"},
 		{event.Event{Type: event.Done, Operation: event.OperationUpgrade, Outcome: event.OutcomeInterrupted, Message: "revision a -> b: 1 batches, 5 workloads restarted"},
 			"✘ Interrupted\n"},
-	} {
-		var b bytes.Buffer
-		NewEvents(&b, Text).Emit(tc.e)
-		if b.String() != tc.want {
-			t.Errorf("%s %q:\n%q\nwant\n%q", tc.e.Type, tc.e.Message, b.String(), tc.want)
-		}
-	}
+	})
 }
