@@ -97,7 +97,7 @@ func TestImagesPinnedInstallE2E(t *testing.T) {
 	pinned("the injector's global.proxy_init.image", raw.Global.ProxyInit.Image)
 
 	// A pod the real istiod injects runs the pinned proxy.
-	ns := labelled(t, c, map[string]string{"istio-injection": "enabled"})
+	ns := harness.LabelledNamespace(t, c, map[string]string{"istio-injection": "enabled"})
 	if by := injectedBy(t, c, ns, "web"); by != "default" {
 		t.Fatalf("injected by %q", by)
 	}

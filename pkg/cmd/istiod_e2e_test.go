@@ -233,23 +233,6 @@ func injectedBy(t *testing.T, c *cluster.Cluster, namespace, name string) string
 	return s.Revision
 }
 
-// labelled creates a namespace for the test with labels.
-func labelled(t *testing.T, c *cluster.Cluster, labels map[string]string) string {
-	t.Helper()
-	ns := c.Namespace(t)
-	n, err := c.Kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range labels {
-		n.Labels[k] = v
-	}
-	if _, err := c.Kube.CoreV1().Namespaces().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return ns
-}
-
 // TestRealIstiodInjectionE2E: istiod injects pods from the templates our charts render, the
 // right revision for each way a namespace selects one, and moving the default tag moves
 // where new pods come from.
@@ -278,7 +261,7 @@ func TestRealIstiodInjectionE2E(t *testing.T) {
 			for _, args := range tc.install {
 				istioctl(args...)
 			}
-			ns := labelled(t, c, tc.labels)
+			ns := harness.LabelledNamespace(t, c, tc.labels)
 			if got := injectedBy(t, c, ns, "web"); got != tc.want {
 				t.Errorf("injected by revision %q, want %q", got, tc.want)
 			}
@@ -293,7 +276,7 @@ func TestRealIstiodInjectionE2E(t *testing.T) {
 		istioctl("uninstall", "--purge", "-y")
 		istioctl("install", "-y", "--set", "profile=minimal")
 		istioctl("install", "-y", "--set", "profile=minimal", "--revision", "canary")
-		ns := labelled(t, c, enabled)
+		ns := harness.LabelledNamespace(t, c, enabled)
 		if got := injectedBy(t, c, ns, "before"); got != "default" {
 			t.Fatalf("before the move: injected by %q, want default", got)
 		}
@@ -378,7 +361,7 @@ func TestRealIstiodPurgeE2E(t *testing.T) {
 	harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.PurgeAtEnd()
 	istioctl("uninstall", "--purge", "-y")
 	istioctl("install", "-y")
-	ns := labelled(t, c, map[string]string{"istio-injection": "enabled"})
+	ns := harness.LabelledNamespace(t, c, map[string]string{"istio-injection": "enabled"})
 	if got := injectedBy(t, c, ns, "web"); got != "default" {
 		t.Fatalf("before the purge: injected by %q", got)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -122,7 +123,9 @@ func TestUpgradePrecheckSkewE2E(t *testing.T) {
 	}
 	istioctl("install", "-y", "-f", cni)
 	plain := c.Namespace(t)
-	injectedLongAgo(t, c, plain, "default", "1.28.0")
+	if _, err := c.Kube.CoreV1().Pods(plain).Create(context.Background(), fixture.InjectedPod(plain, "old-proxy", "default", "1.28.0"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	res = precheckJSON(t, c)
 	find(t, res, "upgrade-hop", "Deployment/istio-system/istiod", true, "in-place upgrade from 1.30.0 to "+version.Version+" crosses 1 minor")
 	if f := failed(res, "upgrade-hop"); len(f) > 0 {

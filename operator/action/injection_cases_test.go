@@ -1,9 +1,9 @@
-package cmd_test
+package action_test
 
-// injectionCase is one pod a user might deploy, as the injection fidelity test creates it
+// injCase is one pod a user might deploy, as the injection fidelity test creates it
 // (a server-side dry run, so istiod's webhook answers and nothing is stored): what users
 // set on a pod or its namespace that the injection templates read.
-type injectionCase struct {
+type injCase struct {
 	name string
 	// ns is the namespace it goes to: "on" (istio-injection=enabled: the default revision),
 	// "rev" (istio.io/rev=canary: the canary revision, installed with non-default values)
@@ -14,27 +14,27 @@ type injectionCase struct {
 }
 
 // A container every case starts from.
-const appContainer = `
+const injAppContainer = `
   - name: app
     image: registry.example/app:1
     ports:
     - {containerPort: 8080, name: http}`
 
-// injectionCases cover what users set: proxy resources, holdApplicationUntilProxyStarts,
+// injCases cover what users set: proxy resources, holdApplicationUntilProxyStarts,
 // native sidecars on and off, excluded ports and ranges, a custom proxy image, probe
 // rewriting, the gateway and grpc templates, sidecar.istio.io/inject=false, revision labels,
-// and the install values of the canary revision (injectionValues).
-var injectionCases = []injectionCase{
+// and the install values of the canary revision (injValues).
+var injCases = []injCase{
 	{"plain", "on", `
 metadata:
   labels: {app: web, version: v1}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"two-containers", "on", `
 metadata:
   labels: {app: multi}
 spec:
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
   - name: sidecar-app
     image: registry.example/helper:2
     ports:
@@ -48,7 +48,7 @@ spec:
 metadata:
   annotations: {kubectl.kubernetes.io/default-container: helper, kubectl.kubernetes.io/default-logs-container: helper}
 spec:
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
   - {name: helper, image: registry.example/helper:2}`},
 	{"probes-http", "on", `
 spec:
@@ -92,31 +92,31 @@ metadata:
     sidecar.istio.io/proxyCPULimit: "2"
     sidecar.istio.io/proxyMemoryLimit: 1Gi
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"proxy-requests-only", "on", `
 metadata:
   annotations: {sidecar.istio.io/proxyMemory: 100Mi}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"proxy-limits-only", "on", `
 metadata:
   annotations: {sidecar.istio.io/proxyCPULimit: 500m}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"hold-application", "on", `
 metadata:
   annotations:
     proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
     sidecar.istio.io/nativeSidecar: "false"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"native-sidecar-on", "on", `
 metadata:
   annotations: {sidecar.istio.io/nativeSidecar: "true"}
 spec:
   initContainers:
   - {name: migrate, image: registry.example/migrate:1}
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
     readinessProbe: {httpGet: {path: /ready, port: 8080}}`},
 	{"native-sidecar-off", "on", `
 metadata:
@@ -124,14 +124,14 @@ metadata:
 spec:
   initContainers:
   - {name: migrate, image: registry.example/migrate:1}
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"native-sidecar-hold", "on", `
 metadata:
   annotations:
     sidecar.istio.io/nativeSidecar: "true"
     proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": true}'
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"excluded-ports-and-ranges", "on", `
 metadata:
   annotations:
@@ -140,7 +140,7 @@ metadata:
     traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.96.0.1/32,169.254.169.254/32"
     traffic.sidecar.istio.io/includeOutboundIPRanges: "10.0.0.0/8"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"included-ports-wildcard", "on", `
 metadata:
   annotations:
@@ -148,14 +148,14 @@ metadata:
     traffic.sidecar.istio.io/includeOutboundIPRanges: "*"
     traffic.sidecar.istio.io/includeOutboundPorts: "8443"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"included-ports-empty", "on", `
 metadata:
   annotations:
     traffic.sidecar.istio.io/includeInboundPorts: ""
     traffic.sidecar.istio.io/includeOutboundIPRanges: ""
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"interfaces", "on", `
 metadata:
   annotations:
@@ -163,31 +163,31 @@ metadata:
     istio.io/reroute-virtual-interfaces: "net3"
     traffic.sidecar.istio.io/excludeInterfaces: "eth1"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"custom-proxy-image", "on", `
 metadata:
   annotations: {sidecar.istio.io/proxyImage: "registry.example/proxyv2:custom"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"interception-tproxy", "on", `
 metadata:
   annotations: {sidecar.istio.io/interceptionMode: TPROXY}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"interception-none", "on", `
 metadata:
   annotations: {sidecar.istio.io/interceptionMode: NONE}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"inject-false", "on", `
 metadata:
   labels: {sidecar.istio.io/inject: "false"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"host-network", "on", `
 spec:
   hostNetwork: true
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"status-port-and-readiness", "on", `
 metadata:
   annotations:
@@ -196,7 +196,7 @@ metadata:
     readiness.status.sidecar.istio.io/periodSeconds: "3"
     readiness.status.sidecar.istio.io/failureThreshold: "10"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"log-levels", "on", `
 metadata:
   annotations:
@@ -204,24 +204,24 @@ metadata:
     sidecar.istio.io/componentLogLevel: "misc:error,upstream:debug"
     sidecar.istio.io/agentLogLevel: "default:debug"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"user-volumes", "on", `
 metadata:
   annotations:
     sidecar.istio.io/userVolume: '[{"name":"certs","secret":{"secretName":"my-certs"}}]'
     sidecar.istio.io/userVolumeMount: '[{"name":"certs","mountPath":"/etc/my-certs","readOnly":true}]'
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"core-dump-and-bind", "on", `
 metadata:
   annotations:
     sidecar.istio.io/enableCoreDump: "true"
     sidecar.istio.io/capNetBindService: "true"
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"proxy-container-override", "on", `
 spec:
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
   - name: istio-proxy
     image: auto
     resources:
@@ -232,7 +232,7 @@ spec:
 	{"security-context", "on", `
 spec:
   securityContext: {runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000}
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
     securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true}`},
 	{"proxy-config-annotation", "on", `
 metadata:
@@ -245,7 +245,7 @@ metadata:
       tracing:
         sampling: 10
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"prometheus-annotations", "on", `
 metadata:
   annotations:
@@ -253,12 +253,12 @@ metadata:
     prometheus.io/port: "9090"
     prometheus.io/path: /metrics
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"metrics-merge-off", "on", `
 metadata:
   annotations: {prometheus.istio.io/merge-metrics: "false"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"canonical-labels", "on", `
 metadata:
   labels:
@@ -266,12 +266,12 @@ metadata:
     service.istio.io/canonical-revision: "2024"
     app.kubernetes.io/name: ignored
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"long-app-name", "on", `
 metadata:
   labels: {app: a-very-long-application-name-that-takes-all-sixty-three-chars-x, version: a-long-version-name-that-takes-all-of-the-sixty-three-character}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"owned-by-replicaset", "on", `
 metadata:
   generateName: shop-5d8f9c7b6-
@@ -279,18 +279,18 @@ metadata:
   ownerReferences:
   - {apiVersion: apps/v1, kind: ReplicaSet, name: shop-5d8f9c7b6, uid: 9a0c1f44-7a41-4d2e-9f39-1b2c3d4e5f60, controller: true}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"job-pod", "on", `
 metadata:
   labels: {job-name: nightly}
 spec:
   restartPolicy: Never
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"image-pull-secrets-and-sa", "on", `
 spec:
   serviceAccountName: default
   imagePullSecrets: [{name: regcred}]
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"gateway-template", "on", `
 metadata:
   labels: {istio: ingressgateway, app: my-gateway}
@@ -312,36 +312,36 @@ spec:
 metadata:
   annotations: {inject.istio.io/templates: grpc-simple}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"bad-exclude-range", "on", `
 metadata:
   annotations: {traffic.sidecar.istio.io/excludeOutboundIPRanges: "10.0.0.0/33"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"opt-in-label", "off", `
 metadata:
   labels: {sidecar.istio.io/inject: "true"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"revision-label", "off", `
 metadata:
   labels: {istio.io/rev: canary}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"no-injection-label", "off", `
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"revision-defaults", "rev", `
 metadata:
   labels: {app: web, version: v2}
 spec:
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
     readinessProbe: {httpGet: {path: /ready, port: 8080}}`},
 	{"revision-native-off", "rev", `
 metadata:
   annotations: {sidecar.istio.io/nativeSidecar: "false"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 	{"revision-annotations-over-values", "rev", `
 metadata:
   annotations:
@@ -350,7 +350,7 @@ metadata:
     traffic.sidecar.istio.io/includeOutboundIPRanges: "172.16.0.0/12"
     sidecar.istio.io/rewriteAppHTTPProbers: "true"
 spec:
-  containers:` + appContainer + `
+  containers:` + injAppContainer + `
     livenessProbe: {httpGet: {path: /live, port: 8080}}`},
 	{"revision-gateway-template", "rev", `
 metadata:
@@ -363,29 +363,29 @@ spec:
 metadata:
   labels: {sidecar.istio.io/inject: "false"}
 spec:
-  containers:` + appContainer},
+  containers:` + injAppContainer},
 }
 
-// injectionValues are the canary revision's install flags: what users set at install time
+// injValues are the canary revision's --set values: what users set at install time
 // that reaches every pod it injects.
-var injectionValues = []string{
-	"--set", "values.global.proxy.resources.requests.cpu=50m",
-	"--set", "values.global.proxy.resources.requests.memory=64Mi",
-	"--set", "values.global.proxy.resources.limits.cpu=1",
-	"--set", "values.global.proxy.resources.limits.memory=512Mi",
-	"--set", "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true",
-	"--set", "values.global.proxy.includeIPRanges=10.0.0.0/8",
-	"--set", "values.global.proxy.excludeIPRanges=10.96.0.1/32",
-	"--set", "values.global.proxy.excludeInboundPorts=9000",
-	"--set", "values.global.proxy.excludeOutboundPorts=5432",
-	"--set", "values.pilot.env.ENABLE_NATIVE_SIDECARS=true",
-	"--set", "values.pilot.cni.enabled=true",
-	"--set", "values.global.imagePullPolicy=IfNotPresent",
-	"--set", "values.global.imagePullSecrets[0]=regcred",
-	"--set", "values.global.logging.level=default:debug",
-	"--set", "values.global.proxy.logLevel=debug",
-	"--set", "values.global.proxy.privileged=true",
-	"--set", "values.sidecarInjectorWebhook.rewriteAppHTTPProbe=false",
-	"--set", "meshConfig.defaultConfig.proxyMetadata.ISTIO_META_DNS_CAPTURE=true",
-	"--set", "meshConfig.defaultConfig.concurrency=2",
+var injValues = []string{
+	"values.global.proxy.resources.requests.cpu=50m",
+	"values.global.proxy.resources.requests.memory=64Mi",
+	"values.global.proxy.resources.limits.cpu=1",
+	"values.global.proxy.resources.limits.memory=512Mi",
+	"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true",
+	"values.global.proxy.includeIPRanges=10.0.0.0/8",
+	"values.global.proxy.excludeIPRanges=10.96.0.1/32",
+	"values.global.proxy.excludeInboundPorts=9000",
+	"values.global.proxy.excludeOutboundPorts=5432",
+	"values.pilot.env.ENABLE_NATIVE_SIDECARS=true",
+	"values.pilot.cni.enabled=true",
+	"values.global.imagePullPolicy=IfNotPresent",
+	"values.global.imagePullSecrets[0]=regcred",
+	"values.global.logging.level=default:debug",
+	"values.global.proxy.logLevel=debug",
+	"values.global.proxy.privileged=true",
+	"values.sidecarInjectorWebhook.rewriteAppHTTPProbe=false",
+	"meshConfig.defaultConfig.proxyMetadata.ISTIO_META_DNS_CAPTURE=true",
+	"meshConfig.defaultConfig.concurrency=2",
 }
