@@ -26,7 +26,9 @@ revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=default'
 		{"dry-run changes", func(b *bytes.Buffer) {
 			TagChanges(b, []tag.Change{{Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Status: "would be configured"}})
 		}, "  MutatingWebhookConfiguration/istio-revision-tag-default would be configured\n"},
-		{"remove", func(b *bytes.Buffer) { TagRemoved(b, "prod", []string{"MutatingWebhookConfiguration/istio-revision-tag-prod"}) },
+		{"remove", func(b *bytes.Buffer) {
+			TagRemoved(b, "prod", []string{"MutatingWebhookConfiguration/istio-revision-tag-prod"})
+		},
 			"  MutatingWebhookConfiguration/istio-revision-tag-prod removed\nRevision tag prod removed\n"},
 		{"overlap", func(b *bytes.Buffer) {
 			TagOverlaps(b, []check.Result{{Code: "IST0139", Object: "MutatingWebhookConfiguration/istio-revision-tag-prod",
