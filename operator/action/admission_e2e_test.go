@@ -79,10 +79,7 @@ var admCases = []admCase{
 // unless they are cluster-scoped.
 func admApply(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 	t.Helper()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	ctx := context.Background()
 	for _, doc := range strings.Split(docs, "\n---\n") {
 		j, err := yaml.YAMLToJSON([]byte(doc))

@@ -17,10 +17,9 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // The cluster lock's Lease, as docs/install.md names it.
@@ -206,10 +205,7 @@ func TestTakeoverRecordsE2E(t *testing.T) {
 		return rec
 	}
 	install()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	store := &history.Store{Client: client, Namespace: "istio-system"}
 	for i, tc := range []struct {
 		name     string

@@ -20,7 +20,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -118,10 +117,7 @@ func lockOneWriter(t *testing.T, c *cluster.Cluster) {
 // lockNoCanary fails the test if an object of revision canary's components survived.
 func lockNoCanary(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	for _, gvk := range harness.SnapshotKinds {
 		items, err := client.List(context.Background(), gvk, "")
 		if err != nil {

@@ -18,10 +18,10 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // translateExceptions are the objects istioctl and Helm render differently from the
@@ -181,10 +181,7 @@ func installWith(t *testing.T, c *cluster.Cluster, in action.Install, sets ...st
 func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 	c := cluster.Get(t)
 	h := newHelmRun(t, c.Kubeconfig)
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	lap := stopwatch(t)
 	purge(t, c)
 	lap("purge")
@@ -264,10 +261,7 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	c := cluster.Get(t)
 	h := newHelmRun(t, c.Kubeconfig)
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	lap := stopwatch(t)
 	charts := upstreamCharts(t)
 	purge(t, c)

@@ -54,10 +54,7 @@ spec:
 `)}}
 	}
 	extMustInstall(t, c, action.Install{}, withCNI(true))
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 
 	// What the second install must prune: CNI's objects, listed by their labels before any
 	// decoy carries them; as the snapshot names them (Kind/namespace/name) and as events do.

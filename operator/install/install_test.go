@@ -25,6 +25,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 func TestMain(m *testing.M) { cluster.Main(m) }
@@ -187,16 +188,13 @@ func TestInstallWaitPrune(t *testing.T) {
 func TestInstallNotReadyNamesTheCause(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	stuck := strings.Replace(pilotYAML, "serviceAccountName: istiod", "serviceAccountName: istiod\n      nodeSelector: {no-such-label: x}", 1)
 	rec := &event.Recorder{}
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
 		Opts: install.Options{Timeout: 4 * time.Second}}).Start()
 	gw := manifest(t, component.IngressGateways, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: gw, namespace: NS}}`)
-	_, err = in.Install(context.Background(), rec, nil, []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
+	_, err := in.Install(context.Background(), rec, nil, []render.Manifest{manifest(t, component.Pilot, ns, stuck), gw}, nil)
 	var nr *install.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("err = %v, want NotReadyError", err)
@@ -223,10 +221,7 @@ func TestInstallNotReadyNamesTheCause(t *testing.T) {
 func TestInstallFailsAtRefusedPods(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-pods"}, Spec: corev1.ResourceQuotaSpec{
 		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
 	if _, err := c.Kube.CoreV1().ResourceQuotas(ns).Create(context.Background(), quota, metav1.CreateOptions{}); err != nil {
@@ -247,7 +242,7 @@ spec:
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"},
 		Opts: install.Options{Timeout: timeout}}).Start()
 	start := time.Now()
-	_, err = in.Install(context.Background(), &event.Recorder{}, nil, []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
+	_, err := in.Install(context.Background(), &event.Recorder{}, nil, []render.Manifest{manifest(t, component.Pilot, ns, pilotYAML), manifest(t, component.Cni, ns, cniYAML)}, nil)
 	took := time.Since(start)
 	if err == nil {
 		t.Fatal("the install succeeded although the quota allows no pod")
@@ -294,10 +289,7 @@ func TestInstallIntoTerminatingNamespace(t *testing.T) {
 		time.Sleep(time.Second)
 		_, _ = c.Dynamic.Resource(cmGVR).Namespace(ns).Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	}()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	in := (&install.Installer{Client: client, Owner: ownership.Owner{Namespace: ns, Version: "1.30.0"}, Opts: install.Options{Timeout: 2 * time.Minute}}).Start()
 	if _, err := in.Install(ctx, nil, nil, []render.Manifest{manifest(t, component.Base, ns, baseYAML)}, nil); err != nil {
 		t.Fatalf("install into a terminating namespace: %v", err)
@@ -319,10 +311,7 @@ func TestInstallWebhookServedByALaterComponent(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	validator := `
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration

@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestInventoryCallersAgree: prune, uninstall and verify-install find what an install owns
@@ -24,10 +25,7 @@ func TestInventoryCallersAgree(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	owner := ownership.Owner{Namespace: ns, Version: "1.30.0"}
 	canary := ownership.Owner{Namespace: ns, Revision: "canary", Version: "1.30.0"}
 	cm := func(name string, labels map[string]string) *unstructured.Unstructured {

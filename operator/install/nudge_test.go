@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestUninstallNudgesATerminatingCRD: a CRD that stays terminating is annotated while the
@@ -24,10 +25,7 @@ import (
 func TestUninstallNudgesATerminatingCRD(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	owner := ownership.Owner{Namespace: "istio-system", Version: "1.30.0"}
 	crd := objects(t, "", `
 apiVersion: apiextensions.k8s.io/v1

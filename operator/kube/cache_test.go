@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
@@ -49,18 +50,7 @@ func startWatchCache(t *testing.T, c *cluster.Cluster, kind string) bool {
 	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
 	singular := strings.ToLower(kind)
 	plural := singular + "s"
-	crd := fixture.Object(t, fmt.Sprintf(`
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: %[2]s.%[1]s}
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: %[2]s, singular: %[3]s, kind: %[4]s}
-  versions:
-  - {name: v1alpha1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
-  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
-`, group, plural, singular, kind))
+	crd := fixture.CRD(t, group, kind, "v1alpha1", "v1")
 	if _, err := client.Apply(ctx, crd, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +110,7 @@ spec:
 func TestListGoneKind(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
 	crd := fixture.Object(t, fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
@@ -28,10 +28,7 @@ import (
 func TestFinishCRDDeletion(t *testing.T) {
 	c := cluster.Get(t)
 	ctx := context.Background()
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	group := strings.ReplaceAll(c.Namespace(t), "-", "") + ".istioctl.io"
 	ns := c.Namespace(t)
 	crdRes := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -40,16 +37,7 @@ func TestFinishCRDDeletion(t *testing.T) {
 	create := func(t *testing.T, kind string, finalizers ...string) (*unstructured.Unstructured, schema.GroupVersionResource) {
 		t.Helper()
 		plural := strings.ToLower(kind) + "s"
-		crd := fixture.Object(t, fmt.Sprintf(`
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: %[2]s.%[1]s}
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: %[2]s, singular: %[3]s, kind: %[4]s}
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
-`, group, plural, strings.ToLower(kind), kind))
+		crd := fixture.CRD(t, group, kind)
 		crd.SetFinalizers(finalizers)
 		if _, err := client.Apply(ctx, crd, kube.ApplyOptions{}); err != nil {
 			t.Fatal(err)

@@ -15,8 +15,6 @@ import (
 
 	opcomplete "github.com/istioctl-installer/istioctl/operator/complete"
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -53,10 +51,7 @@ func TestCompletionE2E(t *testing.T) {
 	t.Cleanup(func() {
 		_ = c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), hook.Name, metav1.DeleteOptions{})
 	})
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	store := &history.Store{Client: client, Namespace: ns}
 	for _, profile := range []string{"default", "demo"} {
 		r := &history.Record{Revision: rev, Time: time.Now(), Action: history.ActionInstall, Outcome: history.Succeeded, Profile: profile, Spec: "spec: {}\n"}

@@ -16,18 +16,11 @@ import (
 // call that drift, and a second install writes nothing.
 func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
 	c := cluster.Get(t)
-	t.Chdir("../..")
 	t.Setenv("HOME", t.TempDir())
 	ctx := context.Background()
-	k := []string{"--kubeconfig", c.Kubeconfig}
-	ist := func(args ...string) (string, error) {
-		out, _, err := harness.Run(t, append(k, args...)...)
-		return out, err
-	}
-	if out, err := ist("uninstall", "--purge", "-y"); err != nil {
-		t.Fatalf("purge: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = ist("uninstall", "--purge", "-y") })
+	x := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}
+	x.MustRun("uninstall", "--purge", "-y")
+	x.PurgeAtEnd()
 	f := harness.SpecFile(t, "spec.yaml", harness.OperatorHeader+`spec:
   profile: minimal
   components:
@@ -47,7 +40,7 @@ func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
       istio-ingressgateway:
         runAsRoot: true
 `)
-	if out, err := ist("install", "-y", "-f", f); err != nil {
+	if out, err := x.Try("install", "-y", "-f", f); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
 	svc, err := c.Kube.CoreV1().Services("istio-system").Get(ctx, "istio-ingressgateway", metav1.GetOptions{})
@@ -59,13 +52,13 @@ func TestGatewayPortWithoutTargetPortE2E(t *testing.T) {
 			t.Errorf("live targetPort of http2: %v, want the apiserver's default 8080", p.TargetPort)
 		}
 	}
-	out, err := ist("verify-install", "-f", f)
+	out, err := x.Try("verify-install", "-f", f)
 	if err != nil || strings.Contains(out, "differ from the spec") {
 		t.Errorf("verify-install: %v\n%s", err, out)
 	}
 	harness.Settled(t, c)
 	writes := harness.AuditWrites(t, c)
-	if out, err := ist("install", "-y", "-f", f); err != nil {
+	if out, err := x.Try("install", "-y", "-f", f); err != nil {
 		t.Fatalf("second install: %v\n%s", err, out)
 	}
 	if w := harness.WritesBetween(writes, harness.AuditWrites(t, c)); len(w) > 0 {

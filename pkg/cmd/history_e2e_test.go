@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
-	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -49,10 +47,7 @@ func TestRollbackCommandE2E(t *testing.T) {
 	c := cluster.Get(t)
 	ns := c.Namespace(t)
 	t.Setenv("HOME", t.TempDir())
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	// Two records, written as installs write them: the rollback plans the first (reads
 	// only) before it finds no terminal to ask on.
 	const rev = "rbcmd"

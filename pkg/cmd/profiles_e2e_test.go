@@ -17,7 +17,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
@@ -36,10 +35,7 @@ func TestInstallProfilesE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Chdir("../..")
 	t.Setenv("HOME", t.TempDir())
-	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := harness.Client(t, c)
 	ctx := context.Background()
 	istioctl := harness.Istioctl{T: t, Kubeconfig: c.Kubeconfig}.MustRun
 	t.Cleanup(func() { _, _, _ = harness.Run(t, "--kubeconfig", c.Kubeconfig, "uninstall", "-r", "default", "-y") })

@@ -2,13 +2,11 @@ package fleetrun_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,21 +36,14 @@ const (
 // clusters, and keeps everything they said (events, reports, warnings, results) and every
 // token the clusters issued: no credential may ever be in what a run says.
 type fleetBed struct {
-	t   *testing.T
-	bed *cluster.Bed
-	*fleetSeen
-}
-
-// fleetSeen is what every run of a test said, shared by its subtests.
-type fleetSeen struct {
-	mu     sync.Mutex
-	said   []string
-	tokens map[string]bool
+	t    *testing.T
+	bed  *cluster.Bed
+	said *harness.Said
 }
 
 // newFleetBed is the bed purged of Istio and links, purged again when the test ends.
 func newFleetBed(t *testing.T) *fleetBed {
-	b := &fleetBed{t: t, bed: cluster.GetBed(t, 3), fleetSeen: &fleetSeen{tokens: map[string]bool{}}}
+	b := &fleetBed{t: t, bed: cluster.GetBed(t, 3), said: &harness.Said{}}
 	b.purge()
 	t.Cleanup(b.purge)
 	return b
@@ -60,19 +51,11 @@ func newFleetBed(t *testing.T) *fleetBed {
 
 // with is b for a subtest.
 func (b *fleetBed) with(t *testing.T) *fleetBed {
-	return &fleetBed{t: t, bed: b.bed, fleetSeen: b.fleetSeen}
+	return &fleetBed{t: t, bed: b.bed, said: b.said}
 }
 
-// record keeps what a run said, as JSON.
-func (b *fleetBed) record(v any) {
-	out, err := json.Marshal(v)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.said = append(b.said, string(out))
-}
+// record keeps what a run said.
+func (b *fleetBed) record(v any) { b.said.Record(b.t, false, v) }
 
 func (b *fleetBed) member(ctx string) *cluster.Cluster {
 	for _, c := range b.bed.Clusters {
@@ -233,34 +216,10 @@ func (b *fleetBed) purge() {
 }
 
 // collectTokens remembers every ServiceAccount token the bed's istio namespaces hold now.
-func (b *fleetBed) collectTokens() {
-	b.t.Helper()
-	for _, c := range b.bed.Clusters {
-		toks := harness.ServiceAccountTokens(b.t, c)
-		b.mu.Lock()
-		for _, tok := range toks {
-			b.tokens[tok] = true
-		}
-		b.mu.Unlock()
-	}
-}
+func (b *fleetBed) collectTokens() { b.said.CollectTokens(b.t, b.bed) }
 
-// noCredentialSaid fails t when anything a run said holds a token the bed issued.
-func (b *fleetBed) noCredentialSaid(t *testing.T) {
-	b.collectTokens()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.tokens) == 0 {
-		t.Error("no token collected: nothing to look for")
-	}
-	for i, out := range b.said {
-		for tok := range b.tokens {
-			if strings.Contains(out, tok) {
-				t.Errorf("what run %d said holds a token", i)
-			}
-		}
-	}
-}
+// noCredentialSaid fails t when anything a run said holds a credential.
+func (b *fleetBed) noCredentialSaid(t *testing.T) { b.said.NoCredential(t, b.bed, 1, 0) }
 
 // fleetWant is a result a report must hold: in a section beginning with section, saying
 // says in its object, message or diff.

@@ -2,7 +2,6 @@ package fleetrun_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,57 +36,23 @@ const linkVersion = "1.31.0"
 // events, warnings, errors) to prove no credential is ever in it, and every token the
 // clusters issued.
 type linkRig struct {
-	t   *testing.T
-	bed *cluster.Bed
-	*linkSeen
-}
-
-// linkSeen is what every run of a test returned, shared by its subtests.
-type linkSeen struct {
-	mu   sync.Mutex
-	outs []string
-	// allowed are outputs that may hold a credential: a remote Secret made without ApplyTo,
-	// which the command prints as upstream does.
-	allowed map[int]bool
-	tokens  map[string]bool
+	t    *testing.T
+	bed  *cluster.Bed
+	said *harness.Said
 }
 
 func newLinkRig(t *testing.T, n int) *linkRig {
-	return &linkRig{t: t, bed: cluster.GetBed(t, n), linkSeen: &linkSeen{allowed: map[int]bool{}, tokens: map[string]bool{}}}
+	return &linkRig{t: t, bed: cluster.GetBed(t, n), said: &harness.Said{}}
 }
 
 // with is l for a subtest.
 func (l *linkRig) with(t *testing.T) *linkRig {
-	return &linkRig{t: t, bed: l.bed, linkSeen: l.linkSeen}
+	return &linkRig{t: t, bed: l.bed, said: l.said}
 }
 
 // record keeps what a run gave, each value as a printer would get it (JSON; an error's or
 // a string's text); allowed says it may hold a credential.
-func (l *linkRig) record(allowed bool, vs ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, v := range vs {
-		var s string
-		switch v := v.(type) {
-		case nil:
-			continue
-		case string:
-			s = v
-		case error:
-			s = v.Error()
-		default:
-			b, err := json.Marshal(v)
-			if err != nil {
-				l.t.Fatalf("recording %T: %v", v, err)
-			}
-			s = string(b)
-		}
-		if allowed {
-			l.allowed[len(l.outs)] = true
-		}
-		l.outs = append(l.outs, s)
-	}
-}
+func (l *linkRig) record(allowed bool, vs ...any) { l.said.Record(l.t, allowed, vs...) }
 
 // Emit records an event of a run (linkRig is the runs' event sink).
 func (l *linkRig) Emit(e event.Event) { l.record(false, e) }
@@ -223,17 +187,7 @@ func linkFailures(rep *check.Report) string {
 }
 
 // collectTokens remembers every ServiceAccount token the bed's istio namespaces hold now.
-func (l *linkRig) collectTokens() {
-	l.t.Helper()
-	for _, c := range l.bed.Clusters {
-		toks := harness.ServiceAccountTokens(l.t, c)
-		l.mu.Lock()
-		for _, tok := range toks {
-			l.tokens[tok] = true
-		}
-		l.mu.Unlock()
-	}
-}
+func (l *linkRig) collectTokens() { l.said.CollectTokens(l.t, l.bed) }
 
 // linkSecret reads the link Secret name in context ctx.
 func (l *linkRig) linkSecret(ctx, name string) *corev1.Secret {

@@ -2,7 +2,6 @@ package fleetrun_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"regexp"
 	"slices"
@@ -12,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
@@ -231,51 +229,4 @@ func linkUninstallRemote(t *testing.T, l *linkRig) {
 // linkNoCredential: no token the clusters issued and no client key of the bed's
 // kubeconfig is in anything a run gave back (results, plans, events, warnings, errors) or
 // in an install record, but in the Secrets made to be printed.
-func linkNoCredential(t *testing.T, l *linkRig) {
-	l.collectTokens()
-	outs := append([]string{}, l.outs...)
-	records := 0
-	for _, c := range l.bed.Clusters {
-		list, err := c.Kube.CoreV1().Secrets("istio-system").List(context.Background(), metav1.ListOptions{LabelSelector: "install.istio.io/record"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range list.Items {
-			records++
-			for _, v := range r.Data {
-				outs = append(outs, string(v))
-			}
-		}
-	}
-	if len(l.tokens) < 4 || records < 1 {
-		t.Fatalf("only %d tokens and %d install records seen", len(l.tokens), records)
-	}
-	// The bed's own credentials: each admin's client key, as the kubeconfig holds it
-	// and as PEM.
-	creds := map[string]bool{}
-	for tok := range l.tokens {
-		// A []byte in a result's JSON is base64.
-		creds[tok], creds[base64.StdEncoding.EncodeToString([]byte(tok))] = true, true
-	}
-	raw, err := clientcmd.LoadFromFile(l.bed.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range raw.AuthInfos {
-		if len(u.ClientKeyData) > 0 {
-			creds[base64.StdEncoding.EncodeToString(u.ClientKeyData)] = true
-			lines := strings.Split(strings.TrimSpace(string(u.ClientKeyData)), "\n")
-			creds[lines[len(lines)/2]] = true
-		}
-	}
-	if len(creds) < 2*len(l.tokens)+2 {
-		t.Fatalf("the bed's kubeconfig holds no client keys")
-	}
-	for i, o := range outs {
-		for c := range creds {
-			if strings.Contains(o, c) && !l.allowed[i] {
-				t.Errorf("output %d holds a credential:\n%s", i, o)
-			}
-		}
-	}
-}
+func linkNoCredential(t *testing.T, l *linkRig) { l.said.NoCredential(t, l.bed, 4, 1) }
