@@ -2,8 +2,6 @@ package action_test
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,14 +19,7 @@ import (
 // inside the other's run (from the order of their events); the waiter takes the lock over
 // and converges. ISTIOCTL_FAULT_RUNS sets how many outages (default 2).
 func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
-	runs := 2
-	if v := os.Getenv("ISTIOCTL_FAULT_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("ISTIOCTL_FAULT_RUNS=%q: want a positive number", v)
-		}
-		runs = n
-	}
+	runs := harness.FaultRuns(t, 2)
 	c := purged(t)
 	harness.FreeLock(t, c)
 	kubeconfig, proxy := harness.StoppableKubeconfig(t, c.Kubeconfig, "")
@@ -47,7 +38,17 @@ func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
 	profiles := [][2]string{{"demo", "default"}, {"demo", "minimal"}}
 	for i := range runs {
 		pair, log := profiles[i%len(profiles)], &lockLog{}
-		a := lockInstall(through("holder"), log.sink("holder"), pair[0])
+		// The holder stops at its first write, from inside its event stream, until the
+		// outage is over: it holds the lock (renewing it) whatever the load, so the waiter
+		// always finds it held and waits, and the cut always lands inside its run.
+		resume, holderLog := make(chan struct{}), log.sink("holder")
+		held := sinkFunc(func(e event.Event) {
+			holderLog.Emit(e)
+			if lockWrites(e) {
+				<-resume
+			}
+		})
+		a := lockInstall(through("holder"), held, pair[0])
 		aEnd := lockGo(func() error { _, err := a.Run(ctx, nil); return err })
 		lockAwait(t, "the holder's first write", log.when("holder", lockWrites), 5*time.Minute)
 		b := lockInstall(through("waiter"), log.sink("waiter"), pair[1])
@@ -56,6 +57,7 @@ func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
 		proxy.Stop()
 		time.Sleep(cut)
 		proxy.Start(t)
+		close(resume)
 		errA, errB := lockAwait(t, "the holder", aEnd, 3*time.Minute), lockAwait(t, "the waiter", bEnd, 3*time.Minute)
 		order := log.oneAtATime(t)
 		var notes []event.LockState

@@ -342,7 +342,7 @@ func lockStoppedHolder(t *testing.T, c *cluster.Cluster) {
 	var sent []string // the writes it sent once continued
 	gate := func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
 		mu.Lock()
-		wait := stopped
+		wait, issuedAfter := stopped, continued
 		mu.Unlock()
 		if wait != nil {
 			select {
@@ -351,19 +351,34 @@ func lockStoppedHolder(t *testing.T, c *cluster.Cluster) {
 				return nil, r.Context().Err()
 			}
 		}
-		mu.Lock()
-		if continued && r.Method != http.MethodGet {
+		// Only a request issued once it continued counts: one held at the gate was in
+		// flight when it froze, as a frozen process's half-sent request would be.
+		if issuedAfter && r.Method != http.MethodGet {
+			mu.Lock()
 			sent = append(sent, r.Method+" "+r.URL.Path)
+			mu.Unlock()
 		}
-		mu.Unlock()
 		return next.RoundTrip(r)
 	}
-	a := lockInstall(lockConfig(c, "stopped", lockShort, gate), log.sink("stopped"), "demo")
+	// It freezes while it waits for its istiod, from inside its own event stream: no write
+	// of it is in flight then (the gateways wait on Pilot), so what the taker writes is
+	// what the cluster keeps.
+	frozen := make(chan struct{})
+	stoppedLog := log.sink("stopped")
+	freeze := sinkFunc(func(e event.Event) {
+		stoppedLog.Emit(e)
+		if e.Type == event.Waiting && e.Object == "Deployment/istio-system/istiod" {
+			mu.Lock()
+			if stopped == nil {
+				stopped = make(chan struct{})
+				close(frozen)
+			}
+			mu.Unlock()
+		}
+	})
+	a := lockInstall(lockConfig(c, "stopped", lockShort, gate), freeze, "demo")
 	aEnd := lockGo(func() error { _, err := a.Run(ctx, nil); return err })
-	lockAwait(t, "the stopped run's first write", log.when("stopped", lockWrites), 5*time.Minute)
-	mu.Lock()
-	stopped = make(chan struct{})
-	mu.Unlock()
+	lockAwait(t, "the stopped run waiting for its istiod", frozen, 5*time.Minute)
 	if _, err := lockInstall(lockConfig(c, "taker", lockShort, nil), log.sink("taker"), "default").Run(ctx, nil); err != nil {
 		t.Fatalf("the writer taking over: %v", err)
 	}
