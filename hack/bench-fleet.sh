@@ -17,8 +17,10 @@
 #      primary's IstioOperator, then the remote's. Shown, not a limit (issue 25's first
 #      line, which measured the bed's shared CPUs rather than the fleet).
 # (a) and (c) alternate which goes first from round to round, as (b) and (d) do.
-# Limits: median (b) / median (a) >= FLEET_RATIO (3.0); median (a) <= median (c) + 1000 ms.
-# Prints markdown; exits 1 when a limit is missed, unless REPORT_ONLY=1.
+# Limit: median (a) <= median (c) + FLEET_SLACK_MS (1000). The ratio median (b) / median (a)
+# is shown, not a limit (issue 55): the bed's three clusters share 2 CPUs, so upstream's
+# sequence, one cluster at a time, gets them all while the fleet's installs split them.
+# Prints markdown; exits 1 when the limit is missed, unless REPORT_ONLY=1.
 #
 #   OURS=bin/istioctl UPSTREAM=bin/upstream/istioctl FLEET_RUNS=5 hack/bench-fleet.sh
 set -euo pipefail
@@ -27,9 +29,8 @@ cd "$root"
 . "$root/hack/lib.sh"
 REPORT_ONLY=${REPORT_ONLY:-}
 FLEET_RUNS=${FLEET_RUNS:-5}
-[ "$FLEET_RUNS" -ge 5 ] || [ -n "$REPORT_ONLY" ] || { echo "bench-fleet: FLEET_RUNS=$FLEET_RUNS: the limits read the median of at least 5 rounds (REPORT_ONLY=1 to only report)" >&2; exit 2; }
+[ "$FLEET_RUNS" -ge 5 ] || [ -n "$REPORT_ONLY" ] || { echo "bench-fleet: FLEET_RUNS=$FLEET_RUNS: the limit reads the median of at least 5 rounds (REPORT_ONLY=1 to only report)" >&2; exit 2; }
 FLEET_FILE=${FLEET_FILE:-docs/examples/fleet-3-clusters.yaml}
-FLEET_RATIO=${FLEET_RATIO:-3.0}
 FLEET_SLACK_MS=${FLEET_SLACK_MS:-1000}
 OURS=${OURS:-$root/bin/istioctl}
 UPSTREAM=${UPSTREAM:-$root/bin/upstream/istioctl}
@@ -177,7 +178,6 @@ n_up=$((${#clusters[@]} + ${#links[@]}))
 
 mo=$(med "${t_ours[@]}") mu=$(med "${t_up[@]}") mc=$(med "${t_crit[@]}") mb=$(med "${t_beside[@]}")
 ratio=$(awk -v a="$mu" -v b="$mo" 'BEGIN { printf "%.1f", a / (b ? b : 1) }')
-ok_ratio=$(awk -v a="$mu" -v b="$mo" -v r="$FLEET_RATIO" 'BEGIN { print (a >= r * b) ? 1 : 0 }')
 ok_beside=$([ "$mo" -le $((mb + FLEET_SLACK_MS)) ] && echo 1 || echo 0)
 gw="the file gives each remote its remotePilotAddress and has one network, so upstream's guide has no east-west gateway and no expose-istiod step here"
 {
@@ -207,7 +207,7 @@ gw="the file gives each remote its remotePilotAddress and has one network, so up
 	echo "| our install of $crit_remote alone, after it | $(stats "${t_remote[@]}") |"
 	echo "| critical path alone: the two summed, per round | $(stats "${t_crit[@]}") |"
 	echo
-	echo "upstream's steps / ours: ${ratio}x (limit >= ${FLEET_RATIO}x): $([ "$ok_ratio" = 1 ] && echo within || echo MISSED)"
+	echo "upstream's steps / ours: ${ratio}x (shown, not a limit: the bed's three clusters share $(nproc) CPUs)"
 	echo "ours - the same installs run beside each other: $((mo - mb)) ms (limit <= +$FLEET_SLACK_MS ms): $([ "$ok_beside" = 1 ] && echo within || echo MISSED)"
 	echo "ours - the critical path alone: $((mo - mc)) ms (what the bed's shared CPUs add besides; not a limit)"
 	echo "start-up (version --remote=false, median of 10): ours $su_ours, upstream $su_up; the upstream sequence starts $n_up of them"
@@ -222,6 +222,6 @@ gw="the file gives each remote its remotePilotAddress and has one network, so up
 	echo "$startup"
 	echo '```'
 } 
-if [ "$ok_ratio" != 1 ] || [ "$ok_beside" != 1 ]; then
-	[ -n "$REPORT_ONLY" ] || { log "a fleet limit was missed (REPORT_ONLY=1 to only report)"; exit 1; }
+if [ "$ok_beside" != 1 ]; then
+	[ -n "$REPORT_ONLY" ] || { log "the fleet limit was missed (REPORT_ONLY=1 to only report)"; exit 1; }
 fi
