@@ -103,6 +103,7 @@ bins=$TEST_BIN_DIR
 # the other lane fills. make e2e runs one lane: its beds and private clusters are large.
 lanes=1
 [ "$tier" != test ] || lanes=${TEST_LANES:-2}
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || { log "TEST_LANES=$lanes: want a whole number of lanes, 1 or more"; exit 64; }
 # report STATE NAME: after a failed run, what a cluster's state says went wrong before it
 # goes: the real istiods that exited (and their last lines), and the components that are no
 # longer running (and the end of their logs).
