@@ -9,7 +9,8 @@ import (
 
 // EnvTier names the tier of the suite a run is: "test" (make test: unit tests and the tests
 // on the shared cluster), "e2e" (make e2e: the multi-cluster bed and clusters of a test's
-// own) or empty (a go test by hand: every test). A test says what it needs by what it asks
+// own), "unit" (a go test by hand of what needs no cluster at all) or empty (a go test by
+// hand: every test). A test says what it needs by what it asks
 // this package for (Get, GetBed, StartPrivate, StartPrivateBed); the tier a test runs in
 // follows from that alone, so hack/test.sh keeps no list of names.
 const EnvTier = "ISTIOCTL_TEST_TIER"
@@ -18,6 +19,7 @@ const EnvTier = "ISTIOCTL_TEST_TIER"
 const (
 	TierTest = "test"
 	TierE2E  = "e2e"
+	TierUnit = "unit"
 )
 
 // need is what a test asked for.
@@ -84,8 +86,10 @@ func declare(t testing.TB, n need) {
 		if n == needShared && !large {
 			t.Skip("needs the shared cluster only: runs in make test")
 		}
+	case TierUnit:
+		t.Skipf("needs %s: runs in make test or make e2e", n)
 	default:
-		t.Fatalf("%s=%q: want %q, %q or empty", EnvTier, tier, TierTest, TierE2E)
+		t.Fatalf("%s=%q: want %q, %q, %q or empty", EnvTier, tier, TierTest, TierE2E, TierUnit)
 	}
 }
 
