@@ -13,24 +13,6 @@ import (
 // SectionAdmission holds what admission says of the install.
 const SectionAdmission = "Admission"
 
-// admissionCheck is precheck's proof that the cluster admits what the install creates: a
-// server-side dry run of every rendered object and of a pod of each workload
-// (operator/admission). It replaces a look at the namespaces' Pod Security labels, which
-// missed quotas, LimitRanges, policies, webhooks, and Pod Security for anything but the
-// node agents.
-var admissionCheck = Check{ID: "admission", Title: "The cluster admits what the install creates", Section: SectionAdmission, Severity: Error,
-	Hint: "see docs/verify.md#admission", Run: admissionSurvey}
-
-// referencesCheck finds, from the rendered install alone plus a metadata read each, the
-// ConfigMaps and Secrets a workload's pods cannot start without that neither the install
-// nor the cluster has: admission admits such a pod, which then never starts.
-var referencesCheck = Check{ID: "references", Title: "The ConfigMaps and Secrets the workloads need exist", Section: SectionAdmission, Severity: Error,
-	Hint: "see docs/verify.md#references", Run: missingReferences}
-
-// Admission are the checks install's plan runs before its prompt, as precheck does: a
-// refusal of either stops the install before anything is written.
-func Admission() []Check { return []Check{admissionCheck, referencesCheck} }
-
 // layerHints say what to do about a refusal, by the layer that refused.
 var layerHints = map[readiness.Layer]string{
 	readiness.PodSecurity: "let the namespace admit these pods (pod-security.kubernetes.io/enforce: privileged for CNI and ztunnel, baseline or privileged for the rest), or install into one that does",

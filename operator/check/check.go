@@ -49,24 +49,20 @@ type Result struct {
 	rank int
 }
 
-// Check is one registered check.
+// Check is one registered check (registry.go): its id, section, severity, hint, the page
+// and anchor of docs/ that explain it, the selections it belongs to, and its function: of
+// one cluster (Run), or of every cluster of a mesh (Cross).
 type Check struct {
 	ID, Title, Section string
 	Severity           Severity
 	Code               string
 	Hint               string
-	Run                func(ctx context.Context, env *Env) []Result
-}
-
-// documented is a section of checks whose hints each end with their ID's anchor in one docs
-// page (docs/<page>.md#<ID>).
-type documented struct{ section, page string }
-
-func (d documented) hint(id, s string) string { return s + " (docs/" + d.page + ".md#" + id + ")" }
-
-// check is one of the section's checks.
-func (d documented) check(id, title string, sev Severity, hint string, run func(context.Context, *Env) []Result) Check {
-	return Check{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
+	// Doc is the URL of the check's documentation (DocsURL, a page, an anchor).
+	Doc string
+	In  Selection
+	Run func(ctx context.Context, env *Env) []Result
+	// Cross is the function of a cross-cluster check (RunCross), in place of Run.
+	Cross func(clusters []ClusterFacts) []Result
 }
 
 // Env is what checks look at.
@@ -91,6 +87,9 @@ type Env struct {
 	// ClusterName is this cluster's values.global.multiCluster.clusterName when the spec
 	// sets one; ManifestsDir the charts the link checks render the reader role from.
 	ClusterName, ManifestsDir string
+
+	// FleetLinks is what the fleet-links check looks at (a fleet's precheck and verify).
+	FleetLinks *FleetLinks
 
 	// live holds what the cluster has of the expected objects, read once per run; links
 	// the link checks' survey.

@@ -10,10 +10,6 @@ import (
 // SectionCrossCluster holds the checks across the clusters of a mesh.
 const SectionCrossCluster = "Across clusters"
 
-// crossDocs: the cross-cluster checks' hints point at docs/multicluster.md, one anchor per
-// check.
-var crossDocs = documented{section: SectionCrossCluster, page: "multicluster"}
-
 // ClusterInput is one cluster of a mesh as the cross-cluster checks take it: precheck
 // --remote-contexts gives the cluster being installed (Declared) and each remote context
 // (read from its control plane); a fleet gives each of its clusters, declared by the file.
@@ -35,53 +31,18 @@ type ClusterInput struct {
 	Unreachable error
 }
 
-// CrossCheck is one check across the clusters of a mesh: a function of every cluster's
-// facts (read once per run) rather than of one cluster's Env.
-type CrossCheck struct {
-	ID, Title, Section string
-	Severity           Severity
-	Hint               string
-	Run                func(clusters []ClusterFacts) []Result
-}
-
-// cross is one of the section's cross-cluster checks.
-func (d documented) cross(id, title string, sev Severity, hint string, run func([]ClusterFacts) []Result) CrossCheck {
-	return CrossCheck{ID: id, Title: title, Section: d.section, Severity: sev, Hint: d.hint(id, hint), Run: run}
-}
-
-// CrossCluster is the one registry of checks across the clusters of a mesh: precheck
-// --remote-contexts and fleet precheck and verify run all of it.
-func CrossCluster() []CrossCheck {
-	return []CrossCheck{
-		crossDocs.cross("mesh-read", "Every cluster of the mesh can be read", Error,
-			"check the context with kubectl --context CONTEXT version", crossRead),
-		crossDocs.cross("mesh-cluster-name", "Every cluster has a name of its own", Error,
-			"give each cluster a DNS-1123 name of its own (values.global.multiCluster.clusterName; the fleet file's clusters[].name)", crossNames),
-		crossDocs.cross("mesh-id", "Every cluster has the mesh's one mesh ID", Error,
-			"set one values.global.meshID in every cluster (the fleet file's spec.meshID)", crossMeshID),
-		crossDocs.cross("mesh-primaries", "Every remote's primary is a cluster of the mesh that runs istiod", Error,
-			"name, as a remote's primary, a cluster of the fleet with role primary or external", crossPrimaries),
-		crossDocs.cross("mesh-network", "Every network of the mesh is reachable through an east-west gateway", Error,
-			"label the istio namespace and gateways with the cluster's network, and give every network an east-west gateway", crossNetworks),
-		crossDocs.cross("mesh-trust", "Every istiod signs under one root", Error,
-			"plug in a cacerts Secret with one root-cert.pem in every cluster that runs istiod, or declare a shared CA (spec.external.ca)", crossTrust),
-		crossDocs.cross("mesh-link-server", "Every link reaches its cluster at an address other clusters can reach", Warning,
-			"give create-remote-secret --server an address the other cluster's pods can reach", crossLinkServers),
-	}
-}
-
 // RunCross reads every cluster once (concurrently), then runs the checks as Run runs a
 // selection: concurrently, failures first.
-func RunCross(ctx context.Context, command string, checks []CrossCheck, clusters []ClusterInput) *Report {
+func RunCross(ctx context.Context, command string, checks []Check, clusters []ClusterInput) *Report {
 	return runFacts(ctx, command, checks, Gather(ctx, clusters))
 }
 
 // runFacts runs the checks over clusters already read.
-func runFacts(ctx context.Context, command string, checks []CrossCheck, facts []ClusterFacts) *Report {
+func runFacts(ctx context.Context, command string, checks []Check, facts []ClusterFacts) *Report {
 	wrapped := make([]Check, len(checks))
 	for i, c := range checks {
-		wrapped[i] = Check{ID: c.ID, Title: c.Title, Section: c.Section, Severity: c.Severity, Hint: c.Hint,
-			Run: func(context.Context, *Env) []Result { return c.Run(facts) }}
+		c.Run = func(context.Context, *Env) []Result { return c.Cross(facts) }
+		wrapped[i] = c
 	}
 	return Run(ctx, command, wrapped, &Env{})
 }

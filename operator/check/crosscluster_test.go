@@ -62,7 +62,7 @@ func TestCrossCluster(t *testing.T) {
 func TestCrossClusterRegistry(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range CrossCluster() {
-		if seen[c.ID] || c.Title == "" || c.Hint == "" || c.Section != SectionCrossCluster || c.Run == nil {
+		if seen[c.ID] || c.Title == "" || c.Hint == "" || c.Section != SectionCrossCluster || c.Cross == nil {
 			t.Errorf("check %q: duplicate, or without title, hint, section or function", c.ID)
 		}
 		seen[c.ID] = true

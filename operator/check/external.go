@@ -25,32 +25,6 @@ import (
 // SectionExternal holds the checks of what an install relies on but does not install.
 const SectionExternal = "Relied-on components"
 
-// External is the selection of checks of what the spec relies on (spec.external, and an
-// istiod or Base the spec implies by installing their dependents). Precheck and
-// verify-install run them too; install runs them before it writes anything. Each returns
-// nothing when the spec relies on nothing of its kind.
-func External() []Check {
-	const doc = "; see docs/external-components.md"
-	return []Check{
-		{ID: "relied-control-plane", Title: "The control plane this install relies on runs, is ready and version-compatible", Section: SectionExternal, Severity: Error,
-			Hint: "install that control plane first, or point spec.external.controlPlane (namespace, revision) at the one that runs" + doc, Run: reliedControlPlane},
-		{ID: "relied-base", Title: "The Istio CRDs this install relies on are established", Section: SectionExternal, Severity: Error,
-			Hint: "install Base (the CRDs) first, or enable components.base in this spec" + doc, Run: reliedBase},
-		{ID: "relied-cni", Title: "The CNI node agent this install relies on runs", Section: SectionExternal, Severity: Error,
-			Hint: "install CNI first, or enable components.cni in this spec" + doc, Run: reliedCNI},
-		{ID: "remote-control-plane", Title: "Injection is wired to the remote control plane", Section: SectionExternal, Severity: Error,
-			Hint: "set spec.external.remote (address, injectionURL) and do not override istiodRemote values by hand" + doc, Run: remoteControlPlane},
-		{ID: "ca-plugged-in", Title: "The plugged-in CA is complete, valid, and chains to its root", Section: SectionExternal, Severity: Error,
-			Hint: "put the CA's ca-cert.pem, ca-key.pem, root-cert.pem and cert-chain.pem in the Secret (kubectl create secret generic cacerts -n <ns> --from-file=...)" + doc, Run: caPluggedIn},
-		{ID: "ca-external", Title: "The external CA's address is a Service with ready endpoints", Section: SectionExternal, Severity: Error,
-			Hint: "install the CA (e.g. cert-manager istio-csr) first, or fix spec.external.ca.address" + doc, Run: caExternal},
-		{ID: "ca-istiod", Title: "istiod signs with its own CA", Section: SectionExternal, Severity: Warning,
-			Hint: "istiod uses a cacerts Secret whenever one exists: delete it, or declare spec.external.ca.type cacerts" + doc, Run: caIstiod},
-		{ID: "prometheus", Title: "The declared Prometheus is there and the mesh reports metrics to it", Section: SectionExternal, Severity: Error,
-			Hint: "install Prometheus first, or fix spec.external.prometheus; the mesh's meshConfig.defaultProviders.metrics must name a Prometheus provider" + doc, Run: prometheus},
-	}
-}
-
 func get(ctx context.Context, env *Env, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
 	o := &unstructured.Unstructured{}
 	o.SetGroupVersionKind(gvk)

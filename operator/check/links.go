@@ -18,30 +18,8 @@ import (
 // SectionLinks holds the link checks.
 const SectionLinks = "Links to other clusters"
 
-// linkDocs: the link checks' hints point at docs/multicluster.md.
-var linkDocs = documented{section: SectionLinks, page: "multicluster"}
-
 // ExpiryWarning is how long before its token expires a link warns.
 const ExpiryWarning = 7 * 24 * time.Hour
-
-// Links is remote-clusters' selection: what can be proved of each link Secret
-// (istio/multiCluster=true) from here, without istiod, and what istiod says when it answers.
-// verify-install runs them too when the spec names the cluster (multiCluster.clusterName).
-func Links() []Check {
-	return []Check{
-		linkDocs.check("link-namespace", "Link Secrets are where istiod reads them", Error, "create the link again with istioctl create-remote-secret --apply-to, which writes it into the istio namespace, and delete this one", linkNamespace),
-		linkDocs.check("link-cluster-id", "Each link names its cluster once, consistently", Error, "create the link again with istioctl create-remote-secret --name <the cluster's multiCluster.clusterName> --apply-to", linkClusterID),
-		linkDocs.check("link-duplicate", "No cluster ID is in two link Secrets", Error, "istiod registers a cluster ID from the first Secret it reads and skips the others (\"already registered\"): delete all but one", linkDuplicate),
-		linkDocs.check("link-kubeconfig", "Each link's kubeconfig decodes", Error, "create the link again with istioctl create-remote-secret", linkKubeconfig),
-		linkDocs.check("link-auth-method", "Each link authenticates in a way istiod accepts", Error, "use a ServiceAccount token (create-remote-secret's default), or list the method in istiod's PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS", linkAuthMethod),
-		linkDocs.check("link-authenticates", "Each link's credentials authenticate at its apiserver", Error, "create the link again with istioctl create-remote-secret --apply-to (it issues a new token)", linkAuthenticates),
-		linkDocs.check("link-permissions", "Each link's identity may read what istiod reads", Error, "the reader ClusterRole or its binding is missing or changed on that cluster: istioctl create-remote-secret recreates them, as does an install", linkPermissions),
-		linkDocs.check("link-cluster-name", "Each link's cluster ID is that cluster's name", Error, "the cluster ID must equal that cluster's values.global.multiCluster.clusterName: create the link with that --name, or install the cluster with that name", linkClusterName),
-		linkDocs.check("link-token-expiry", "No link's token expires soon", Warning, "rotate it: istioctl create-remote-secret --apply-to again", linkTokenExpiry),
-		linkDocs.check("link-server", "Each link's server is reachable from other clusters", Warning, "pass create-remote-secret --server with an address pods of the other cluster reach", linkServer),
-		linkDocs.check("link-istiod", "istiod has synced each link's cluster", Error, "see the istiod log for the cluster (\"Failed to add remote cluster from secret\")", linkIstiod),
-	}
-}
 
 // linkCache holds the survey the link checks share, taken once per run.
 type linkCache struct {

@@ -100,7 +100,7 @@ func TestMeshLoopbackLinkWarns(t *testing.T) {
 func findings(members []ClusterFacts) []Result {
 	var out []Result
 	for _, c := range CrossCluster() {
-		for _, r := range c.Run(members) {
+		for _, r := range c.Cross(members) {
 			r.Check = c.ID
 			if r.Severity == "" {
 				r.Severity = c.Severity

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -27,23 +26,6 @@ const (
 	SectionNamespaces  = "Namespaces"
 	SectionGatewayAPI  = "Gateway API"
 )
-
-// Precheck is x precheck's selection of checks.
-func Precheck() []Check {
-	return append([]Check{
-		{ID: "kubernetes-version", Title: "Kubernetes is recent enough", Section: SectionKubernetes, Severity: Error, Code: "IST0142",
-			Hint: "upgrade the cluster to Kubernetes " + skew.MinKubernetes + " or later", Run: kubernetesVersion},
-		{ID: "permissions", Title: "You may create, change and delete what the install renders", Section: SectionPermissions, Severity: Error, Code: "IST0141",
-			Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/verify.md#permissions)", Run: permissions},
-		{ID: "existing-control-plane", Title: "What is installed already", Section: SectionExisting, Severity: Warning,
-			Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
-		{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error,
-			Hint: "remove the label: kubectl label namespace <ns> istio-injection- (istiod cannot inject itself)", Run: istioNamespaceInjection},
-		admissionCheck, referencesCheck,
-		{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156",
-			Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
-	}, append(append(slices.Clone(morePrechecks), upgradePrechecks()...), External()...)...)
-}
 
 func kubernetesVersion(ctx context.Context, env *Env) []Result {
 	info, err := env.Client.ServerVersion(ctx)

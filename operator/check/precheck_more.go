@@ -22,19 +22,6 @@ import (
 // SectionUpgrade holds the --from-version notes.
 const SectionUpgrade = "Upgrade notes"
 
-func init() {
-	morePrechecks = []Check{
-		{ID: "injector-overlap", Title: "No other sidecar injector claims the namespaces this one will", Section: SectionExisting, Severity: Error, Code: "IST0139",
-			Hint: "remove the other injector, or install with --revision and move namespaces over with istio.io/rev labels", Run: injectorOverlap},
-		{ID: "alpha-annotations", Title: "Alpha annotations in use", Section: SectionNamespaces, Severity: Info, Code: "IST0136",
-			Hint: "alpha annotations may change or go away in a later release", Run: alphaAnnotations},
-		{ID: "upgrade-notes", Title: "Behaviour that changed since --from-version", Section: SectionUpgrade, Severity: Warning, Code: "IST0169",
-			Hint: "see the release notes of every version in between", Run: upgradeNotes},
-	}
-}
-
-var morePrechecks []Check
-
 // injectorOverlap finds sidecar injectors, not installed by this install, that already
 // inject the namespaces the default revision's injector would (istio-injection=enabled):
 // two injectors on one namespace make every pod creation conflict.

@@ -19,28 +19,6 @@ import (
 // SectionUpgradeHop holds the checks of the upgrade from what the cluster runs.
 const SectionUpgradeHop = "Upgrade"
 
-// upgradePrechecks are x precheck's checks of an upgrade: the hop, the skew of what runs,
-// the behaviour compatibilityVersion gates, and what users hit on upgrade.
-func upgradePrechecks() []Check {
-	d := documented{section: SectionUpgradeHop, page: "upgrade"}
-	return []Check{
-		d.check("upgrade-hop", "The upgrade's hop keeps the skew rules", Error,
-			"upgrade through the versions in between, or install the new version as a revision beside the old one (--revision)", upgradeHop),
-		d.check("version-skew", "What runs keeps the skew rules with its control plane", Error,
-			"upgrade the control plane first, then CNI, then ztunnel; restart workloads whose proxies are too old onto their revision's proxy", versionSkew),
-		d.check("compatibility-version", "Behaviour changes the upgrade crosses", Info,
-			"set compatibilityVersion (spec.compatibilityVersion) to the value given to keep the behaviour of before", compatibilityChanges),
-		d.check("default-revision", "values.defaultRevision agrees with the default tag", Warning,
-			"make them agree: istioctl tag set default --revision <rev> --overwrite, or install with values.defaultRevision=<rev>", defaultRevision),
-		d.check("foreign-field-managers", "No other field manager owns what the install applies", Warning,
-			"stop the other manager from setting these fields (or exclude them there) before the install takes them over", foreignFieldManagers),
-		d.check("pdb-blocks-drain", "No PodDisruptionBudget blocks node drains", Warning,
-			"lower minAvailable below the replicas (or raise the replicas), so a node drain can evict a pod", pdbBlocksDrain),
-		d.check("native-sidecar-webhooks", "Other pod-mutating webhooks know native sidecars", Warning,
-			"with native sidecars istio-proxy is an init container: check that these webhooks handle it, or set values.pilot.env.ENABLE_NATIVE_SIDECARS=\"false\"", nativeSidecarWebhooks),
-	}
-}
-
 // hop is one control plane's move to env.Version.
 type hop struct {
 	object, from string

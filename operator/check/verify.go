@@ -28,22 +28,6 @@ const (
 	SectionVersion  = "Control plane version"
 )
 
-// Verify is verify-install's selection of checks.
-func Verify() []Check {
-	return append([]Check{
-		{ID: "object-health", Title: "Every expected object exists and is healthy", Section: SectionObjects, Severity: Error,
-			Hint: "reinstall with istioctl install, and see docs/verify.md#object-health", Run: objectHealth},
-		{ID: "webhook-endpoints", Title: "Webhooks reach a ready service", Section: SectionWebhooks, Severity: Error,
-			Hint: "an API request the webhook intercepts fails while its Service has no ready endpoint; see docs/verify.md#webhooks", Run: webhookEndpoints},
-		{ID: "webhook-ca-bundle", Title: "Webhooks carry a CA bundle", Section: SectionWebhooks, Severity: Warning,
-			Hint: "istiod writes the bundle when it starts; see docs/verify.md#webhooks", Run: webhookCABundle},
-		{ID: "drift", Title: "Fields the spec sets are unchanged", Section: SectionDrift, Severity: Error,
-			Hint: "someone edited an installed object; istioctl install puts it back (docs/verify.md#drift)", Run: drift},
-		{ID: "control-plane-version", Title: "istiod runs the expected version", Section: SectionVersion, Severity: Warning,
-			Hint: "upgrade with istioctl install, or verify with the spec that was installed", Run: controlPlaneVersion},
-	}, External()...)
-}
-
 func objectHealth(ctx context.Context, env *Env) []Result {
 	var out []Result
 	expected := env.Expected()

@@ -6,15 +6,11 @@ import (
 	"os"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
-	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -233,78 +229,17 @@ func failedReport(command string, c *fleet.Cluster, err error) *check.Report {
 	}}, Summary: check.Summary{Checked: 1, Failed: 1, Errors: 1}})
 }
 
-// links checks the links the fleet makes: in precheck, that the Secret each will be is
-// free or the fleet's own already; in verify, that it is there.
+// links checks the links the fleet makes (check's fleet-links).
 func (a *Fleet) links(ctx context.Context, command string, f *fleet.Fleet, resolved map[string]*spec.Resolved, runs []*memberRun) *check.Report {
 	client := map[string]*kube.Client{}
 	for _, r := range runs {
 		client[r.cluster.Name] = r.input.Client
 	}
-	verify := command == "fleet verify"
-	ls := f.Links(func(c *fleet.Cluster) string { return fleet.Namespace(resolved[c.Name]) })
-	out := make([]check.Result, len(ls))
-	var wg sync.WaitGroup
-	for i, l := range ls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = linkResult(ctx, f, l, client[l.Into.Name], verify)
-		}()
+	fl := &check.FleetLinks{MeshID: f.MeshID, Name: f.Name, Clients: client, Verify: command == "fleet verify"}
+	for _, l := range f.Links(func(c *fleet.Cluster) string { return fleet.Namespace(resolved[c.Name]) }) {
+		fl.Links = append(fl.Links, check.FleetLink{Namespace: l.Secret.Namespace, Name: l.Secret.Name, Key: l.Key,
+			Into: l.Into.Name, From: l.From.Name, Command: l.Command()})
 	}
-	wg.Wait()
-	checks := []check.Check{{ID: "fleet-links", Title: "The fleet's links", Section: fleetLinksSection, Severity: check.Error,
-		Run: func(context.Context, *check.Env) []check.Result { return out }}}
-	return check.Run(ctx, command, checks, &check.Env{})
-}
-
-const fleetLinksSection = "Links of the fleet"
-
-func linkResult(ctx context.Context, f *fleet.Fleet, l fleet.Link, client *kube.Client, verify bool) check.Result {
-	obj := fmt.Sprintf("Secret/%s/%s in cluster %s", l.Secret.Namespace, l.Secret.Name, l.Into.Name)
-	res := check.Result{Object: obj}
-	if client == nil {
-		res.Message = fmt.Sprintf("cannot be checked: cluster %s cannot be reached", l.Into.Name)
-		return res
-	}
-	probe := &unstructured.Unstructured{}
-	probe.SetAPIVersion("v1")
-	probe.SetKind("Secret")
-	probe.SetNamespace(l.Secret.Namespace)
-	probe.SetName(l.Secret.Name)
-	live, err := client.Get(ctx, probe)
-	if err != nil && !apierrors.IsNotFound(err) {
-		res.Message = fmt.Sprintf("cannot be read: %v", err)
-		return res
-	}
-	if live == nil || apierrors.IsNotFound(err) {
-		if verify {
-			res.Message = fmt.Sprintf("is missing: %s reads no link to %s; make it with %s", l.Into.Name, l.From.Name, l.Command())
-			res.Hint = "docs/fleet.md#fleet-links"
-			return res
-		}
-		res.Passed, res.Message = true, fmt.Sprintf("is free: the link from %s will be made there", l.From.Name)
-		return res
-	}
-	labels := live.GetLabels()
-	mesh, name := labels[ownership.LabelFleetMesh], labels[ownership.LabelFleetName]
-	switch {
-	case (mesh != "" && mesh != f.MeshID) || (name != "" && name != f.Name):
-		res.Message = fmt.Sprintf("belongs to fleet %q of mesh %q, not to this one (%q of %q)", name, mesh, f.Name, f.MeshID)
-		res.Hint = "two fleets name one cluster: remove it from one of them, or delete the Secret (docs/fleet.md#fleet-links)"
-		return res
-	case verify:
-		key := l.Key
-		data, _, _ := unstructured.NestedMap(live.Object, "data")
-		if _, ok := data[key]; !ok {
-			res.Message = fmt.Sprintf("holds no kubeconfig under %s: make it again with %s", key, l.Command())
-			return res
-		}
-		res.Passed, res.Message = true, fmt.Sprintf("is there: %s reads %s with it (the link checks of cluster %s say whether it works)", l.Into.Name, l.From.Name, l.Into.Name)
-	case mesh == "":
-		res.Passed, res.Severity = false, check.Warning
-		res.Message = "exists, made by hand (no fleet labels): installing the fleet takes it over and rotates its token"
-	default:
-		res.Passed, res.Message = true, "exists, this fleet's own: installing the fleet rotates its token"
-	}
-	return res
+	env := &check.Env{FleetLinks: fl}
+	return check.Run(ctx, command, check.Select(check.InFleetLinks), env)
 }

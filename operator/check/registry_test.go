@@ -1,0 +1,117 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
+)
+
+// TestRegistry lists every check with its section, selections and doc (testdata/registry.txt),
+// and fails on a duplicate ID, a check without title, section or function, and a doc URL or
+// a hint's docs/ link whose file or anchor does not exist.
+func TestRegistry(t *testing.T) {
+	anchors := map[string]map[string]bool{}
+	resolve := func(what, page, anchor string) {
+		t.Helper()
+		if _, ok := anchors[page]; !ok {
+			b, err := os.ReadFile(filepath.Join("..", "..", "docs", page))
+			if err != nil {
+				t.Errorf("%s: docs/%s: %v", what, page, err)
+				anchors[page] = nil
+				return
+			}
+			anchors[page] = docAnchors(string(b))
+		}
+		if anchors[page] != nil && !anchors[page][anchor] {
+			t.Errorf("%s: docs/%s has no anchor #%s", what, page, anchor)
+		}
+	}
+	cites := regexp.MustCompile(`docs/([a-z0-9-]+\.md)#([a-z0-9-]+)`)
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, c := range registry {
+		if seen[c.ID] {
+			t.Errorf("check %q is declared twice", c.ID)
+		}
+		seen[c.ID] = true
+		if c.Title == "" || c.Section == "" || c.In == 0 || (c.Run == nil) == (c.Cross == nil) {
+			t.Errorf("check %q: without title, section, selection, or one function", c.ID)
+		}
+		page, anchor, ok := strings.Cut(strings.TrimPrefix(c.Doc, DocsURL), "#")
+		if !strings.HasPrefix(c.Doc, DocsURL) || !ok || strings.Contains(page, "/") {
+			t.Errorf("check %q: doc %q is not %s<page>#<anchor>", c.ID, c.Doc, DocsURL)
+		} else {
+			resolve("check "+c.ID, page, anchor)
+		}
+		for _, m := range cites.FindAllStringSubmatch(c.Hint, -1) {
+			resolve("check "+c.ID+"'s hint", m[1], m[2])
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", c.ID, c.Section, selections(c.In), c.Doc)
+	}
+	golden.Check(t, "testdata/registry.txt", []byte(b.String()))
+}
+
+// TestSelections: each selection is the registry's checks that name it, in its order.
+func TestSelections(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		got  []Check
+		// first and last are the selection's first and last IDs.
+		first, last string
+		n           int
+	}{
+		{"precheck", Precheck(), "kubernetes-version", "prometheus", 25},
+		{"verify", Verify(), "object-health", "prometheus", 13},
+		{"relied", External(), "relied-control-plane", "prometheus", 8},
+		{"admission", Admission(), "admission", "references", 2},
+		{"links", Links(), "link-namespace", "link-istiod", 11},
+		{"cross-cluster", CrossCluster(), "mesh-read", "mesh-link-server", 7},
+		{"hop", Select(GateHop), "upgrade-hop", "upgrade-hop", 1},
+	} {
+		if len(tc.got) != tc.n || tc.got[0].ID != tc.first || tc.got[len(tc.got)-1].ID != tc.last {
+			t.Errorf("%s: %d checks from %s to %s, want %d from %s to %s", tc.name,
+				len(tc.got), tc.got[0].ID, tc.got[len(tc.got)-1].ID, tc.n, tc.first, tc.last)
+		}
+	}
+}
+
+var selectionNames = []struct {
+	s    Selection
+	name string
+}{
+	{InPrecheck, "precheck"}, {InVerify, "verify-install"}, {InLinks, "links"}, {InCrossCluster, "cross-cluster"},
+	{InFleetLinks, "fleet-links"}, {GateRelied, "gate:relied"}, {GateHop, "gate:hop"}, {GateAdmission, "gate:admission"},
+}
+
+func selections(in Selection) string {
+	var names []string
+	for _, s := range selectionNames {
+		if in&s.s != 0 {
+			names = append(names, s.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+var (
+	explicitAnchor = regexp.MustCompile(`<a id="([^"]+)"`)
+	heading        = regexp.MustCompile(`(?m)^#+ (.*)$`)
+	notSlug        = regexp.MustCompile(`[^a-z0-9 _-]`)
+)
+
+// docAnchors are a markdown page's anchors: its <a id> and its headings as GitHub names them.
+func docAnchors(page string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range explicitAnchor.FindAllStringSubmatch(page, -1) {
+		out[m[1]] = true
+	}
+	for _, m := range heading.FindAllStringSubmatch(page, -1) {
+		out[strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")] = true
+	}
+	return out
+}
