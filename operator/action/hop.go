@@ -4,18 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
-	"github.com/istioctl-installer/istioctl/operator/skew"
 )
 
-// checkHop is an in-place upgrade's first check: the revision's control plane may move from
-// the version it runs to version only as the skew rule in-place-hop allows (skew.Hop, the
-// rule precheck's upgrade-hop applies). A hop the rule refuses stops the run before any
-// write, unless Force, which makes it a warning. A version that does not parse (a dev
-// build) passes, as precheck's does.
+// checkHop is an in-place upgrade's hop gate: the revision's control plane may move from
+// the version it runs to version only as the skew rules allow (check's upgrade-hop, which
+// precheck runs too). A hop they refuse stops the run before any write, unless Force, which
+// makes it a warning. A version that does not parse (a dev build) passes, as precheck's does.
 func (a *Install) checkHop(ctx context.Context, client *kube.Client, owner ownership.Owner, version string, events event.Sink) error {
 	if version == "" {
 		return nil
@@ -28,16 +27,15 @@ func (a *Install) checkHop(ctx context.Context, client *kube.Client, owner owner
 		if cp.Revision != owner.Rev() || cp.Version == "" {
 			continue
 		}
-		v := skew.Hop(cp.Version, version, true)
-		if v.OK {
-			continue
+		h := &check.Hop{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), From: cp.Version, InPlace: true}
+		if err := hopGate(ctx, client, h, version, a.Spec.Force, events); err != nil {
+			return err
 		}
-		object := fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name)
-		if a.Spec.Force {
-			events.Emit(event.Event{Type: event.Warning, Object: object, Message: v.String() + " (ignored because of --force)"})
-			continue
-		}
-		return fmt.Errorf("%s: %s\nNothing was written. Upgrade through the versions in between, or install the new version as a revision beside the old one (--revision); --force upgrades anyway", object, v)
 	}
 	return nil
+}
+
+// hopGate runs the hop gate on one move to version.
+func hopGate(ctx context.Context, client *kube.Client, h *check.Hop, version string, force bool, events event.Sink) error {
+	return gate(ctx, &check.Env{Client: client, Version: version, Hop: h}, check.GateHop, force, false, events)
 }

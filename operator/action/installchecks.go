@@ -16,40 +16,39 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
-// checkRelied runs, before anything is written, the checks of what the spec relies on (an
-// existing control plane, the CA, Prometheus): an error refuses the install unless Force,
-// which turns it into a warning.
+// checkRelied runs, before anything is written, the relied-on gate: the checks of what the
+// spec relies on (an existing control plane, the CA, Prometheus).
 func (a *Install) checkRelied(ctx context.Context, env *check.Env, res *spec.Resolved, events event.Sink) error {
 	if err := withExternal(env, res); err != nil {
 		return err
 	}
 	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
-	return a.checkBefore(ctx, env, check.External(), true, events,
-		"this install relies on pieces that are not as it needs them")
+	return gate(ctx, env, check.GateRelied, a.Spec.Force, true, events)
 }
 
-// checkAdmission runs, before anything is written (and so before a prompt), precheck's
-// admission checks (operator/admission): a refusal of what the install creates, or a
-// ConfigMap or Secret its workloads need and nobody creates, refuses the install unless
-// Force. What admitted is not reported: precheck lists it.
+// checkAdmission runs, before anything is written (and so before a prompt), the admission
+// gate (precheck's admission checks, operator/admission): a refusal of what the install
+// creates, or a ConfigMap or Secret its workloads need and nobody creates. What admitted is
+// not reported: precheck lists it.
 func (a *Install) checkAdmission(ctx context.Context, env *check.Env, events event.Sink) error {
-	return a.checkBefore(ctx, env, check.Admission(), false, events,
-		"the cluster would refuse, or not run, what this install creates")
+	return gate(ctx, env, check.GateAdmission, a.Spec.Force, false, events)
 }
 
-// checkBefore runs checks: an error blocks unless Force, which turns it into a warning;
-// lesser problems are warning events, passes (with passes) check events.
-func (a *Install) checkBefore(ctx context.Context, env *check.Env, checks []check.Check, passes bool, events event.Sink, headline string) error {
-	rep := check.Run(ctx, "install", checks, env)
-	var blocking []string
-	for _, r := range rep.Results {
+// Blocked is the error of a pre-write gate that stopped a run (check.Blocked), for the
+// printer to word.
+type Blocked = check.Blocked
+
+// gate runs one pre-write gate the same way for install, upgrade and the revision upgrade:
+// an error blocks (a *Blocked) unless force, which turns it into a warning; lesser problems
+// are warning events, passes (with passes) check events.
+func gate(ctx context.Context, env *check.Env, g check.Selection, force, passes bool, events event.Sink) error {
+	kept, err := check.Gate(ctx, g, env, force)
+	for _, r := range kept {
 		switch {
 		case r.Passed:
 			if passes && r.Severity != check.Info {
 				events.Emit(event.Event{Type: event.Check, Object: r.Object, Message: r.Message})
 			}
-		case r.Severity == check.Error && !a.Spec.Force:
-			blocking = append(blocking, fmt.Sprintf("✘ %s: %s\n    hint: %s", r.Object, r.Message, r.Hint))
 		default:
 			msg := r.Message
 			if r.Severity == check.Error {
@@ -58,11 +57,7 @@ func (a *Install) checkBefore(ctx context.Context, env *check.Env, checks []chec
 			events.Emit(event.Event{Type: event.Warning, Object: r.Object, Message: msg})
 		}
 	}
-	if len(blocking) > 0 {
-		return fmt.Errorf("%s:\n  %s\nNothing was written. Fix them, or install anyway with --force",
-			headline, strings.Join(blocking, "\n  "))
-	}
-	return nil
+	return err
 }
 
 // checkEnv is what the checks before an install look at.

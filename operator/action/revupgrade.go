@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
-	"github.com/istioctl-installer/istioctl/operator/skew"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -99,14 +100,17 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 	if p.From, err = oldRevision(revs, rec, p.To); err != nil {
 		return nil, err
 	}
+	hop := &check.Hop{Object: "(Cluster)"}
 	for _, rv := range revs {
 		if rv.Name == p.From {
 			p.FromVersion = rv.Version
+			hop.Object = istiodOf(rv, hop.Object)
 		}
 	}
 	p.ToVersion = a.Version
-	if v := skew.Hop(p.FromVersion, p.ToVersion, false); !v.OK {
-		return nil, fmt.Errorf("cannot upgrade revision %s (%s) to %s (%s): %s", p.From, p.FromVersion, p.To, p.ToVersion, v)
+	hop.From = p.FromVersion
+	if err := hopGate(ctx, r.client, hop, p.ToVersion, a.Spec.Force, r.events); err != nil {
+		return nil, err
 	}
 	in := a.install()
 	res, manifests, err := a.render(a.Spec, false)
@@ -129,6 +133,16 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 		r.events.Emit(event.Event{Type: event.Warning, Object: "Pod/" + pod, Message: "no controller owns it: it stays on revision " + p.From + " until it is recreated"})
 	}
 	return p, nil
+}
+
+// istiodOf names rv's istiod (or, without one, or), the object the hop gate judges.
+func istiodOf(rv *revision.Revision, or string) string {
+	for _, c := range rv.Components {
+		if c.Name == string(component.Pilot) {
+			return c.Object
+		}
+	}
+	return or
 }
 
 // oldRevision is the revision the workloads leave: an unfinished run's, else the one the

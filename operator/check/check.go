@@ -88,6 +88,9 @@ type Env struct {
 	// sets one; ManifestsDir the charts the link checks render the reader role from.
 	ClusterName, ManifestsDir string
 
+	// Hop, when set, is the one move the hop gate judges (install's in-place upgrade, the
+	// revision upgrade's); precheck leaves it nil and judges every control plane's.
+	Hop *Hop
 	// FleetLinks is what the fleet-links check looks at (a fleet's precheck and verify).
 	FleetLinks *FleetLinks
 

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,4 +115,39 @@ func docAnchors(page string) map[string]bool {
 		out[strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")] = true
 	}
 	return out
+}
+
+// TestHopGate: the hop gate judges the one move it is given by the skew rules, blocking a
+// refused hop unless forced.
+func TestHopGate(t *testing.T) {
+	far := &Hop{Object: "Deployment/istio-system/istiod", From: "1.29.4", InPlace: true}
+	for _, tc := range []struct {
+		name    string
+		hop     *Hop
+		force   bool
+		blocked bool
+	}{
+		{"one minor in place", &Hop{Object: "Deployment/istio-system/istiod", From: "1.30.2", InPlace: true}, false, false},
+		{"two minors in place", far, false, true},
+		{"two minors in place, forced", far, true, false},
+		{"two minors by revision", &Hop{Object: "Deployment/istio-system/istiod-old", From: "1.29.4"}, false, false},
+		{"a dev build", &Hop{Object: "(Cluster)", From: "", InPlace: true}, false, false},
+	} {
+		kept, err := Gate(t.Context(), GateHop, &Env{Version: "1.31.0", Hop: tc.hop}, tc.force)
+		var b *Blocked
+		if got := errors.As(err, &b); got != tc.blocked {
+			t.Errorf("%s: blocked %v (%v), want %v", tc.name, got, err, tc.blocked)
+			continue
+		}
+		if tc.blocked {
+			r := b.Results[0]
+			if r.Check != "upgrade-hop" || r.Object != tc.hop.Object || !strings.Contains(r.Message, "rule in-place-hop") ||
+				!strings.Contains(r.Hint, "docs/upgrade.md#upgrade-hop") || !strings.HasPrefix(err.Error(), b.Headline()+":\n") {
+				t.Errorf("%s: %+v, %q", tc.name, r, err)
+			}
+		}
+		if tc.force && (len(kept) != 1 || kept[0].Passed) {
+			t.Errorf("%s: kept %+v, want the refused hop", tc.name, kept)
+		}
+	}
 }

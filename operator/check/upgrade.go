@@ -53,10 +53,17 @@ func hops(ctx context.Context, env *Env) ([]hop, error) {
 	return out, nil
 }
 
+// upgradeHop is precheck's upgrade-hop and the hop gate: the one place the hop rules
+// (skew.Hop) are applied.
 func upgradeHop(ctx context.Context, env *Env) []Result {
-	hs, err := hops(ctx, env)
-	if err != nil {
-		return notChecked(err)
+	var hs []hop
+	if h := env.Hop; h != nil {
+		hs = []hop{{object: h.Object, from: h.From, inPlace: h.InPlace}}
+	} else {
+		var err error
+		if hs, err = hops(ctx, env); err != nil {
+			return notChecked(err)
+		}
 	}
 	if len(hs) == 0 || env.Version == "" || env.External.Relies(component.Pilot) {
 		return []Result{{Object: "(Cluster)", Passed: true, Severity: Info, Message: "no control plane to upgrade: a fresh install"}}

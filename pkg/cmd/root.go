@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
@@ -50,8 +51,24 @@ type Streams struct {
 func runWith(in *io.Reader, out, errOut *io.Writer, run func(context.Context) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		*in, *out, *errOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-		return run(cmd.Context())
+		return worded(*errOut, run(cmd.Context()))
 	}
+}
+
+// worded prints an error the printer words (a pre-write gate's), leaving main only its
+// exit code.
+func worded(errOut io.Writer, err error) error {
+	var blocked *action.Blocked
+	if !errors.As(err, &blocked) {
+		return err
+	}
+	// What wraps it keeps its words, before the gate's.
+	prefix, ok := strings.CutSuffix(err.Error(), blocked.Error())
+	if !ok {
+		return err
+	}
+	printer.Blocked(errOut, prefix, blocked)
+	return &ExitError{Code: event.ExitCode(err)}
 }
 
 // Globals are the flags every command shares.

@@ -1,0 +1,25 @@
+package printer
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/operator/check"
+)
+
+// A pre-write gate that stopped a run reads as the error install has always printed.
+func TestBlocked(t *testing.T) {
+	b := &check.Blocked{Gate: check.GateAdmission, Results: []check.Result{
+		{Object: "Pod of Deployment/istio-system/istiod", Message: "refused by Pod Security: forbidden", Hint: "let the namespace admit these pods"},
+		{Object: "ConfigMap/istio-system/extra", Message: "missing", Hint: "create it"},
+	}}
+	var w bytes.Buffer
+	Blocked(&w, "", b)
+	want := "Error: the cluster would refuse, or not run, what this install creates:\n" +
+		"  ✘ Pod of Deployment/istio-system/istiod: refused by Pod Security: forbidden\n    hint: let the namespace admit these pods\n" +
+		"  ✘ ConfigMap/istio-system/extra: missing\n    hint: create it\n" +
+		"Nothing was written. Fix them, or install anyway with --force\n"
+	if w.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", w.String(), want)
+	}
+}
