@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
@@ -249,7 +249,7 @@ func (a *RevisionUpgrade) moveTag(r *run) func(context.Context, migrate.TagMove)
 		if _, err := tp.Apply(ctx, r.client, false); err != nil {
 			return err
 		}
-		r.events.Emit(event.Event{Type: event.RevisionTag, Outcome: event.OutcomeMoved, Object: kube.Describe(tp.Objects[0]),
+		r.events.Emit(event.Event{Type: event.RevisionTag, Outcome: event.OutcomeMoved, Object: ref.Of(tp.Objects[0]).String(),
 			Message: fmt.Sprintf("revision tag %s moved from %s to %s", t.Tag, t.From, t.To)})
 		return nil
 	}

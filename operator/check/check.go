@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -137,7 +138,7 @@ func (e *Env) Live(ctx context.Context, o *unstructured.Unstructured) (*unstruct
 }
 
 func (c *liveCache) entry(o *unstructured.Unstructured) *liveEntry {
-	key := o.GetAPIVersion() + "/" + kube.Describe(o)
+	key := o.GetAPIVersion() + "/" + ref.Of(o).String()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	en, ok := c.m[key]

@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/skew"
@@ -201,7 +202,7 @@ func remoteControlPlane(ctx context.Context, env *Env) []Result {
 		for _, w := range whs {
 			hooks++
 			m := w.(map[string]any)
-			r := Result{Object: kube.Describe(o), rank: 2}
+			r := Result{Object: ref.Of(o).String(), rank: 2}
 			gotURL, _, _ := unstructured.NestedString(m, "clientConfig", "url")
 			svcMap, hasSvc, _ := unstructured.NestedMap(m, "clientConfig", "service")
 			svc := map[string]string{}
@@ -425,7 +426,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 	}
 	text, _, _ := unstructured.NestedString(cm.Object, "data", "mesh")
 	mesh := map[string]any{}
-	r := Result{Object: kube.Describe(cm)}
+	r := Result{Object: ref.Of(cm).String()}
 	if err := yaml.Unmarshal([]byte(text), &mesh); err != nil {
 		r.Message = "the mesh config does not parse: " + err.Error()
 		return []Result{r}
