@@ -122,7 +122,7 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 		return nil, err
 	}
 	for _, ns := range p.Migration.Left {
-		r.events.Emit(event.Event{Type: event.Warning, Object: "Namespace/" + ns,
+		r.events.Emit(event.Event{Type: event.Warning, Object: ref.New("Namespace", "", ns).String(),
 			Message: fmt.Sprintf("labelled %s=%s: its workloads stay on revision %s (relabel it with --relabel)", ownership.LabelRevision, p.From, p.From)})
 	}
 	for _, pod := range p.Migration.Unrestartable {
@@ -268,10 +268,10 @@ func (a *RevisionUpgrade) pruneOld(ctx context.Context, r *run, p *RevisionUpgra
 		}
 		var users []string
 		for _, w := range rv.Workloads {
-			users = append(users, fmt.Sprintf("%s/%s/%s (%d pods)", w.Kind, w.Namespace, w.Name, len(w.Pods)))
+			users = append(users, fmt.Sprintf("%s (%d pods)", w.Ref(), len(w.Pods)))
 		}
 		for _, s := range rv.Namespaces {
-			users = append(users, "Namespace/"+s.Namespace+" ("+s.Label+")")
+			users = append(users, ref.New("Namespace", "", s.Namespace).String()+" ("+s.Label+")")
 		}
 		for _, t := range rv.Tags {
 			users = append(users, "tag "+t)

@@ -129,7 +129,7 @@ func (s *survey) namespace(ctx context.Context, name string) (Outcome, bool, err
 	if live != nil {
 		return Outcome{}, false, nil
 	}
-	out := Outcome{Object: "Namespace/" + name, Note: "does not exist yet: the install creates it"}
+	out := Outcome{Object: ref.New("Namespace", "", name).String(), Note: "does not exist yet: the install creates it"}
 	ri, _, err := s.c.Resource(kube.NamespaceGVK, "")
 	if err != nil {
 		return Outcome{}, false, err

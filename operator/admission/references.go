@@ -30,7 +30,7 @@ type Reference struct {
 }
 
 // Object is the referenced object, Kind/namespace/name.
-func (r Reference) Object() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+func (r Reference) Object() string { return ref.New(r.Kind, r.Namespace, r.Name).String() }
 
 // IstiodPublished are the ConfigMaps istiod writes into every namespace it watches, so a
 // workload may need them before they exist: the mesh's root certificate.

@@ -368,7 +368,7 @@ func controlPlaneVersion(ctx context.Context, env *Env) []Result {
 		if cp.Revision != rev {
 			continue
 		}
-		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: cp.Version == env.Version,
+		r := Result{Object: ref.New("Deployment", cp.Namespace, cp.Name).String(), Passed: cp.Version == env.Version,
 			Message: fmt.Sprintf("version %s (revision %s)", cp.Version, cp.Revision)}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("runs %s, the spec installs %s", cp.Version, env.Version)
