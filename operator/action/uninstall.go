@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
+	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -129,7 +130,7 @@ func (a *Uninstall) target() (uninstallTarget, error) {
 	if err != nil {
 		return uninstallTarget{}, err
 	}
-	return uninstallTarget{owner: a.ownerOf(res), recordNS: recordNamespace(res), specName: clusterName(res.IOP.Spec.Values)}, nil
+	return uninstallTarget{owner: a.ownerOf(res), recordNS: recordNamespace(res), specName: link.OwnName(link.NameSources{Values: res.IOP.Spec.Values})}, nil
 }
 
 func (a *Uninstall) plan(ctx context.Context, r *run, t uninstallTarget) (*UninstallPlan, error) {

@@ -135,7 +135,7 @@ func keysOf(s *unstructured.Unstructured) []string {
 func clusterIDs(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
-		if id := installedClusterName([]*unstructured.Unstructured{o}); id != "" {
+		if id := link.OwnName(link.NameSources{Objects: []*unstructured.Unstructured{o}}); id != "" {
 			out = append(out, id)
 		}
 	}
