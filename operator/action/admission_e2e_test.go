@@ -20,6 +20,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -104,7 +105,7 @@ func admApply(t *testing.T, c *cluster.Cluster, verb, ns, docs string) {
 		if err := client.Delete(ctx, o, false); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
-		harness.Eventually(t, time.Minute, kube.Describe(o)+" is gone", func() (bool, string) {
+		harness.Eventually(t, time.Minute, ref.Of(o).String()+" is gone", func() (bool, string) {
 			live, err := client.Get(ctx, o)
 			return err == nil && live == nil, fmt.Sprint(err)
 		})

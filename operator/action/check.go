@@ -73,42 +73,6 @@ func (a *Check) checks(env *check.Env) []check.Check {
 	return check.Verify()
 }
 
-// clusterName is the spec's values.global.multiCluster.clusterName, "" when unset or the
-// charts' default (a cluster not meant for a multi-cluster mesh).
-func clusterName(values map[string]any) string {
-	g, _ := values["global"].(map[string]any)
-	mc, _ := g["multiCluster"].(map[string]any)
-	name, _ := mc["clusterName"].(string)
-	if name == link.DefaultClusterName {
-		return ""
-	}
-	return name
-}
-
-// installedClusterName is the CLUSTER_ID of the installed istiod Deployment, "" for the
-// default.
-func installedClusterName(objs []*unstructured.Unstructured) string {
-	for _, o := range objs {
-		if o.GetKind() != "Deployment" || o.GetLabels()["app"] != "istiod" {
-			continue
-		}
-		ctrs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		for _, c := range ctrs {
-			m, _ := c.(map[string]any)
-			env, _ := m["env"].([]any)
-			for _, e := range env {
-				em, _ := e.(map[string]any)
-				if em["name"] == "CLUSTER_ID" {
-					if v, _ := em["value"].(string); v != link.DefaultClusterName {
-						return v
-					}
-				}
-			}
-		}
-	}
-	return ""
-}
-
 // Run runs the checks and returns the report; it emits no events. It takes no lock: a
 // warning (Config.Warn) says when another run is writing.
 func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
@@ -146,7 +110,7 @@ func (a *Check) Run(ctx context.Context) (*CheckResult, error) {
 		if err := withExternal(env, res); err != nil {
 			return nil, err
 		}
-		env.ClusterName, env.ManifestsDir = clusterName(res.IOP.Spec.Values), res.IOP.Spec.InstallPackagePath
+		env.ClusterName, env.ManifestsDir = link.OwnName(link.NameSources{Values: res.IOP.Spec.Values}), res.IOP.Spec.InstallPackagePath
 		rep = check.Run(ctx, a.Command, a.checks(env), env)
 		if a.Kind == check.KindPrecheck && len(a.RemoteContexts) > 0 {
 			mesh, err := a.meshReport(ctx, client, res, manifests)
@@ -184,7 +148,7 @@ func (a *Check) installed(ctx context.Context, env *check.Env) (*check.Report, e
 			return nil, fmt.Errorf("no Istio installation found for revision %q in namespace %s: install it, or pass -f with the spec that was installed", ownership.Rev(rev), env.IstioNamespace)
 		}
 		renv.Installed = installed
-		renv.ClusterName = installedClusterName(installed)
+		renv.ClusterName = link.OwnName(link.NameSources{Objects: installed})
 		r := check.Run(ctx, a.Command, a.checks(&renv), &renv)
 		if len(revisions) > 1 {
 			r.Prefix(fmt.Sprintf("revision %s: ", ownership.Rev(rev)))

@@ -6,12 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -37,16 +37,6 @@ type HelmRelease struct {
 // nothing.
 func (h HelmRelease) Emptied() bool { return len(h.Kept) == 0 }
 
-// identity names an object with its group, so that kinds of the same name in two groups
-// (Istio's Gateway and the Gateway API's) never match.
-func identity(gvk schema.GroupVersionKind, namespace, name string) string {
-	return gvk.GroupKind().String() + "/" + namespace + "/" + name
-}
-
-func identityOf(o *unstructured.Unstructured) string {
-	return identity(o.GroupVersionKind(), o.GetNamespace(), o.GetName())
-}
-
 // planHelm finds the Helm releases whose annotations the rendered objects carry and reads
 // their records. With RetireHelmReleases it also says, for each, what it lists that this
 // install will not own: the objects it neither renders nor writes for the default tag, that
@@ -57,7 +47,7 @@ func (a *Install) planHelm(ctx context.Context, p *InstallPlan) error {
 	if err != nil || len(releases) == 0 {
 		return err
 	}
-	var owned map[string]bool
+	var owned map[ref.Ref]bool
 	for _, key := range releases {
 		ns, name, _ := strings.Cut(key, "/")
 		rel, err := helmrelease.Get(ctx, p.client, ns, name)
@@ -88,11 +78,11 @@ func (a *Install) planHelm(ctx context.Context, p *InstallPlan) error {
 
 // ownedAfter are the identities of what the install owns once it ran: what it renders and
 // what it writes for the default revision tag.
-func (a *Install) ownedAfter(ctx context.Context, p *InstallPlan) (map[string]bool, error) {
-	owned := map[string]bool{}
+func (a *Install) ownedAfter(ctx context.Context, p *InstallPlan) (map[ref.Ref]bool, error) {
+	owned := map[ref.Ref]bool{}
 	for _, m := range p.manifests {
 		for _, o := range m.Objects {
-			owned[identityOf(o)] = true
+			owned[ref.Of(o)] = true
 		}
 	}
 	tagObjects, err := p.defaultTag.Objects(ctx, p.client)
@@ -100,20 +90,20 @@ func (a *Install) ownedAfter(ctx context.Context, p *InstallPlan) (map[string]bo
 		return nil, err
 	}
 	for _, o := range tagObjects {
-		owned[identityOf(o)] = true
+		owned[ref.Of(o)] = true
 	}
 	return owned, nil
 }
 
 // kept lists what a release lists that exists, is not owned and is not istioctl's already.
-func kept(ctx context.Context, c *kube.Client, rel *helmrelease.Release, owned map[string]bool) ([]string, error) {
+func kept(ctx context.Context, c *kube.Client, rel *helmrelease.Release, owned map[ref.Ref]bool) ([]string, error) {
 	var out []string
 	for _, o := range rel.Objects {
 		so, err := rel.Scoped(c, o)
 		if err != nil {
 			return nil, err
 		}
-		if owned[identity(so.GVK(), so.Namespace, so.Name)] {
+		if owned[so.Ref()] {
 			continue
 		}
 		meta, err := c.GetMeta(ctx, so.GVK(), so.Namespace, so.Name)
@@ -121,7 +111,7 @@ func kept(ctx context.Context, c *kube.Client, rel *helmrelease.Release, owned m
 			return nil, err
 		}
 		if meta != nil && !ownership.Ours(meta.Labels, meta.ManagedFields) {
-			out = append(out, so.Describe())
+			out = append(out, so.Ref().String())
 		}
 	}
 	return out, nil
@@ -208,7 +198,7 @@ func (a *Install) retire(ctx context.Context, c *kube.Client, h HelmRelease, eve
 			continue
 		}
 		if !a.DryRun && !ownership.Ours(meta.Labels, meta.ManagedFields) {
-			left = append(left, so.Describe())
+			left = append(left, so.Ref().String())
 		}
 		if meta.Annotations[helmrelease.AnnotationName] == h.rel.Name && meta.Annotations[helmrelease.AnnotationNamespace] == h.rel.Namespace {
 			strip = append(strip, annotated{so.GVK(), so.Namespace, so.Name})

@@ -18,6 +18,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -148,10 +149,10 @@ func liveIdentities(t *testing.T, client *kube.Client, objs []*unstructured.Unst
 	for _, o := range objs {
 		live, err := client.Get(context.Background(), o)
 		if err != nil || live == nil {
-			t.Fatalf("%s: missing (%v)", kube.Describe(o), err)
+			t.Fatalf("%s: missing (%v)", ref.Of(o).String(), err)
 		}
-		uids[kube.Describe(o)] = string(live.GetUID())
-		versions[kube.Describe(o)] = live.GetResourceVersion()
+		uids[ref.Of(o).String()] = string(live.GetUID())
+		versions[ref.Of(o).String()] = live.GetResourceVersion()
 	}
 	return uids, versions
 }

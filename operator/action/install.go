@@ -13,7 +13,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/images"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/schedule"
@@ -130,7 +130,7 @@ func (p *InstallPlan) Changes(ctx context.Context) ([]install.Change, error) {
 			}
 			c = append(c, tc...)
 			for _, w := range t.Deactivate {
-				c = append(c, install.Change{Object: kube.Describe(w), Component: tagGroup, Action: install.Deactivated, DryRun: true})
+				c = append(c, install.Change{Object: ref.Of(w).String(), Component: tagGroup, Action: install.Deactivated, DryRun: true})
 			}
 		}
 		p.changes = c
@@ -274,7 +274,7 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 		return nil, err
 	}
 	for _, o := range p.stale {
-		p.Stale = append(p.Stale, kube.Describe(o))
+		p.Stale = append(p.Stale, ref.Of(o).String())
 	}
 	if !a.skipRelied && !a.SkipAdmissionCheck {
 		// Of what the run writes only: an object it leaves unchanged is not sent.

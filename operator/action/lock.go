@@ -14,6 +14,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/lock"
 )
 
@@ -161,7 +162,7 @@ func (r *run) withoutLock(ctx context.Context, fn func(context.Context) error) e
 }
 
 // lockObject names the Lease in events.
-const lockObject = "Lease/" + lock.Namespace + "/" + lock.Name
+var lockObject = ref.New("Lease", lock.Namespace, lock.Name).String()
 
 // heldFor says how long a holder has held the lock (by its clock, as the Lease says).
 func heldFor(h lock.Holder) string {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -42,7 +42,7 @@ func withoutReleaseLabel(t *testing.T, o *unstructured.Unstructured) *unstructur
 	for k, v := range data {
 		var vals map[string]any
 		if err := json.Unmarshal([]byte(v), &vals); err != nil {
-			t.Fatalf("%s: data %s: %v", kube.Describe(o), k, err)
+			t.Fatalf("%s: data %s: %v", ref.Of(o).String(), k, err)
 		}
 		unstructured.RemoveNestedField(vals, "global", "releaseLabel")
 		b, err := json.MarshalIndent(vals, "", "  ")
@@ -70,9 +70,9 @@ func byIdentity(t *testing.T, what string, objs []*unstructured.Unstructured) ma
 		if err := n.UnmarshalJSON(b); err != nil {
 			t.Fatal(err)
 		}
-		k := o.GroupVersionKind().Group + " " + kube.Describe(o)
+		k := o.GroupVersionKind().Group + " " + ref.Of(o).String()
 		if _, dup := out[k]; dup {
-			t.Errorf("%s renders %s twice", what, kube.Describe(o))
+			t.Errorf("%s renders %s twice", what, ref.Of(o).String())
 		}
 		out[k] = n
 	}
@@ -114,7 +114,7 @@ func TestTranslateHelmTemplate(t *testing.T) {
 			g, w := byIdentity(t, "helm template", got), byIdentity(t, "manifest generate", want)
 			var missing, extra, differ, excepted []string
 			for k, o := range w {
-				name := kube.Describe(o)
+				name := ref.Of(o).String()
 				p, ok := g[k]
 				switch {
 				case !ok:
@@ -133,7 +133,7 @@ func TestTranslateHelmTemplate(t *testing.T) {
 			}
 			for k, o := range g {
 				if _, ok := w[k]; !ok {
-					extra = append(extra, kube.Describe(o))
+					extra = append(extra, ref.Of(o).String())
 				}
 			}
 			sort.Strings(missing)
@@ -321,7 +321,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	for _, o := range objs {
 		live, _ := client.Get(context.Background(), o)
 		if a := live.GetAnnotations(); a["meta.helm.sh/release-name"] != "" {
-			t.Errorf("%s still names Helm release %s", kube.Describe(o), a["meta.helm.sh/release-name"])
+			t.Errorf("%s still names Helm release %s", ref.Of(o).String(), a["meta.helm.sh/release-name"])
 		}
 	}
 	res, err := (&action.Check{Config: config(c), Command: "verify-install", Spec: &spec.Options{Sets: []string{"profile=minimal"}}}).Run(context.Background())

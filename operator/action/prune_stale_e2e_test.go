@@ -17,7 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -66,7 +66,7 @@ spec:
 		}
 		for _, o := range items {
 			stale = append(stale, gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName())
-			staleObjects = append(staleObjects, kube.Describe(&o))
+			staleObjects = append(staleObjects, ref.Of(&o).String())
 		}
 	}
 	sort.Strings(stale)
@@ -154,7 +154,7 @@ spec:
 			_, err = ri.Patch(ctx, d.name, types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: d.manager})
 		}
 		if err != nil {
-			t.Fatalf("decoy %s: %v", kube.Describe(o), err)
+			t.Fatalf("decoy %s: %v", ref.Of(o).String(), err)
 		}
 		if d.ns == "" {
 			t.Cleanup(func() { _ = ri.Delete(context.Background(), d.name, metav1.DeleteOptions{}) })

@@ -12,7 +12,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -74,7 +74,7 @@ func TestRegistryDrivesEveryComponentList(t *testing.T) {
 		obj("Deployment", "istiod", component.Pilot), obj("Deployment", "istio-eastwestgateway", eastWest.Name),
 		obj("ConfigMap", "base", component.Base),
 	})
-	if got := kube.Describe(targets[0]); got != "Deployment/istio-system/istio-eastwestgateway" {
+	if got := ref.Of(targets[0]).String(); got != "Deployment/istio-system/istio-eastwestgateway" {
 		t.Errorf("removal order: %s first, want the new gateway (a dependent of Pilot)", got)
 	}
 	in := &install.Installer{Owner: ownership.Owner{Namespace: "istio-system"}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
@@ -214,7 +215,7 @@ func (a *CreateRemoteSecret) planReader(ctx context.Context, p *RemoteSecretPlan
 		return err
 	}
 	for _, o := range p.create {
-		p.Create = append(p.Create, kube.Describe(o))
+		p.Create = append(p.Create, ref.Of(o).String())
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
@@ -126,7 +126,7 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 		return nil, err
 	}
 	for _, ns := range p.Migration.Left {
-		r.events.Emit(event.Event{Type: event.Warning, Object: "Namespace/" + ns,
+		r.events.Emit(event.Event{Type: event.Warning, Object: ref.New("Namespace", "", ns).String(),
 			Message: fmt.Sprintf("labelled %s=%s: its workloads stay on revision %s (relabel it with --relabel)", ownership.LabelRevision, p.From, p.From)})
 	}
 	for _, pod := range p.Migration.Unrestartable {
@@ -263,7 +263,7 @@ func (a *RevisionUpgrade) moveTag(r *run) func(context.Context, migrate.TagMove)
 		if _, err := tp.Apply(ctx, r.client, false); err != nil {
 			return err
 		}
-		r.events.Emit(event.Event{Type: event.RevisionTag, Outcome: event.OutcomeMoved, Object: kube.Describe(tp.Objects[0]),
+		r.events.Emit(event.Event{Type: event.RevisionTag, Outcome: event.OutcomeMoved, Object: ref.Of(tp.Objects[0]).String(),
 			Message: fmt.Sprintf("revision tag %s moved from %s to %s", t.Tag, t.From, t.To)})
 		return nil
 	}
@@ -282,10 +282,10 @@ func (a *RevisionUpgrade) pruneOld(ctx context.Context, r *run, p *RevisionUpgra
 		}
 		var users []string
 		for _, w := range rv.Workloads {
-			users = append(users, fmt.Sprintf("%s/%s/%s (%d pods)", w.Kind, w.Namespace, w.Name, len(w.Pods)))
+			users = append(users, fmt.Sprintf("%s (%d pods)", w.Ref(), len(w.Pods)))
 		}
 		for _, s := range rv.Namespaces {
-			users = append(users, "Namespace/"+s.Namespace+" ("+s.Label+")")
+			users = append(users, ref.New("Namespace", "", s.Namespace).String()+" ("+s.Label+")")
 		}
 		for _, t := range rv.Tags {
 			users = append(users, "tag "+t)

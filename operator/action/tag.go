@@ -12,7 +12,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -219,7 +219,7 @@ func (a *TagRemove) plan(ctx context.Context, r *run) (*TagRemovePlan, error) {
 	}
 	p := &TagRemovePlan{Namespaces: nss, objs: objs, planned: planned{client: client}}
 	for _, o := range objs {
-		p.Objects = append(p.Objects, kube.Describe(o))
+		p.Objects = append(p.Objects, ref.Of(o).String())
 	}
 	return p, nil
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
+	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -128,7 +130,7 @@ func (a *Uninstall) target() (uninstallTarget, error) {
 	if err != nil {
 		return uninstallTarget{}, err
 	}
-	return uninstallTarget{owner: a.ownerOf(res), recordNS: recordNamespace(res), specName: clusterName(res.IOP.Spec.Values)}, nil
+	return uninstallTarget{owner: a.ownerOf(res), recordNS: recordNamespace(res), specName: link.OwnName(link.NameSources{Values: res.IOP.Spec.Values})}, nil
 }
 
 func (a *Uninstall) plan(ctx context.Context, r *run, t uninstallTarget) (*UninstallPlan, error) {
@@ -156,7 +158,7 @@ func (a *Uninstall) plan(ctx context.Context, r *run, t uninstallTarget) (*Unins
 		p.targets = append(withTags(p.tags, p.targets), extra.records...)
 	}
 	for _, t := range p.targets {
-		p.Targets = append(p.Targets, kube.Describe(t))
+		p.Targets = append(p.Targets, ref.Of(t).String())
 	}
 	if len(p.targets) == 0 {
 		return p, a.nothingToRemove(ctx, client, p)
@@ -299,7 +301,7 @@ func (a *Uninstall) announce(_ context.Context, r *run, p *UninstallPlan) {
 func (a *Uninstall) remove(ctx context.Context, r *run, plan *UninstallPlan) (*UninstallPlan, error) {
 	for _, t := range plan.tags {
 		if !a.Purge && t.GetKind() == "MutatingWebhookConfiguration" && t.GetLabels()[tag.LabelTag] == tag.Default {
-			r.events.Emit(event.Event{Type: event.Warning, Object: kube.Describe(t),
+			r.events.Emit(event.Event{Type: event.Warning, Object: ref.Of(t).String(),
 				Message: fmt.Sprintf("the default revision tag points at revision %q and goes with it: namespaces labelled istio-injection=enabled are not injected until 'istioctl tag set default --revision <revision>'", plan.Revision)})
 		}
 	}
@@ -347,10 +349,10 @@ func withTags(tags, targets []*unstructured.Unstructured) []*unstructured.Unstru
 	seen := map[string]bool{}
 	out := append([]*unstructured.Unstructured{}, tags...)
 	for _, t := range tags {
-		seen[t.GroupVersionKind().GroupKind().String()+"/"+kube.Describe(t)] = true
+		seen[t.GroupVersionKind().GroupKind().String()+"/"+ref.Of(t).String()] = true
 	}
 	for _, t := range targets {
-		if !seen[t.GroupVersionKind().GroupKind().String()+"/"+kube.Describe(t)] {
+		if !seen[t.GroupVersionKind().GroupKind().String()+"/"+ref.Of(t).String()] {
 			out = append(out, t)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
@@ -50,7 +51,7 @@ func (a *Uninstall) planLinks(ctx context.Context, client *kube.Client, p *Unins
 	for i := range own {
 		s := &own[i]
 		keys := keysOf(s)
-		events.Emit(event.Event{Type: event.Warning, Object: "Secret/" + s.GetNamespace() + "/" + s.GetName(),
+		events.Emit(event.Event{Type: event.Warning, Object: ref.New("Secret", s.GetNamespace(), s.GetName()).String(),
 			Message: fmt.Sprintf("stays: this cluster's link to %s (an istiod here reads that cluster with it); link Secrets are not part of an install: delete it with 'kubectl delete secret -n %s %s' once no istiod here needs it",
 				strings.Join(keys, ", "), s.GetNamespace(), s.GetName())})
 	}
@@ -101,7 +102,7 @@ func (a *Uninstall) planLinks(ctx context.Context, client *kube.Client, p *Unins
 			if len(mine) == 0 {
 				continue
 			}
-			p.links.remote = append(p.links.remote, RemoteLink{Context: name, Object: "Secret/" + s.GetNamespace() + "/" + s.GetName(),
+			p.links.remote = append(p.links.remote, RemoteLink{Context: name, Object: ref.New("Secret", s.GetNamespace(), s.GetName()).String(),
 				Keys: mine, Whole: len(mine) == len(all), client: rc, namespace: s.GetNamespace(), name: s.GetName()})
 		}
 		for _, t := range tokens {
@@ -134,7 +135,7 @@ func keysOf(s *unstructured.Unstructured) []string {
 func clusterIDs(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
-		if id := installedClusterName([]*unstructured.Unstructured{o}); id != "" {
+		if id := link.OwnName(link.NameSources{Objects: []*unstructured.Unstructured{o}}); id != "" {
 			out = append(out, id)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
@@ -49,7 +50,7 @@ func Survey(ctx context.Context, c *kube.Client, objs []*unstructured.Unstructur
 	var namespaces []string
 	seen := map[string]bool{}
 	for _, o := range objs {
-		s.rendered[kube.Describe(o)] = true
+		s.rendered[ref.Of(o).String()] = true
 		if o.GetKind() == "CustomResourceDefinition" {
 			g, _, _ := unstructured.NestedString(o.Object, "spec", "group")
 			k, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
@@ -128,7 +129,7 @@ func (s *survey) namespace(ctx context.Context, name string) (Outcome, bool, err
 	if live != nil {
 		return Outcome{}, false, nil
 	}
-	out := Outcome{Object: "Namespace/" + name, Note: "does not exist yet: the install creates it"}
+	out := Outcome{Object: ref.New("Namespace", "", name).String(), Note: "does not exist yet: the install creates it"}
 	ri, _, err := s.c.Resource(kube.NamespaceGVK, "")
 	if err != nil {
 		return Outcome{}, false, err
@@ -153,21 +154,21 @@ func (s *survey) object(ctx context.Context, o *unstructured.Unstructured) ([]Ou
 	_, _, unserved := s.c.Resource(gvk, o.GetNamespace())
 	switch {
 	case gvk.GroupKind() == kube.CRDGVK.GroupKind() && !s.crdsJudged:
-		out = append(out, Outcome{Object: kube.Describe(o), Unasked: true, Note: NotJudged})
+		out = append(out, Outcome{Object: ref.Of(o).String(), Unasked: true, Note: NotJudged})
 	case unserved != nil && s.renderedKinds[gvk.Group+"/"+gvk.Kind]:
-		out = append(out, Outcome{Object: kube.Describe(o), Unasked: true, Note: "not asked: the install creates its CRD first"})
+		out = append(out, Outcome{Object: ref.Of(o).String(), Unasked: true, Note: "not asked: the install creates its CRD first"})
 	case !inAbsent:
 		r, err := s.apply(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Outcome{Object: kube.Describe(o), Refusal: r})
+		out = append(out, Outcome{Object: ref.Of(o).String(), Refusal: r})
 	}
 	pod := PodFor(o)
 	if pod == nil {
 		return out, nil
 	}
-	what := "Pod of " + kube.Describe(o)
+	what := "Pod of " + ref.Of(o).String()
 	if inAbsent {
 		return append(out, s.podsOfAbsent(ctx, what, pod, nsObj)...), nil
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // Reference is a ConfigMap or Secret a workload's pods cannot start without: a volume, a
@@ -29,7 +30,7 @@ type Reference struct {
 }
 
 // Object is the referenced object, Kind/namespace/name.
-func (r Reference) Object() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+func (r Reference) Object() string { return ref.New(r.Kind, r.Namespace, r.Name).String() }
 
 // IstiodPublished are the ConfigMaps istiod writes into every namespace it watches, so a
 // workload may need them before they exist: the mesh's root certificate.
@@ -50,7 +51,7 @@ func References(w *unstructured.Unstructured) []Reference {
 	if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec) != nil {
 		return nil // a template the apiserver refuses: the admission survey says so
 	}
-	refs := &refList{workload: kube.Describe(w), namespace: w.GetNamespace(), root: strings.Join(path, ".") + ".spec"}
+	refs := &refList{workload: ref.Of(w).String(), namespace: w.GetNamespace(), root: strings.Join(path, ".") + ".spec"}
 	for i, v := range spec.Volumes {
 		at := fmt.Sprintf("volumes[%d]", i)
 		if s := v.Secret; s != nil && !isTrue(s.Optional) {
@@ -123,7 +124,7 @@ func isTrue(b *bool) bool { return b != nil && *b }
 func Needed(objs []*unstructured.Unstructured) []Reference {
 	rendered := map[string]bool{}
 	for _, o := range objs {
-		rendered[kube.Describe(o)] = true
+		rendered[ref.Of(o).String()] = true
 	}
 	var out []Reference
 	for _, o := range objs {

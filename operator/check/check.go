@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -119,7 +120,13 @@ const concurrency = 8
 // object-health, drift and the webhook checks read the same objects.
 type liveCache struct {
 	mu sync.Mutex
-	m  map[string]*liveEntry
+	m  map[liveKey]*liveEntry
+}
+
+// liveKey is an object and the version it is read at.
+type liveKey struct {
+	apiVersion string
+	ref        ref.Ref
 }
 
 type liveEntry struct {
@@ -139,7 +146,7 @@ func (e *Env) Live(ctx context.Context, o *unstructured.Unstructured) (*unstruct
 }
 
 func (c *liveCache) entry(o *unstructured.Unstructured) *liveEntry {
-	key := o.GetAPIVersion() + "/" + kube.Describe(o)
+	key := liveKey{o.GetAPIVersion(), ref.Of(o)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	en, ok := c.m[key]
@@ -290,7 +297,7 @@ func (r *Report) FailedAt(sev Severity) bool {
 // first), then passes, each group in a stable order.
 func Run(ctx context.Context, command string, checks []Check, env *Env) *Report {
 	if env.live == nil {
-		env.live = &liveCache{m: map[string]*liveEntry{}}
+		env.live = &liveCache{m: map[liveKey]*liveEntry{}}
 	}
 	var mu sync.Mutex
 	var all []Result

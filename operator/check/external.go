@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/skew"
@@ -175,7 +176,7 @@ func remoteControlPlane(ctx context.Context, env *Env) []Result {
 		for _, w := range whs {
 			hooks++
 			m := w.(map[string]any)
-			r := Result{Object: kube.Describe(o), rank: 2}
+			r := Result{Object: ref.Of(o).String(), rank: 2}
 			gotURL, _, _ := unstructured.NestedString(m, "clientConfig", "url")
 			svcMap, hasSvc, _ := unstructured.NestedMap(m, "clientConfig", "service")
 			svc := map[string]string{}
@@ -248,7 +249,7 @@ func caPluggedIn(ctx context.Context, env *Env) []Result {
 	} else if ns = istiodNamespace(env); ns == "" {
 		return nil // no istiod of this install's: its CA is another install's business
 	}
-	obj := fmt.Sprintf("Secret/%s/%s", ns, name)
+	obj := ref.New("Secret", ns, name).String()
 	s, err := get(ctx, env, kube.SecretGVK, ns, name)
 	if err != nil {
 		return notChecked(err)
@@ -336,7 +337,7 @@ func caIstiod(ctx context.Context, env *Env) []Result {
 	if d == nil || d.CA == nil || d.CA.Type != v1alpha1.CAIstiod {
 		return nil
 	}
-	obj := fmt.Sprintf("Secret/%s/%s", d.CA.Namespace, v1alpha1.DefaultCASecret)
+	obj := ref.New("Secret", d.CA.Namespace, v1alpha1.DefaultCASecret).String()
 	s, err := get(ctx, env, kube.SecretGVK, d.CA.Namespace, v1alpha1.DefaultCASecret)
 	if err != nil {
 		return notChecked(err)
@@ -389,7 +390,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 			return notChecked(err)
 		}
 		if live == nil {
-			return []Result{{Object: fmt.Sprintf("ConfigMap/%s/%s", d.ControlPlane.Namespace, name),
+			return []Result{{Object: ref.New("ConfigMap", d.ControlPlane.Namespace, name).String(),
 				Message: "missing: the control plane this install relies on has no mesh config, so nothing says where metrics go"}}
 		}
 		cm = live
@@ -399,7 +400,7 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 	}
 	text, _, _ := unstructured.NestedString(cm.Object, "data", "mesh")
 	mesh := map[string]any{}
-	r := Result{Object: kube.Describe(cm)}
+	r := Result{Object: ref.Of(cm).String()}
 	if err := yaml.Unmarshal([]byte(text), &mesh); err != nil {
 		r.Message = "the mesh config does not parse: " + err.Error()
 		return []Result{r}
@@ -414,9 +415,9 @@ func meshReportsToPrometheus(ctx context.Context, env *Env) []Result {
 }
 
 // serviceReady checks that a Service exists, has the port, and has a ready endpoint.
-func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what string) []Result {
-	obj := fmt.Sprintf("Service/%s/%s", ref.Namespace, ref.Name)
-	svc, err := get(ctx, env, kube.ServiceGVK, ref.Namespace, ref.Name)
+func serviceReady(ctx context.Context, env *Env, sr v1alpha1.ServiceRef, what string) []Result {
+	obj := ref.New("Service", sr.Namespace, sr.Name).String()
+	svc, err := get(ctx, env, kube.ServiceGVK, sr.Namespace, sr.Name)
 	if err != nil {
 		return notChecked(err)
 	}
@@ -434,20 +435,20 @@ func serviceReady(ctx context.Context, env *Env, ref v1alpha1.ServiceRef, what s
 		m := p.(map[string]any)
 		num := fmt.Sprint(m["port"])
 		have = append(have, num)
-		if num == ref.Port || m["name"] == ref.Port {
+		if num == sr.Port || m["name"] == sr.Port {
 			found = true
 		}
 	}
 	if !found {
-		return []Result{{Object: obj, Message: fmt.Sprintf("has no port %s (it has %s), which %s names", ref.Port, strings.Join(have, ", "), what)}}
+		return []Result{{Object: obj, Message: fmt.Sprintf("has no port %s (it has %s), which %s names", sr.Port, strings.Join(have, ", "), what)}}
 	}
-	list, err := env.lister(ctx)(kube.EndpointSliceGVK, ref.Namespace, "kubernetes.io/service-name="+ref.Name)
+	list, err := env.lister(ctx)(kube.EndpointSliceGVK, sr.Namespace, "kubernetes.io/service-name="+sr.Name)
 	if err != nil {
 		return notChecked(err)
 	}
-	ready := readiness.ReadyEndpoints(list, ref.Namespace, ref.Name)
+	ready := readiness.ReadyEndpoints(list, sr.Namespace, sr.Name)
 	if ready == 0 {
 		return []Result{{Object: obj, Message: fmt.Sprintf("no ready endpoint: nothing serves %s", what)}}
 	}
-	return []Result{{Object: obj, Passed: true, Message: fmt.Sprintf("port %s, %s ready endpoint(s)", ref.Port, strconv.Itoa(ready))}}
+	return []Result{{Object: obj, Passed: true, Message: fmt.Sprintf("port %s, %s ready endpoint(s)", sr.Port, strconv.Itoa(ready))}}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -32,20 +33,13 @@ func foreignFieldManagers(ctx context.Context, env *Env) []Result {
 			continue
 		}
 		for _, f := range foreignFields(o, live[i]) {
-			out = append(out, Result{Object: describe(o), Message: f})
+			out = append(out, Result{Object: ref.Of(o).String(), Message: f})
 		}
 	}
 	if len(out) == 0 {
 		out = append(out, Result{Object: "(Cluster)", Passed: true, Message: "no other field manager owns a field the install sets"})
 	}
 	return out
-}
-
-func describe(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetKind() + "/" + o.GetName()
-	}
-	return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 
 // foreignFields says, per other manager of live, which fields of rendered it owns and

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
@@ -57,7 +58,7 @@ func linksOr(ctx context.Context, env *Env, say bool, fn func(s *link.Survey, i 
 		return nil
 	}
 	if err != nil {
-		r := Result{Object: "Namespace/" + env.IstioNamespace, Message: "cannot read the link Secrets: " + err.Error()}
+		r := Result{Object: ref.New("Namespace", "", env.IstioNamespace).String(), Message: "cannot read the link Secrets: " + err.Error()}
 		if apierrors.IsForbidden(err) {
 			r.Severity = Warning
 			r.Hint = "reading Secrets in the istio namespace needs get and list on secrets there (x precheck lists it)"
@@ -65,7 +66,7 @@ func linksOr(ctx context.Context, env *Env, say bool, fn func(s *link.Survey, i 
 		return []Result{r}
 	}
 	if len(s.Links) == 0 {
-		return []Result{{Object: "Namespace/" + env.IstioNamespace, Passed: true, Severity: Info,
+		return []Result{{Object: ref.New("Namespace", "", env.IstioNamespace).String(), Passed: true, Severity: Info,
 			Message: fmt.Sprintf("no link Secret (label %s=true): istiod reads no other cluster", ownership.LabelMultiCluster)}}
 	}
 	var out []Result
@@ -73,7 +74,7 @@ func linksOr(ctx context.Context, env *Env, say bool, fn func(s *link.Survey, i 
 		l := &s.Links[i]
 		for _, r := range fn(s, i, l) {
 			if r.Object == "" {
-				r.Object = "Secret/" + l.Secret()
+				r.Object = l.Ref().String()
 			}
 			r.Section = "Link to " + l.ClusterID
 			out = append(out, r)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/skew"
@@ -106,7 +107,7 @@ func permissions(ctx context.Context, env *Env) []Result {
 		var allowedVerbs []string
 		where, what := "(Cluster)", t.resource
 		if t.namespace != "" {
-			where = "Namespace/" + t.namespace
+			where = ref.New("Namespace", "", t.namespace).String()
 		}
 		if t.group != "" {
 			what += "." + t.group
@@ -147,7 +148,7 @@ func existingControlPlane(ctx context.Context, env *Env) []Result {
 	rev := ownership.Rev(env.Revision)
 	var out []Result
 	for _, cp := range cps {
-		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: true, Severity: Info,
+		r := Result{Object: ref.New("Deployment", cp.Namespace, cp.Name).String(), Passed: true, Severity: Info,
 			Message: fmt.Sprintf("revision %s, version %s, %s ready", cp.Revision, cp.Version, cp.Ready)}
 		if cp.Revision == rev && env.Version != "" && cp.Version != env.Version && !env.External.Relies(component.Pilot) {
 			r.Passed, r.Severity = false, Warning
@@ -169,7 +170,7 @@ func getNamespace(ctx context.Context, env *Env, name string) *unstructured.Unst
 func istioNamespaceInjection(ctx context.Context, env *Env) []Result {
 	ns := env.IstioNamespace
 	live := getNamespace(ctx, env, ns)
-	r := Result{Object: "Namespace/" + ns, Passed: true, Message: "not labelled for sidecar injection"}
+	r := Result{Object: ref.New("Namespace", "", ns).String(), Passed: true, Message: "not labelled for sidecar injection"}
 	if live == nil {
 		r.Message = "does not exist yet (the install creates it)"
 		return []Result{r}

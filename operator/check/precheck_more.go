@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"istio.io/api/annotation"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,10 +127,7 @@ func alphaAnnotations(ctx context.Context, env *Env) []Result {
 					return
 				}
 				sort.Strings(used)
-				obj := gvk.Kind + "/" + it.Name
-				if it.Namespace != "" {
-					obj = gvk.Kind + "/" + it.Namespace + "/" + it.Name
-				}
+				obj := ref.New(gvk.Kind, it.Namespace, it.Name).String()
 				found[i] = append(found[i], Result{Object: obj, Message: "uses alpha annotation(s) " + strings.Join(used, ", ")})
 			})
 		}()
@@ -181,7 +179,7 @@ func upgradeNotes(ctx context.Context, env *Env) []Result {
 	if live == nil {
 		return []Result{{Object: "(Cluster)", Passed: true, Message: "no zipkin Service: the tracing default change does not matter here"}}
 	}
-	return []Result{{Object: "Service/" + env.IstioNamespace + "/zipkin",
+	return []Result{{Object: ref.New("Service", env.IstioNamespace, "zipkin").String(),
 		Message: "tracing no longer defaults to zipkin since 1.22: configure a tracing provider in meshConfig.extensionProviders"}}
 }
 

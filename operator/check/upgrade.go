@@ -11,6 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/operator/skew"
@@ -119,7 +120,7 @@ func versionSkew(ctx context.Context, env *Env) []Result {
 			}
 			for version, pods := range byVersion {
 				if v := skew.Proxy(cp, version); !v.OK {
-					out = append(out, Result{Object: fmt.Sprintf("%s/%s/%s", w.Kind, w.Namespace, w.Name), Severity: Warning,
+					out = append(out, Result{Object: w.Ref().String(), Severity: Warning,
 						Message: fmt.Sprintf("%s (revision %s; pods %s)", v, r.Name, strings.Join(pods, ", "))})
 				}
 			}
@@ -222,7 +223,7 @@ func defaultRevision(ctx context.Context, env *Env) []Result {
 		if vals == nil || d == "" {
 			return
 		}
-		r := Result{Object: fmt.Sprintf("ConfigMap/%s/%s", o.GetNamespace(), o.GetName()), Passed: d == tagged,
+		r := Result{Object: ref.New("ConfigMap", o.GetNamespace(), o.GetName()).String(), Passed: d == tagged,
 			Message: fmt.Sprintf("%s values.defaultRevision is %s, and the default tag points at %s", where, d, tagged)}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("%s values.defaultRevision is %s, but the default tag points at revision %s", where, d, tagged)

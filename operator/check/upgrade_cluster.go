@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/skew"
 )
@@ -51,7 +52,7 @@ func pdbBlocksDrain(ctx context.Context, env *Env) []Result {
 				replicas = 1
 			}
 			if why := blocks(p, int(replicas)); why != "" {
-				out = append(out, Result{Object: fmt.Sprintf("PodDisruptionBudget/%s/%s", p.GetNamespace(), p.GetName()),
+				out = append(out, Result{Object: ref.New("PodDisruptionBudget", p.GetNamespace(), p.GetName()).String(),
 					Message: fmt.Sprintf("%s of Deployment %s (%d replicas): a node drain can evict none of its pods", why, d.GetName(), replicas)})
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
@@ -33,7 +34,7 @@ func objectHealth(ctx context.Context, env *Env) []Result {
 	expected := env.Expected()
 	lives, errs := env.LiveAll(ctx, expected)
 	for i, o := range expected {
-		r := Result{Object: kube.Describe(o), rank: objectRank(o)}
+		r := Result{Object: ref.Of(o).String(), rank: objectRank(o)}
 		live, err := lives[i], errs[i]
 		switch {
 		case err != nil:
@@ -124,7 +125,7 @@ func webhookCABundle(ctx context.Context, env *Env) []Result {
 				without = append(without, fmt.Sprint(m["name"]))
 			}
 		}
-		r := Result{Object: kube.Describe(wh), rank: 2, Passed: len(without) == 0, Message: "every webhook has a CA bundle"}
+		r := Result{Object: ref.Of(wh).String(), rank: 2, Passed: len(without) == 0, Message: "every webhook has a CA bundle"}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("no CA bundle yet for %s", strings.Join(without, ", "))
 		}
@@ -189,7 +190,7 @@ func drift(ctx context.Context, env *Env) []Result {
 			want, have = maskSecret(want, have)
 		}
 		diffInto(kind, "", want, have, &diffs)
-		r := Result{Object: kube.Describe(o), rank: objectRank(o), Passed: len(diffs) == 0, Message: "as rendered"}
+		r := Result{Object: ref.Of(o).String(), rank: objectRank(o), Passed: len(diffs) == 0, Message: "as rendered"}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("%d field(s) differ from the spec", len(diffs))
 			r.Diff = strings.Join(diffs, "\n")
@@ -351,7 +352,7 @@ func controlPlaneVersion(ctx context.Context, env *Env) []Result {
 		if cp.Revision != rev {
 			continue
 		}
-		r := Result{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), Passed: cp.Version == env.Version,
+		r := Result{Object: ref.New("Deployment", cp.Namespace, cp.Name).String(), Passed: cp.Version == env.Version,
 			Message: fmt.Sprintf("version %s (revision %s)", cp.Version, cp.Revision)}
 		if !r.Passed {
 			r.Message = fmt.Sprintf("runs %s, the spec installs %s", cp.Version, env.Version)

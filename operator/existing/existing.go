@@ -12,6 +12,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/helmrelease"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/revision"
@@ -86,13 +87,13 @@ func ControlPlane(ctx context.Context, c *kube.Client, namespace, rev string) (p
 	if rev != ownership.DefaultRevision {
 		name += "-" + rev
 	}
-	p = &Piece{Object: fmt.Sprintf("Deployment/%s/%s", namespace, name), Revision: rev}
+	p = &Piece{Object: ref.New("Deployment", namespace, name).String(), Revision: rev}
 	for _, cp := range cps {
 		if cp.Revision != rev {
 			others = append(others, fmt.Sprintf("%s (rev %s)", cp.Name, cp.Revision))
 			continue
 		}
-		p.Object, p.Version = fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), cp.Version
+		p.Object, p.Version = ref.New("Deployment", cp.Namespace, cp.Name).String(), cp.Version
 		if err := p.read(ctx, c, kube.DeploymentGVK, cp.Namespace, cp.Name); err != nil {
 			return nil, nil, err
 		}
@@ -103,7 +104,7 @@ func ControlPlane(ctx context.Context, c *kube.Client, namespace, rev string) (p
 
 // DaemonSet finds a node agent (the CNI's istio-cni-node).
 func DaemonSet(ctx context.Context, c *kube.Client, namespace, name string) (*Piece, error) {
-	p := &Piece{Object: fmt.Sprintf("DaemonSet/%s/%s", namespace, name)}
+	p := &Piece{Object: ref.New("DaemonSet", namespace, name).String()}
 	if err := p.read(ctx, c, kube.DaemonSetGVK, namespace, name); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // The annotations Helm puts on every object of a release, and its records' labels and type.
@@ -98,7 +99,7 @@ func Get(ctx context.Context, c *kube.Client, namespace, name string) (*Release,
 	rel := &Release{Name: name, Namespace: namespace, records: records}
 	var newest *unstructured.Unstructured
 	for _, o := range records {
-		rel.Records = append(rel.Records, kube.Describe(o))
+		rel.Records = append(rel.Records, ref.Of(o).String())
 		if newest == nil || version(o) > version(newest) {
 			newest = o
 		}
@@ -106,14 +107,14 @@ func Get(ctx context.Context, c *kube.Client, namespace, name string) (*Release,
 	sort.Strings(rel.Records)
 	rec, err := decodeRecord(newest)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s, a record of Helm release %s/%s: %w", kube.Describe(newest), namespace, name, err)
+		return nil, fmt.Errorf("reading %s, a record of Helm release %s/%s: %w", ref.Of(newest).String(), namespace, name, err)
 	}
 	rel.Revision, rel.Status = rec.Version, rec.Info.Status
 	if m := rec.Chart.Metadata; m.Name != "" {
 		rel.Chart = m.Name + "-" + m.Version
 	}
 	if rel.Objects, err = ManifestObjects(rec.Manifest); err != nil {
-		return nil, fmt.Errorf("reading the manifest of %s, a record of Helm release %s/%s: %w", kube.Describe(newest), namespace, name, err)
+		return nil, fmt.Errorf("reading the manifest of %s, a record of Helm release %s/%s: %w", ref.Of(newest).String(), namespace, name, err)
 	}
 	return rel, nil
 }
@@ -239,10 +240,5 @@ func (r *Release) Scoped(c *kube.Client, o Object) (Object, error) {
 	return o, nil
 }
 
-// Describe names the object as Kind/namespace/name (Kind/name when cluster-scoped).
-func (o Object) Describe() string {
-	if o.Namespace != "" {
-		return o.Kind + "/" + o.Namespace + "/" + o.Name
-	}
-	return o.Kind + "/" + o.Name
-}
+// Ref is the object's reference.
+func (o Object) Ref() ref.Ref { return ref.OfGVK(o.GVK(), o.Namespace, o.Name) }

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // Outcome says how the run a record describes ended.
@@ -67,15 +69,10 @@ type ObjectRef struct {
 	Name      string `json:"name"`
 }
 
-func (r ObjectRef) String() string {
-	gk := r.Kind
-	if r.Group != "" {
-		gk += "." + r.Group
-	}
-	if r.Namespace != "" {
-		return gk + "/" + r.Namespace + "/" + r.Name
-	}
-	return gk + "/" + r.Name
+// Ref is the object's reference (the record keeps the version beside it, in these JSON
+// fields, as every earlier record does).
+func (r ObjectRef) Ref() ref.Ref {
+	return ref.Ref{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }
 
 // Record is one install, upgrade or rollback of a revision.

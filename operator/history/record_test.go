@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
@@ -126,7 +128,7 @@ stringData: {token: plain-token-value-456}
 `)
 	cm := fixture.Object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: istio, namespace: istio-system}, data: {mesh: config-body-789}}`)
 	objs, omitted := Identities([]*unstructured.Unstructured{secret, cm})
-	if omitted != 0 || len(objs) != 2 || objs[0].String() != "Secret/istio-system/cacerts" || objs[1].Kind != "ConfigMap" {
+	if omitted != 0 || len(objs) != 2 || objs[0].Ref().String() != "Secret/istio-system/cacerts" || objs[1].Kind != "ConfigMap" {
 		t.Fatalf("identities: %v (%d omitted)", objs, omitted)
 	}
 	b, err := Encode(&Record{Number: 1, Objects: objs, Spec: "spec: {}\n"})
@@ -292,5 +294,24 @@ func TestRepeats(t *testing.T) {
 		if got := Repeats(tc.rs, &tc.r); got != tc.want {
 			t.Errorf("%s: Repeats = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestObjectRefWireForm pins the identities' JSON as records on clusters hold it: a record
+// an earlier istioctl wrote reads back, and one written now has the same bytes.
+func TestObjectRefWireForm(t *testing.T) {
+	const stored = `[{"group":"apps","version":"v1","kind":"Deployment","namespace":"istio-system","name":"istiod"},{"version":"v1","kind":"ClusterRole","name":"istiod"}]`
+	var objs []ObjectRef
+	if err := json.Unmarshal([]byte(stored), &objs); err != nil {
+		t.Fatal(err)
+	}
+	want := []ref.Ref{{Group: "apps", Kind: "Deployment", Namespace: "istio-system", Name: "istiod"}, {Kind: "ClusterRole", Name: "istiod"}}
+	for i, o := range objs {
+		if o.Ref() != want[i] {
+			t.Errorf("object %d: %#v, want %#v", i, o.Ref(), want[i])
+		}
+	}
+	if b, err := json.Marshal(objs); err != nil || string(b) != stored {
+		t.Errorf("written as %s (%v), want %s", b, err, stored)
 	}
 }

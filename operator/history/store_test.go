@@ -10,7 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
@@ -104,7 +104,7 @@ func TestStore(t *testing.T) {
 	}
 	for _, o := range append(stale, targets...) {
 		if strings.HasPrefix(o.GetName(), "istioctl-install-") {
-			t.Errorf("%s would be pruned or removed", kube.Describe(o))
+			t.Errorf("%s would be pruned or removed", ref.Of(o).String())
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -114,7 +114,7 @@ func (in *Run) Changes(ctx context.Context, manifests []render.Manifest, stale [
 		}
 	}
 	for _, o := range stale {
-		out = append(out, Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: Pruned, DryRun: true})
+		out = append(out, Change{Object: ref.Of(o).String(), Component: o.GetLabels()[ownership.LabelComponent], Action: Pruned, DryRun: true})
 	}
 	return out, nil
 }
@@ -135,7 +135,7 @@ func (in *Run) ChangesOf(ctx context.Context, objs []*unstructured.Unstructured,
 
 // foresee says what applying o, with labels added, would do, from the metadata lists.
 func (in *Run) foresee(ctx context.Context, o *unstructured.Unstructured, labels map[string]string, component string) (Change, error) {
-	c := Change{Object: kube.Describe(o), Component: component, Action: Created, DryRun: true}
+	c := Change{Object: ref.Of(o).String(), Component: component, Action: Created, DryRun: true}
 	before, err := in.before(ctx, o)
 	switch {
 	case apierrors.IsForbidden(err):
@@ -184,7 +184,7 @@ func Writing(manifests []render.Manifest, changes []Change) []render.Manifest {
 	for i, m := range manifests {
 		out[i] = render.Manifest{Instance: m.Instance}
 		for _, o := range m.Objects {
-			if sent[m.Instance.Key()+" "+kube.Describe(o)] {
+			if sent[m.Instance.Key()+" "+ref.Of(o).String()] {
 				out[i].Objects = append(out[i].Objects, o)
 			}
 		}

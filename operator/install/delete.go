@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -81,7 +81,7 @@ func (in *pass) removeBatch(ctx context.Context, batch []*unstructured.Unstructu
 	went, err := in.deleteAll(ctx, batch, dryRun, then)
 	changes := make([]Change, len(went))
 	for i, o := range went {
-		changes[i] = Change{Object: kube.Describe(o), Component: o.GetLabels()[ownership.LabelComponent], Action: action, DryRun: dryRun}
+		changes[i] = Change{Object: ref.Of(o).String(), Component: o.GetLabels()[ownership.LabelComponent], Action: action, DryRun: dryRun}
 		in.events.Emit(changes[i].Event(event.Event{}))
 	}
 	return went, changes, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,14 +38,15 @@ type explainer struct {
 // refuses a DaemonSet's pods, a failed mount). One event per object and reason, none that
 // repeats what the status or a pod line says.
 func (x *explainer) reasons(ctx context.Context, obj *unstructured.Unstructured, status string) []string {
-	involved := map[string]bool{obj.GetKind() + "/" + obj.GetName(): true}
+	// Named without a namespace: the events read are the object's namespace's.
+	involved := map[ref.Ref]bool{ref.New(obj.GetKind(), "", obj.GetName()): true}
 	var out []string
 	if podKinds[obj.GetKind()] {
 		selector := matchLabels(obj)
 		if selector != "" {
 			seen := map[string]bool{}
 			for _, p := range x.list(ctx, kube.PodGVK, obj.GetNamespace(), selector) {
-				involved["Pod/"+p.GetName()] = true
+				involved[ref.New("Pod", "", p.GetName())] = true
 				var pod corev1.Pod
 				if runtime.DefaultUnstructuredConverter.FromUnstructured(p.Object, &pod) != nil {
 					continue
@@ -56,7 +58,7 @@ func (x *explainer) reasons(ctx context.Context, obj *unstructured.Unstructured,
 			}
 			if obj.GetKind() == "Deployment" {
 				for _, rs := range x.list(ctx, kube.ReplicaSetGVK, obj.GetNamespace(), selector) {
-					involved["ReplicaSet/"+rs.GetName()] = true
+					involved[ref.New("ReplicaSet", "", rs.GetName())] = true
 				}
 			}
 		}
@@ -70,14 +72,14 @@ func (x *explainer) reasons(ctx context.Context, obj *unstructured.Unstructured,
 		eventsIn = metav1.NamespaceDefault
 	}
 	for _, e := range x.warnings(ctx, eventsIn) {
-		on := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
+		on := ref.New(e.InvolvedObject.Kind, "", e.InvolvedObject.Name)
 		msg := strings.TrimPrefix(strings.TrimSpace(e.Message), "(combined from similar events): ")
 		// A Deployment's ReplicaFailure status carries its ReplicaSet's FailedCreate, and
 		// the scheduler's FailedScheduling says what the pod's condition already said.
-		if !involved[on] || said[on+" "+e.Reason] || strings.HasPrefix(status, e.Reason+":") || strings.Contains(shown, msg) {
+		if !involved[on] || said[on.String()+" "+e.Reason] || strings.HasPrefix(status, e.Reason+":") || strings.Contains(shown, msg) {
 			continue
 		}
-		said[on+" "+e.Reason] = true
+		said[on.String()+" "+e.Reason] = true
 		out = append(out, fmt.Sprintf("event %s on %s: %s", e.Reason, on, msg))
 		if n++; n == maxWarnings {
 			break

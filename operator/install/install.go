@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -259,7 +260,7 @@ func componentEvent(inst component.Instance) event.Event {
 func skipped(key string, objs []*unstructured.Unstructured) []Change {
 	out := make([]Change, len(objs))
 	for i, o := range objs {
-		out[i] = Change{Object: kube.Describe(o), Component: key, Action: Skipped}
+		out[i] = Change{Object: ref.Of(o).String(), Component: key, Action: Skipped}
 	}
 	return out
 }
@@ -346,7 +347,7 @@ func (in *pass) applyAll(ctx context.Context, objs []*unstructured.Unstructured,
 		}
 		if ctx.Err() != nil {
 			for j := i; j < len(objs); j++ {
-				changes[j] = &Change{Object: kube.Describe(objs[j]), Component: ev.Component, Action: Skipped}
+				changes[j] = &Change{Object: ref.Of(objs[j]).String(), Component: ev.Component, Action: Skipped}
 			}
 			break
 		}
@@ -363,7 +364,7 @@ func (in *pass) applyAll(ctx context.Context, objs []*unstructured.Unstructured,
 			}
 			changes[i] = c
 			if l != nil {
-				live[kube.Describe(o)] = l
+				live[ref.Of(o).String()] = l
 			}
 		}(i, o)
 	}
@@ -392,7 +393,7 @@ func (in *pass) applyAll(ctx context.Context, objs []*unstructured.Unstructured,
 
 // applyOne applies one object and says what changed; live is what the apply returned.
 func (in *pass) applyOne(ctx context.Context, o *unstructured.Unstructured, component string) (c *Change, live *unstructured.Unstructured, err error) {
-	c = &Change{Object: kube.Describe(o), Component: component, DryRun: in.Opts.DryRun}
+	c = &Change{Object: ref.Of(o).String(), Component: component, DryRun: in.Opts.DryRun}
 	if in.missingNS[o.GetNamespace()] {
 		c.Action, c.Note = Created, "its namespace does not exist yet, so the server could not check it"
 		return c, nil, nil
@@ -411,7 +412,7 @@ func (in *pass) applyOne(ctx context.Context, o *unstructured.Unstructured, comp
 		// What the server says the object would become, against what it is.
 		diff, err := objdiff.Diff(r.Before, r.Live, kube.ServerAnnotations...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("comparing %s: %w", kube.Describe(o), err)
+			return nil, nil, fmt.Errorf("comparing %s: %w", ref.Of(o).String(), err)
 		}
 		r.Changed = diff != ""
 		if r.Changed {

@@ -12,6 +12,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
@@ -101,7 +102,7 @@ func inNamespace(objs []*unstructured.Unstructured, ns string) []string {
 	var out []string
 	for _, o := range objs {
 		if o.GetNamespace() == ns {
-			out = append(out, kube.Describe(o))
+			out = append(out, ref.Of(o).String())
 		}
 	}
 	return sorted(out)

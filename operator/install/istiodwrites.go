@@ -11,6 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -98,7 +99,7 @@ func (in *pass) istiodStopped(ctx context.Context, deleted []*unstructured.Unstr
 		return len(left) == 0, nil
 	})
 	if err != nil && err == ctx.Err() && len(left) > 0 {
-		return fmt.Errorf("istiod's pod %s is still running: %w", kube.Describe(left[0]), err)
+		return fmt.Errorf("istiod's pod %s is still running: %w", ref.Of(left[0]).String(), err)
 	}
 	return err
 }
@@ -118,7 +119,7 @@ func (in *pass) afterIstiod(ctx context.Context, deleted, batch []*unstructured.
 	}
 	out := append([]*unstructured.Unstructured{}, batch...)
 	for _, o := range now {
-		if !slices.ContainsFunc(out, func(b *unstructured.Unstructured) bool { return kube.Describe(b) == kube.Describe(o) }) {
+		if !slices.ContainsFunc(out, func(b *unstructured.Unstructured) bool { return ref.Of(b).String() == ref.Of(o).String() }) {
 			out = append(out, o)
 		}
 	}

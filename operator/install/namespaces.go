@@ -10,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -42,7 +43,7 @@ func (in *pass) ensureNamespaces(ctx context.Context, manifests []render.Manifes
 		if live != nil && live.GetDeletionTimestamp() != nil && !in.Opts.DryRun {
 			// Nothing can be created in a namespace being deleted (an uninstall or a test's
 			// cleanup a moment ago): wait until it is gone, then create it again.
-			in.events.Emit(event.Event{Type: event.Waiting, Object: kube.Describe(obj), Message: "being deleted; waiting until it is gone to create it again"})
+			in.events.Emit(event.Event{Type: event.Waiting, Object: ref.Of(obj).String(), Message: "being deleted; waiting until it is gone to create it again"})
 			if live, err = in.waitNamespaceGone(ctx, obj); err != nil {
 				return err
 			}
@@ -66,7 +67,7 @@ func (in *pass) ensureNamespaces(ctx context.Context, manifests []render.Manifes
 		if _, err := in.Client.Apply(ctx, obj, kube.ApplyOptions{DryRun: in.Opts.DryRun}); err != nil {
 			return fmt.Errorf("%s namespace %s: %w", map[Action]string{Created: "creating", Configured: "labelling"}[action], ns, err)
 		}
-		c := Change{Object: kube.Describe(obj), Action: action, DryRun: in.Opts.DryRun}
+		c := Change{Object: ref.Of(obj).String(), Action: action, DryRun: in.Opts.DryRun}
 		if in.Opts.DryRun && action == Created {
 			if in.missingNS == nil {
 				in.missingNS = map[string]bool{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/rollout"
 )
@@ -52,11 +53,11 @@ func without(objs, rolls []*unstructured.Unstructured) []*unstructured.Unstructu
 	}
 	skip := map[string]bool{}
 	for _, r := range rolls {
-		skip[kube.Describe(r)] = true
+		skip[ref.Of(r).String()] = true
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
-		if !skip[kube.Describe(o)] {
+		if !skip[ref.Of(o).String()] {
 			out = append(out, o)
 		}
 	}
@@ -75,7 +76,7 @@ func (in *pass) roll(ctx context.Context, rolls []*unstructured.Unstructured, ev
 		if err != nil {
 			return err
 		}
-		if err := in.wait(ctx, []*unstructured.Unstructured{ds}, map[string]*unstructured.Unstructured{kube.Describe(ds): res.Live}, ev); err != nil {
+		if err := in.wait(ctx, []*unstructured.Unstructured{ds}, map[string]*unstructured.Unstructured{ref.Of(ds).String(): res.Live}, ev); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/existing"
 	"github.com/istioctl-installer/istioctl/operator/helmrelease"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -40,7 +40,7 @@ func (in *Run) ForeignObjects(ctx context.Context, manifests []render.Manifest) 
 			return
 		}
 		out = append(out, Foreign{
-			Object:  kube.Describe(o),
+			Object:  ref.Of(o).String(),
 			Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
 			Helm:    meta.Annotations[helmrelease.AnnotationName] != "",
 		})

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -40,10 +41,6 @@ var PruneKinds = []schema.GroupVersionKind{
 	{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"},
 }
 
-func identity(o *unstructured.Unstructured) string {
-	return o.GroupVersionKind().GroupKind().String() + "/" + o.GetNamespace() + "/" + o.GetName()
-}
-
 // Stale lists the objects this install owns in the cluster that the new render does not
 // contain.
 func (in *Run) Stale(ctx context.Context, manifests []render.Manifest) ([]*unstructured.Unstructured, error) {
@@ -66,16 +63,16 @@ func SelectStale(owner ownership.Owner, manifests []render.Manifest, live []*uns
 	if err != nil {
 		return nil, fmt.Errorf("the ownership selector %q: %w", owner.Selector(), err)
 	}
-	want := map[string]bool{}
+	want := map[ref.Ref]bool{}
 	for _, m := range manifests {
 		for _, o := range m.Objects {
-			want[identity(o)] = true
+			want[ref.Of(o)] = true
 		}
 	}
 	var stale []*unstructured.Unstructured
 	for _, o := range live {
 		if pruneKind(o.GroupVersionKind().GroupKind()) && sel.Matches(labels.Set(o.GetLabels())) &&
-			!want[identity(o)] && ownership.AppliedByUs(o) {
+			!want[ref.Of(o)] && ownership.AppliedByUs(o) {
 			stale = append(stale, o)
 		}
 	}

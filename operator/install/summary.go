@@ -11,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -117,7 +118,7 @@ func SummarizeRemoval(targets []*unstructured.Unstructured, group func(*unstruct
 		}
 		s.Components[i].Remove++
 		s.Remove++
-		s.Objects[key] = append(s.Objects[key], Change{Object: kube.Describe(t), Component: key, Action: Removed, DryRun: true})
+		s.Objects[key] = append(s.Objects[key], Change{Object: ref.Of(t).String(), Component: key, Action: Removed, DryRun: true})
 	}
 	return s
 }
@@ -142,7 +143,7 @@ func (in *Run) UpdatedFields(ctx context.Context, manifests []render.Manifest, c
 	for _, m := range manifests {
 		labels := in.Owner.Labels(m.Instance.Name)
 		for _, o := range m.Objects {
-			objs[kube.Describe(o)] = withLabels(o, labels)
+			objs[ref.Of(o).String()] = withLabels(o, labels)
 		}
 	}
 	sem := make(chan struct{}, in.concurrency())

@@ -9,7 +9,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
@@ -131,7 +131,7 @@ func TestWriting(t *testing.T) {
 	got := install.Writing(ms, changes)
 	var names []string
 	for _, o := range got[0].Objects {
-		names = append(names, kube.Describe(o))
+		names = append(names, ref.Of(o).String())
 	}
 	if len(got) != 1 || got[0].Instance.Key() != pilot.Key() || strings.Join(names, " ") != "ConfigMap/ns/a Service/ns/c" {
 		t.Errorf("Writing = %v %v", got[0].Instance, names)

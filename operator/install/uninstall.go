@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -131,7 +132,7 @@ func (in *pass) waitGone(ctx context.Context, objs []*unstructured.Unstructured,
 		return left == nil, nil
 	})
 	if err != nil && err == ctx.Err() && left != nil {
-		return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", kube.Describe(left), left.GetFinalizers(), err)
+		return fmt.Errorf("%s is still being deleted (finalizers: %v): %w", ref.Of(left).String(), left.GetFinalizers(), err)
 	}
 	return err
 }
@@ -310,7 +311,7 @@ func (in *Installer) UninstallWarnings(ctx context.Context, targets []*unstructu
 	for _, t := range targets {
 		c, known := component.Get(component.Name(t.GetLabels()[ownership.LabelComponent]))
 		if known && c.Multi && t.GetKind() == c.WorkloadKind {
-			gateways = append(gateways, kube.Describe(t))
+			gateways = append(gateways, ref.Of(t).String())
 		}
 	}
 	if len(gateways) > 0 {

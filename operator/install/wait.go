@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
 
@@ -27,7 +27,7 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 	last := map[string]readiness.Result{}
 	announced := map[string]bool{}
 	for _, o := range objs {
-		pending[kube.Describe(o)] = o
+		pending[ref.Of(o).String()] = o
 	}
 	// The verdict of each watched object's last look, by resourceVersion: every wait of the
 	// run wakes at any watched change, and judging converts the whole object, so re-judging

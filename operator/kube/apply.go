@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // HashAnnotation records a digest of what istioctl last applied to an object, so a
@@ -142,7 +144,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, opts
 		live, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, popts)
 	}
 	if err != nil {
-		return nil, c.ExplainError(fmt.Errorf("applying %s: %w", Describe(obj), err))
+		return nil, c.ExplainError(fmt.Errorf("applying %s: %w", ref.Of(obj).String(), err))
 	}
 	res.Live = live
 	res.Changed = res.Created || beforeRV != live.GetResourceVersion()
@@ -159,14 +161,14 @@ func (c *Client) liveForApply(ctx context.Context, ri dynamic.ResourceInterface,
 			return nil, nil
 		}
 		if err != nil {
-			return nil, c.ExplainError(fmt.Errorf("reading %s: %w", Describe(obj), err))
+			return nil, c.ExplainError(fmt.Errorf("reading %s: %w", ref.Of(obj).String(), err))
 		}
 		if before.GetDeletionTimestamp() == nil {
 			return before, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s is still being deleted (finalizers %v): %w", Describe(obj), before.GetFinalizers(), ctx.Err())
+			return nil, fmt.Errorf("%s is still being deleted (finalizers %v): %w", ref.Of(obj).String(), before.GetFinalizers(), ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -377,7 +379,7 @@ func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dry
 		err = ri.Delete(ctx, obj.GetName(), opts)
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return c.ExplainError(fmt.Errorf("deleting %s: %w", Describe(obj), err))
+		return c.ExplainError(fmt.Errorf("deleting %s: %w", ref.Of(obj).String(), err))
 	}
 	return nil
 }
@@ -393,7 +395,7 @@ func (c *Client) Annotate(ctx context.Context, obj *unstructured.Unstructured, k
 		return err
 	}
 	if _, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return c.ExplainError(fmt.Errorf("annotating %s: %w", Describe(obj), err))
+		return c.ExplainError(fmt.Errorf("annotating %s: %w", ref.Of(obj).String(), err))
 	}
 	return nil
 }
@@ -409,7 +411,7 @@ func (c *Client) Get(ctx context.Context, obj *unstructured.Unstructured) (*unst
 		return nil, nil
 	}
 	if err != nil {
-		return nil, c.ExplainError(fmt.Errorf("reading %s: %w", Describe(obj), err))
+		return nil, c.ExplainError(fmt.Errorf("reading %s: %w", ref.Of(obj).String(), err))
 	}
 	return live, nil
 }
@@ -539,14 +541,6 @@ func (c *Client) ListMetadata(ctx context.Context, gvk schema.GroupVersionKind, 
 // (an interrupted uninstall deleted it, or someone else did), so it has no objects. A list
 // never answers 404 for a kind that is served.
 func goneKind(err error) bool { return apierrors.IsNotFound(err) }
-
-// Describe names an object as Kind/namespace/name (Kind/name when cluster-scoped).
-func Describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s/%s/%s", obj.GetKind(), ns, obj.GetName())
-	}
-	return fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
-}
 
 // ListMeta returns, by name, the metadata of every object of gvk in namespace (in the
 // cluster for a cluster-scoped kind): one request tells an install which objects exist and

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // StartWatchCache makes the apiserver start building the watch cache of a CRD's custom
@@ -52,7 +54,7 @@ func (c *Client) crdResource(ctx context.Context, crd *unstructured.Unstructured
 		return schema.GroupVersionResource{}, err
 	}
 	if live == nil {
-		return schema.GroupVersionResource{}, fmt.Errorf("%s: %w", Describe(crd), errCRDGone)
+		return schema.GroupVersionResource{}, fmt.Errorf("%s: %w", ref.Of(crd).String(), errCRDGone)
 	}
 	return servedResource(live)
 }
@@ -78,7 +80,7 @@ func servedResource(crd *unstructured.Unstructured) (schema.GroupVersionResource
 		}
 	}
 	if group == "" || plural == "" || version == "" {
-		return schema.GroupVersionResource{}, fmt.Errorf("%s: serves no version", Describe(crd))
+		return schema.GroupVersionResource{}, fmt.Errorf("%s: serves no version", ref.Of(crd).String())
 	}
 	return schema.GroupVersionResource{Group: group, Version: version, Resource: plural}, nil
 }

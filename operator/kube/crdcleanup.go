@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // CRDCleanupFinalizer is the finalizer the apiserver puts on a CRD being deleted; its
@@ -60,7 +62,7 @@ func (c *Client) FinishCRDDeletion(ctx context.Context, crd *unstructured.Unstru
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", Describe(crd), err)
+		return false, fmt.Errorf("reading %s: %w", ref.Of(crd).String(), err)
 	}
 	if live.DeletionTimestamp == nil || !slices.Contains(live.Finalizers, CRDCleanupFinalizer) {
 		return false, nil

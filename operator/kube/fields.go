@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // ApplyFields server-side applies obj, a partial object naming only the fields to set, as
@@ -32,7 +34,7 @@ func (c *Client) ApplyFields(ctx context.Context, obj *unstructured.Unstructured
 	}
 	live, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
 	if err != nil {
-		return nil, c.ExplainError(fmt.Errorf("applying fields of %s: %w", Describe(obj), err))
+		return nil, c.ExplainError(fmt.Errorf("applying fields of %s: %w", ref.Of(obj).String(), err))
 	}
 	return live, nil
 }

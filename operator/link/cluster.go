@@ -37,6 +37,46 @@ func ClusterUID(ctx context.Context, c *kube.Client) (string, error) {
 	return string(live.GetUID()), nil
 }
 
+// NameSources are what can say a cluster's own name without asking it, most believed
+// first. A caller gives the ones it has: a spec, what is installed, or both.
+type NameSources struct {
+	// Values are a spec's values: values.global.multiCluster.clusterName.
+	Values map[string]any
+	// Objects are installed or rendered objects: the CLUSTER_ID of istiod's Deployments.
+	Objects []*unstructured.Unstructured
+}
+
+// OwnName is the one reader of a cluster's name from NameSources: the spec's clusterName,
+// else the CLUSTER_ID of the first istiod Deployment among Objects. The charts' default
+// (DefaultClusterName) is no name of the cluster's own: "" says it has none. The live
+// control plane's word (its pods, its injector) is ClusterName's.
+func OwnName(src NameSources) string {
+	g, _ := src.Values["global"].(map[string]any)
+	mc, _ := g["multiCluster"].(map[string]any)
+	if name, _ := mc["clusterName"].(string); name != "" && name != DefaultClusterName {
+		return name
+	}
+	for _, o := range src.Objects {
+		if o.GetKind() != "Deployment" || o.GetLabels()["app"] != "istiod" {
+			continue
+		}
+		ctrs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range ctrs {
+			m, _ := c.(map[string]any)
+			env, _ := m["env"].([]any)
+			for _, e := range env {
+				em, _ := e.(map[string]any)
+				if em["name"] == "CLUSTER_ID" {
+					if v, _ := em["value"].(string); v != DefaultClusterName {
+						return v
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // Name is a cluster's multiCluster.clusterName as its control plane shows it, and where
 // it was read.
 type Name struct {

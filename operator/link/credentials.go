@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -93,7 +94,7 @@ type TokenSecret struct {
 }
 
 // Describe names it as Secret/namespace/name.
-func (t *TokenSecret) Describe() string { return "Secret/" + t.Namespace + "/" + t.Name }
+func (t *TokenSecret) Describe() string { return ref.New("Secret", t.Namespace, t.Name).String() }
 
 // Token and CA are what it holds.
 func (t *TokenSecret) Token() []byte { return t.token }

@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -134,6 +135,9 @@ type Link struct {
 
 // Secret names the link's Secret as namespace/name (remote-clusters' SECRET column).
 func (l *Link) Secret() string { return l.Namespace + "/" + l.Name }
+
+// Ref is the link Secret's reference.
+func (l *Link) Ref() ref.Ref { return ref.New("Secret", l.Namespace, l.Name) }
 
 // FromSecret reads a link Secret's links, one per data key, sorted by cluster ID.
 func FromSecret(s *unstructured.Unstructured) []Link {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 )
@@ -45,7 +46,7 @@ type Workload struct {
 	Name      string `json:"name"`
 }
 
-func (w Workload) String() string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
+func (w Workload) String() string { return ref.New(w.Kind, w.Namespace, w.Name).String() }
 
 // TagMove is a revision tag moved from one revision to another.
 type TagMove struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -119,7 +120,7 @@ func (r *Runner) relabel(ctx context.Context, l Relabel) error {
 	if _, err := r.Client.ApplyFields(ctx, ns, FieldManager, r.DryRun); err != nil {
 		return fmt.Errorf("relabelling namespace %s: %w", l.Namespace, err)
 	}
-	r.Events.Emit(event.Event{Type: event.Applied, Object: "Namespace/" + l.Namespace, Action: event.ActionConfigured,
+	r.Events.Emit(event.Event{Type: event.Applied, Object: ref.New("Namespace", "", l.Namespace).String(), Action: event.ActionConfigured,
 		Status: fmt.Sprintf("labelled %s=%s (was %s)", ownership.LabelRevision, ownership.Rev(l.To), ownership.Rev(l.From))})
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/skew"
 )
@@ -60,6 +61,9 @@ type Workload struct {
 	Name      string  `json:"name"`
 	Pods      []Proxy `json:"pods"`
 }
+
+// Ref is the workload's reference.
+func (w Workload) Ref() ref.Ref { return ref.New(w.Kind, w.Namespace, w.Name) }
 
 // Proxy is an injected pod's proxy.
 type Proxy struct {
@@ -150,7 +154,7 @@ func components(ctx context.Context, c *kube.Client, get func(string) *Revision)
 			l := o.GetLabels()
 			r := get(ownership.Rev(l[ownership.LabelRevision]))
 			r.Components = append(r.Components, Component{
-				Name: l[ownership.LabelComponent], Object: fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName()),
+				Name: l[ownership.LabelComponent], Object: ref.Of(o).String(),
 				Version: VersionOf(o), Ready: ready(o),
 			})
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
@@ -271,7 +272,7 @@ func toUnstructured(p *corev1.Pod) *unstructured.Unstructured {
 func (r *Rollout) Run(ctx context.Context, ds *unstructured.Unstructured) error {
 	w := r.Client.NewWatcher()
 	defer w.Stop()
-	key := kube.Describe(ds)
+	key := ref.Of(ds).String()
 	list := func(ctx context.Context, gvk schema.GroupVersionKind, ns, sel string) ([]unstructured.Unstructured, error) {
 		items, err := w.List(ctx, gvk, ns, sel)
 		out := make([]unstructured.Unstructured, len(items))
@@ -359,7 +360,7 @@ func (r *Rollout) observed(ctx context.Context, w *kube.Watcher, ds *unstructure
 		return false, nil
 	})
 	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("%s: %w while waiting for its controller to see the new template", kube.Describe(ds), ctx.Err())
+		return nil, fmt.Errorf("%s: %w while waiting for its controller to see the new template", ref.Of(ds).String(), ctx.Err())
 	}
 	return seen, err
 }
@@ -399,7 +400,7 @@ func (r *Rollout) waitBatch(ctx context.Context, w *kube.Watcher, list lister, d
 			case readiness.Ready:
 				continue
 			case readiness.Failed:
-				return false, &NodeError{DaemonSet: kube.Describe(ds), Node: n, Cause: "pod " + p.Name + ": " + res.Message}
+				return false, &NodeError{DaemonSet: ref.Of(ds).String(), Node: n, Cause: "pod " + p.Name + ": " + res.Message}
 			}
 			last[n] = "pod " + p.Name + ": " + res.Message
 			pending = append(pending, n)
@@ -409,14 +410,14 @@ func (r *Rollout) waitBatch(ctx context.Context, w *kube.Watcher, list lister, d
 		}
 		if live, err := w.Get(ctx, ds, ""); err == nil && live != nil {
 			if res, err := readiness.CheckWith(live, events); err == nil && res.Status == readiness.Failed && res.Refusal != nil {
-				return false, &NodeError{DaemonSet: kube.Describe(ds), Node: pending[0], Cause: res.Message}
+				return false, &NodeError{DaemonSet: ref.Of(ds).String(), Node: pending[0], Cause: res.Message}
 			}
 		}
 		return false, nil
 	})
 	if err != nil && err == ctx.Err() && len(pending) > 0 {
 		n := pending[0]
-		return &NodeError{DaemonSet: kube.Describe(ds), Node: n, Cause: last[n] + timeoutNote(r.Timeout, ctx), Err: ctx.Err()}
+		return &NodeError{DaemonSet: ref.Of(ds).String(), Node: n, Cause: last[n] + timeoutNote(r.Timeout, ctx), Err: ctx.Err()}
 	}
 	return err
 }

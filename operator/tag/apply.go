@@ -7,6 +7,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 )
 
@@ -56,13 +57,13 @@ func (p *Plan) Apply(ctx context.Context, c *kube.Client, dryRun bool) ([]Change
 		case changed:
 			action = event.ActionConfigured
 		}
-		out = append(out, Change{Object: kube.Describe(o), Status: would(action, dryRun), Action: action, Fields: fields})
+		out = append(out, Change{Object: ref.Of(o).String(), Status: would(action, dryRun), Action: action, Fields: fields})
 	}
 	for _, w := range p.Deactivate {
 		if _, err := c.ApplyFields(ctx, deactivation(w), DeactivationManager, dryRun); err != nil {
 			return out, err
 		}
-		out = append(out, Change{Object: kube.Describe(w), Status: would(event.ActionDeactivated, dryRun), Action: event.ActionDeactivated})
+		out = append(out, Change{Object: ref.Of(w).String(), Status: would(event.ActionDeactivated, dryRun), Action: event.ActionDeactivated})
 	}
 	return out, nil
 }

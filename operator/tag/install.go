@@ -8,6 +8,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -139,7 +140,7 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 	if err != nil {
 		return changes, fmt.Errorf("setting the default revision tag: %w", err)
 	}
-	e := event.Event{Type: event.RevisionTag, Object: kube.Describe(p.Objects[0]), Outcome: event.OutcomeUnchanged,
+	e := event.Event{Type: event.RevisionTag, Object: ref.Of(p.Objects[0]).String(), Outcome: event.OutcomeUnchanged,
 		Message: fmt.Sprintf("Default revision tag points at revision %q", d.Revision)}
 	switch {
 	case p.Previous == "":

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -126,11 +127,11 @@ func Exception(o *unstructured.Unstructured) bool {
 // Differences names (Kind/namespace/name) the objects two renders do not share or render
 // differently, Exception aside.
 func Differences(a, b []*unstructured.Unstructured) []string {
-	index := func(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
-		m := map[string]*unstructured.Unstructured{}
+	index := func(objs []*unstructured.Unstructured) map[ref.Ref]*unstructured.Unstructured {
+		m := map[ref.Ref]*unstructured.Unstructured{}
 		for _, o := range objs {
 			if !Exception(o) {
-				m[o.GroupVersionKind().GroupKind().String()+" "+describe(o)] = o
+				m[ref.Of(o)] = o
 			}
 		}
 		return m
@@ -139,23 +140,16 @@ func Differences(a, b []*unstructured.Unstructured) []string {
 	var out []string
 	for k, o := range ia {
 		if p, ok := ib[k]; !ok || !reflect.DeepEqual(o.Object, p.Object) {
-			out = append(out, describe(o))
+			out = append(out, ref.Of(o).String())
 		}
 	}
 	for k, o := range ib {
 		if _, ok := ia[k]; !ok {
-			out = append(out, describe(o))
+			out = append(out, ref.Of(o).String())
 		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-func describe(o *unstructured.Unstructured) string {
-	if ns := o.GetNamespace(); ns != "" {
-		return o.GetKind() + "/" + ns + "/" + o.GetName()
-	}
-	return o.GetKind() + "/" + o.GetName()
 }
 
 // Script is the release's install script: it annotates and labels the live objects as

@@ -17,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
@@ -110,13 +111,13 @@ func TestInstallProfilesE2E(t *testing.T) {
 			for _, o := range objs {
 				live, err := client.Get(ctx, o)
 				if err != nil || live == nil {
-					t.Errorf("%s: %s missing (%v)", profile, kube.Describe(o), err)
+					t.Errorf("%s: %s missing (%v)", profile, ref.Of(o).String(), err)
 					continue
 				}
 				if r, err := readiness.CheckWith(live, liveLister(ctx, client)); err != nil || r.Status != readiness.Ready {
-					t.Errorf("%s: %s not ready: %s (%v)", profile, kube.Describe(o), r.Message, err)
+					t.Errorf("%s: %s not ready: %s (%v)", profile, ref.Of(o).String(), r.Message, err)
 				}
-				out[kube.Describe(o)] = live.GetResourceVersion()
+				out[ref.Of(o).String()] = live.GetResourceVersion()
 			}
 			return out
 		}
@@ -342,11 +343,11 @@ func prunedLines(out string) []string {
 func droppedObjects(before, after []*unstructured.Unstructured) []string {
 	kept := map[string]bool{}
 	for _, o := range after {
-		kept[kube.Describe(o)] = true
+		kept[ref.Of(o).String()] = true
 	}
 	var out []string
 	for _, o := range before {
-		if id := kube.Describe(o); !kept[id] && o.GetKind() != "CustomResourceDefinition" {
+		if id := ref.Of(o).String(); !kept[id] && o.GetKind() != "CustomResourceDefinition" {
 			out = append(out, id)
 		}
 	}

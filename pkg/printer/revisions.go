@@ -80,7 +80,7 @@ func revisionText(b *strings.Builder, r *revision.Revision) {
 	}
 	b.WriteString("\n")
 	for _, wl := range r.Workloads {
-		fmt.Fprintf(b, "    %s/%s/%s\n", wl.Kind, wl.Namespace, wl.Name)
+		fmt.Fprintf(b, "    %s\n", wl.Ref())
 		for _, p := range wl.Pods {
 			fmt.Fprintf(b, "      %s proxy %s", p.Pod, p.Version)
 			if p.Skew != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -92,6 +93,12 @@ type LinkPlan struct {
 	link *fleet.Link
 	// fromContext is where the credentials come from (a removed link's annotation).
 	fromContext string
+}
+
+// secretRef is the link Secret's reference, from Secret's namespace/name.
+func (l *LinkPlan) secretRef() ref.Ref {
+	ns, name, _ := strings.Cut(l.Secret, "/")
+	return ref.New("Secret", ns, name)
 }
 
 // Plan reads every cluster at once: its install plan, the link Secrets of this fleet it

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -175,7 +174,8 @@ func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Memb
 	if into == nil || !into.Reached() {
 		return event.OutcomeLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
 	}
-	ns, name, _ := strings.Cut(l.Secret, "/")
+	secret := l.secretRef()
+	ns, name := secret.Namespace, secret.Name
 	var revokeErr error
 	into.mu.Lock()
 	err := into.cfg.WriteLocked(ctx, into.client, "fleet-links", ns, func(ctx context.Context) error {
@@ -231,7 +231,7 @@ func (a *Fleet) revokeTokens(ctx context.Context, p *Plan, l *LinkPlan, into *Me
 
 // linkEvent says what happened to a link, in the cluster holding it.
 func linkEvent(events event.Sink, l *LinkPlan, outcome event.Outcome, err error) {
-	e := event.Event{Type: event.Link, Cluster: l.Into, Object: "Secret/" + l.Secret, Outcome: outcome,
+	e := event.Event{Type: event.Link, Cluster: l.Into, Object: l.secretRef().String(), Outcome: outcome,
 		Message: fmt.Sprintf("%s reads %s with it", l.Into, l.From)}
 	if l.Action == LinkRemove {
 		e.Message = fmt.Sprintf("held %s's credentials; this fleet no longer links them", l.From)

@@ -21,7 +21,7 @@ var versionLabels = []string{"helm.sh/chart", "app.kubernetes.io/version"}
 func Deep(objs []*unstructured.Unstructured) map[string]Object {
 	out := Of(objs)
 	for _, o := range objs {
-		key := fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		key := Key(o)
 		fp := out[key]
 		fp.Digest = Digest(Normalise(o))
 		out[key] = fp

@@ -42,11 +42,18 @@ type Container struct {
 	Probes []string `json:"probes,omitempty"`
 }
 
+// Key is an object's key in a fingerprint: Kind/namespace/name with the namespace's slot
+// kept empty for a cluster-scoped object (Kind//name). It is not ref's string form: the
+// recorded fingerprints (testdata/upstream) are keyed this way, and stay byte-identical.
+func Key(o *unstructured.Unstructured) string {
+	return fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+}
+
 // Of fingerprints objects, keyed by Kind/namespace/name.
 func Of(objs []*unstructured.Unstructured) map[string]Object {
 	out := map[string]Object{}
 	for _, o := range objs {
-		key := fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		key := Key(o)
 		fp := Object{Labels: map[string]string{}}
 		for _, l := range comparedLabels {
 			if v, ok := o.GetLabels()[l]; ok {
