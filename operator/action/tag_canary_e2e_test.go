@@ -95,7 +95,7 @@ func tagDefaultInstall(t *testing.T, c *cluster.Cluster) {
 	tagAt, doneAt := -1, -1
 	for i, e := range rec.Events {
 		switch {
-		case e.Type == event.RevisionTag && e.Outcome == event.OutcomeCreated && e.Message == `Default revision tag points at revision "default"`:
+		case e.Type == event.RevisionTag && e.TagOutcome == event.TagCreated && e.Message == `Default revision tag points at revision "default"`:
 			tagAt = i
 		case e.Type == event.Done:
 			doneAt = i
@@ -113,7 +113,7 @@ func tagDefaultInstall(t *testing.T, c *cluster.Cluster) {
 	}
 	rec = installWith(t, c, action.Install{HistoryMax: action.DefaultHistoryMax}, "profile=default")
 	for _, e := range rec.Events {
-		if (e.Type == event.Applied && e.Action != event.ActionUnchanged) || (e.Type == event.RevisionTag && e.Outcome != event.OutcomeUnchanged) {
+		if (e.Type == event.Applied && e.Action != event.ActionUnchanged) || (e.Type == event.RevisionTag && e.TagOutcome != event.TagUnchanged) {
 			t.Errorf("a re-install changed something: %+v", e)
 		}
 	}

@@ -190,7 +190,7 @@ func (s *textSink) Emit(e event.Event) {
 		}
 	case event.RevisionTag:
 		mark := green("✔")
-		if e.Outcome == event.OutcomeMoved {
+		if e.TagOutcome == event.TagMoved {
 			mark = yellow("!")
 		}
 		fmt.Fprintf(s.w, "%s %s\n", mark, e.Message)
@@ -200,7 +200,7 @@ func (s *textSink) Emit(e event.Event) {
 	case event.HelmReleaseRetired:
 		s.helmReleaseRetired(e)
 	case event.Batch:
-		if e.Outcome == event.OutcomeSucceeded {
+		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
 		} else {
 			fmt.Fprintf(s.w, "%s %s: %s\n", red("✘"), e.Message, e.Error)
@@ -235,17 +235,17 @@ func (s *textSink) shortWait(e event.Event, title string) {
 // done is a run's last line: how it ended, worded for its operation.
 func (s *textSink) done(e event.Event) {
 	switch {
-	case e.Outcome == event.OutcomeInterrupted:
+	case e.Result == event.RunInterrupted:
 		fmt.Fprintf(s.w, "%s Interrupted\n", red("✘"))
-	case e.DryRun && e.Outcome == event.OutcomeSucceeded:
+	case e.DryRun && e.Result == event.RunSucceeded:
 		fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
-	case e.Operation == event.OperationRollback && e.Outcome == event.OutcomeFailed:
+	case e.Operation == event.OperationRollback && e.Result == event.RunFailed:
 		fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
 	case e.Operation == event.OperationRollback:
 		fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
-	case e.Operation == event.OperationUninstall && e.Outcome == event.OutcomeSucceeded:
+	case e.Operation == event.OperationUninstall && e.Result == event.RunSucceeded:
 		fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
-	case e.Outcome == event.OutcomeFailed:
+	case e.Result == event.RunFailed:
 		fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
 	default:
 		fmt.Fprintf(s.w, "%s Installation complete (%s)\n", green("✔"), e.Message)

@@ -106,11 +106,11 @@ func (s *fleetSink) line(out *bytes.Buffer, cluster, l string, whole bool) {
 func linkLine(e event.Event) string {
 	switch {
 	case e.Error != "":
-		return fmt.Sprintf("%s %s %s: %s", red("✘"), e.Object, e.Outcome, firstLine(e.Error))
-	case e.Outcome == event.OutcomeRemoved:
+		return fmt.Sprintf("%s %s %s: %s", red("✘"), e.Object, e.LinkOutcome, firstLine(e.Error))
+	case e.LinkOutcome == event.LinkRemoved:
 		return fmt.Sprintf("%s %s removed (%s)", green("✔"), e.Object, e.Message)
 	}
-	return fmt.Sprintf("%s %s %s (%s)", green("✔"), e.Object, e.Outcome, e.Message)
+	return fmt.Sprintf("%s %s %s (%s)", green("✔"), e.Object, e.LinkOutcome, e.Message)
 }
 
 // track keeps each cluster's live state (live only): from its plan to its done.
@@ -252,7 +252,7 @@ func fleetOutcome(out io.Writer, e event.Event) {
 		verb = "uninstall"
 	}
 	switch {
-	case e.Outcome == event.OutcomeInterrupted:
+	case e.Result == event.RunInterrupted:
 		fmt.Fprintf(out, "%s Fleet %s interrupted\n", red("✘"), verb)
 	case e.Error != "":
 		// The error itself, with every line, is the command's error (on stderr).
