@@ -14,7 +14,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -242,7 +241,7 @@ func tagOwn(t *testing.T, c *cluster.Cluster) {
 		s, err := move.Preview(ctx, p)
 		tagMust(t, "tag set prod: preview", err)
 		if s.Create != 0 || s.Update == 0 || s.Prune != 0 || len(s.Components) != 1 || s.Components[0].Title != "Revision tags" || s.Components[0].Update == 0 ||
-			!slices.ContainsFunc(s.Objects[s.Components[0].Component], func(ch install.Change) bool {
+			!slices.ContainsFunc(s.Objects[s.Components[0].Component], func(ch event.ObjectPlan) bool {
 				return ch.Object == "MutatingWebhookConfiguration/istio-revision-tag-prod" && len(ch.Fields) > 0
 			}) {
 			t.Errorf("preview of the move: %+v", s)

@@ -242,6 +242,49 @@ type Changes struct {
 	Components []ComponentChanges `json:"components"`
 }
 
+// Summary is what a run will do, per component: the counts the plan event carries, and the
+// objects that change. It is no event: the change summary printed before a run asks.
+type Summary struct {
+	Changes
+	// Objects are, per component (the keys of Changes.Components), the objects the run
+	// creates, updates, prunes or removes, in the run's order; unchanged ones are left out.
+	Objects map[string][]ObjectPlan
+	// DefaultTag is what an install does to the default revision tag (nil: nothing).
+	DefaultTag *TagStep
+}
+
+// ObjectPlan is one object of a summary: what the run does to it, and for an update the
+// paths of the fields that change (never values).
+type ObjectPlan struct {
+	Object string
+	Action Action
+	Fields []string
+}
+
+// TagStep is an install's step on the default revision tag.
+type TagStep struct {
+	// Revision is the revision the tag will point at; From the one it points at now ("":
+	// there is no default tag yet).
+	Revision, From string
+}
+
+// Writes says whether the run writes anything: an object created, updated, pruned or
+// removed, or the default tag created or moved.
+func (s *Summary) Writes() bool {
+	return s.Counts.Changes() || (s.DefaultTag != nil && s.DefaultTag.From != s.DefaultTag.Revision)
+}
+
+// LinkStep is what a fleet run's plan does to a link Secret: create it, check it (kept
+// while its token authenticates), or remove it.
+type LinkStep string
+
+// The link steps.
+const (
+	LinkStepCreate LinkStep = "create"
+	LinkStepCheck  LinkStep = "check"
+	LinkStepRemove LinkStep = "remove"
+)
+
 // ComponentChanges is one component's share of Changes.
 type ComponentChanges struct {
 	Component string `json:"component"`

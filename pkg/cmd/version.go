@@ -62,7 +62,7 @@ func (a *VersionAction) Run(ctx context.Context) error {
 	if a.Remote {
 		var cluster *action.ClusterVersions
 		cluster, err = v.Run(ctx)
-		rep.ClusterVersions = *cluster
+		rep.Kubernetes, rep.ControlPlanes = cluster.Kubernetes, cluster.ControlPlanes
 	}
 	if err != nil {
 		// As kubectl version: what is known is printed, the failure is the exit status.

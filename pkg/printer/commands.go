@@ -1,14 +1,11 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/tag"
@@ -103,12 +100,8 @@ func TagRemoved(w io.Writer, tagName string, objects []string) {
 func Profiles(w io.Writer, names []string, f Format) error {
 	var err error
 	switch f {
-	case JSON:
-		b, _ := json.MarshalIndent(map[string][]string{"profiles": names}, "", "  ")
-		_, err = fmt.Fprintln(w, string(b))
-	case YAML:
-		b, _ := yaml.Marshal(map[string][]string{"profiles": names})
-		_, err = w.Write(b)
+	case JSON, YAML:
+		err = encode(w, f, map[string][]string{"profiles": names}, encoding{})
 	default:
 		_, err = fmt.Fprintf(w, "Istio configuration profiles:\n    %s\n", strings.Join(names, "\n    "))
 	}

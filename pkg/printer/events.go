@@ -4,7 +4,6 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -39,8 +38,8 @@ type EventOptions struct {
 // NewEvents returns a sink printing events in format f to w. color is honoured only for
 // text on a terminal; fatih/color already turns itself off for NO_COLOR and non-terminals.
 func NewEvents(w io.Writer, f Format, opts ...EventOptions) event.Sink {
-	if f == JSON {
-		return &jsonSink{enc: json.NewEncoder(w)}
+	if f == JSON || f == YAML {
+		return &streamSink{w: w, f: stream(f)}
 	}
 	s := &textSink{w: w}
 	for _, o := range opts {
@@ -55,21 +54,23 @@ func NewEvents(w io.Writer, f Format, opts ...EventOptions) event.Sink {
 // that stay. Use it only when w is a terminal; logs get no bar, so CI output has no spinner
 // lines.
 func NewTerminalEvents(w io.Writer, f Format, opts TerminalOptions) event.Sink {
-	if f == JSON {
+	if f == JSON || f == YAML {
 		return NewEvents(w, f)
 	}
 	return newLiveSink(w, opts)
 }
 
-type jsonSink struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+// streamSink writes each event as a document of the stream: a JSON line, or a YAML document.
+type streamSink struct {
+	mu sync.Mutex
+	w  io.Writer
+	f  Format
 }
 
-func (s *jsonSink) Emit(e event.Event) {
+func (s *streamSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = s.enc.Encode(e)
+	_ = encode(s.w, s.f, e, encoding{})
 }
 
 var (

@@ -1,7 +1,7 @@
 package printer
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
 	"reflect"
@@ -88,12 +88,12 @@ func (l listing) print(w io.Writer, p listPrinter) error {
 			list.Items = append(list.Items, item)
 			continue
 		}
-		b, err := json.Marshal(e)
-		if err != nil {
+		var b bytes.Buffer
+		if err := encode(&b, jsonLine, e, encoding{}); err != nil {
 			return err
 		}
 		var m map[string]any
-		if err := utiljson.Unmarshal(b, &m); err != nil { // whole numbers as int64, as kubectl's objects
+		if err := utiljson.Unmarshal(b.Bytes(), &m); err != nil { // whole numbers as int64, as kubectl's objects
 			return err
 		}
 		list.Items = append(list.Items, unstructured.Unstructured{Object: m})

@@ -1,13 +1,10 @@
 package printer
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/check"
 )
@@ -32,20 +29,8 @@ func Report(w io.Writer, rep *check.Report, f Format, opts ...ReportOptions) err
 		o.Short = o.Short || x.Short
 	}
 	switch f {
-	case JSON:
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	case YAML:
-		b, err := yaml.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+	case JSON, YAML:
+		return encode(w, f, rep, encoding{})
 	case JUnit:
 		return junit(w, rep)
 	}

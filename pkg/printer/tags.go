@@ -1,13 +1,10 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/tag"
 )
@@ -35,17 +32,7 @@ func Tags(w io.Writer, tags []tag.Description, f Format) error {
 	}
 	switch f {
 	case JSON, YAML:
-		out, err := json.MarshalIndent(tags, "", "\t")
-		if err != nil {
-			return err
-		}
-		if f == YAML {
-			if out, err = yaml.JSONToYAML(out); err != nil {
-				return err
-			}
-		}
-		_, err = fmt.Fprintln(w, string(out))
-		return err
+		return encode(w, f, tags, encoding{indent: "\t", blankLine: true})
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	fmt.Fprintln(tw, "TAG\tREVISION\tNAMESPACES")

@@ -73,13 +73,13 @@ type Member struct {
 func (m *Member) Reached() bool { return m.client != nil }
 
 // LinkStep is what a fleet run does to a link Secret.
-type LinkStep string
+type LinkStep = event.LinkStep
 
 // The link plan's steps.
 const (
-	LinkCreate LinkStep = "create"
-	LinkCheck  LinkStep = "check"
-	LinkRemove LinkStep = "remove"
+	LinkCreate = event.LinkStepCreate
+	LinkCheck  = event.LinkStepCheck
+	LinkRemove = event.LinkStepRemove
 )
 
 // LinkPlan is one link Secret a fleet run makes, checks or removes.
