@@ -15,15 +15,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 )
 
-// Format names an output format.
-type Format string
-
-// The event formats.
-const (
-	Text Format = "text"
-	JSON Format = "json"
-)
-
 // EventOptions say what the event printers know of what was printed before the run.
 type EventOptions struct {
 	// PlanShown says the plan's summary was printed before the run (before a prompt, or

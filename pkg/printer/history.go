@@ -9,9 +9,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 )
 
-// Table is the tabular format of listings.
-const Table Format = "table"
-
 // History prints install records: a table (one line per record, oldest first within each
 // revision), a JSON array (or YAML list) of the whole records, or a kubectl format
 // (ListFormats): -o name names each record's Secret, as kubectl would.

@@ -22,7 +22,7 @@ type MirrorEvents struct {
 
 // NewMirrorEvents prints to w in f; tty draws a progress bar.
 func NewMirrorEvents(w io.Writer, f Format, tty bool) *MirrorEvents {
-	return &MirrorEvents{w: w, f: f, tty: tty && f != JSON}
+	return &MirrorEvents{w: w, f: f, tty: tty && f == Text}
 }
 
 type mirrorJSON struct {
