@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	// single-cluster actions (action.Precheck, action.Install), so it lives under action
 	// (action cannot import it: it imports action).
 	"pkg/cmd":        {"operator/action", "operator/action/fleetrun", "operator/spec", "operator/event", "operator/kubeflags", "pkg/printer", "pkg/version"},
-	"pkg/printer":    {"operator/action", "operator/action/fleetrun", "operator/check", "operator/event", "operator/fleet", "operator/history", "operator/images", "operator/install", "operator/link", "operator/mirror", "operator/revision", "operator/tag", "pkg/version"},
+	"pkg/printer":    {"operator/check", "operator/event", "operator/fleet", "operator/history", "operator/images", "operator/link", "operator/mirror", "operator/revision", "operator/tag", "pkg/version"},
 	"pkg/version":    nil,
 	"pkg/gcpace":     nil,
 	"pkg/heapsample": nil,

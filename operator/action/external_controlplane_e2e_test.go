@@ -63,7 +63,7 @@ func TestExternalControlPlaneE2E(t *testing.T) {
 	}
 
 	_, rec := extMustInstall(t, c, action.Install{}, gw)
-	if !extEvent(rec, event.Check, istiod, "revision default") || lastDone(t, rec).Outcome != event.OutcomeSucceeded {
+	if !extEvent(rec, event.Check, istiod, "revision default") || lastDone(t, rec).Result != event.RunSucceeded {
 		t.Errorf("gateways install: no check of istiod, or not done:\n%s", messages(rec, event.Check))
 	}
 	extGatewayReady(t, c, "istio-gateways")

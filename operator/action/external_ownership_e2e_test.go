@@ -54,7 +54,7 @@ func TestExternalTakeOwnershipE2E(t *testing.T) {
 	}
 
 	_, rec := extMustInstall(t, c, action.Install{TakeOwnership: true}, opts)
-	if !extEvent(rec, event.Warning, adopted, "adopted from field manager by-hand") || lastDone(t, rec).Outcome != event.OutcomeSucceeded {
+	if !extEvent(rec, event.Warning, adopted, "adopted from field manager by-hand") || lastDone(t, rec).Result != event.RunSucceeded {
 		t.Errorf("install with TakeOwnership: done %+v\n%s", lastDone(t, rec), messages(rec, event.Warning))
 	}
 	got, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "istio-cni", metav1.GetOptions{})

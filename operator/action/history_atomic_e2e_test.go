@@ -60,7 +60,7 @@ func TestInstallAtomicE2E(t *testing.T) {
 	if !histHas(rec, event.ComponentFailed, func(e event.Event) string { return e.Component + ": " + e.Error }, "Pilot: not ready within the readiness timeout (6s)") ||
 		!histHas(rec, event.Warning, histMessage, "install failed; --atomic: restoring revision default to record 1 (profile default") ||
 		len(dones) != 2 || dones[0].Error == "" || dones[1].Operation != event.OperationRollback ||
-		dones[1].Outcome != event.OutcomeSucceeded || !strings.HasPrefix(dones[1].Message, "record 1: ") {
+		dones[1].Result != event.RunSucceeded || !strings.HasPrefix(dones[1].Message, "record 1: ") {
 		t.Errorf("events of the failed install and its restore: %+v", rec.Events)
 	}
 	d := histDeployment(t, c, "istiod")

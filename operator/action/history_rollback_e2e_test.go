@@ -113,7 +113,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	if done := lastDone(t, rec); !histPruned(rec, histEgress) || done.Operation != event.OperationRollback ||
-		done.Outcome != event.OutcomeSucceeded || !strings.HasPrefix(done.Message, "record 1: ") {
+		done.Result != event.RunSucceeded || !strings.HasPrefix(done.Message, "record 1: ") {
 		t.Errorf("rollback events: pruned %+v, done %+v", rec.Of(event.Pruned), done)
 	}
 	if histDeployment(t, c, "istio-egressgateway") != nil {

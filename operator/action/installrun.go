@@ -26,7 +26,8 @@ func (a *Install) announce(ctx context.Context, r *run, p *InstallPlan) {
 	}
 	a.helmWarnings(p, r.events)
 	start := event.Event{Type: event.Plan, Total: p.Objects, Message: fmt.Sprintf("%d objects in %d components", p.Objects, p.Components),
-		SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests, p.apply.Opts.Upgrade), DryRun: a.DryRun}
+		DryRun:     a.DryRun,
+		PlanDetail: event.PlanDetail{SchemaVersion: event.SchemaVersion, Plan: install.PlanOf(p.manifests, p.apply.Opts.Upgrade)}}
 	// An upgrade's node DaemonSets: the node batches their pods are replaced in. Should the
 	// reads fail, the run fails on the same reads and says why.
 	if nb, err := p.apply.NodeBatches(ctx, p.manifests); err == nil {
@@ -128,14 +129,14 @@ func (p *InstallPlan) upgrades(action string) bool {
 
 // doneEvent is the run's last event: what it did, or why it stopped.
 func (a *Install) doneEvent(p *InstallPlan, out *InstallResult, err error) event.Event {
-	e := event.Event{Operation: p.operation(a.action())}
+	e := event.Event{RunEnd: event.RunEnd{Operation: p.operation(a.action())}}
 	var interrupted *install.InterruptedError
 	counts := fmt.Sprintf("%d applied, %d unchanged, %d pruned", out.Applied, out.Unchanged, out.Pruned)
 	switch {
 	case errors.As(err, &interrupted):
 		// A default-tag step stopped by Ctrl-C fails with exit code 130 (the protocol's,
 		// from the error), but it did not stop the install at a safe point.
-		e.Outcome = event.OutcomeInterrupted
+		e.Result = event.RunInterrupted
 		return e
 	case err != nil:
 	case a.DryRun:

@@ -106,11 +106,12 @@ func (r *run) locked(ctx context.Context, what lockRun, fn func(context.Context)
 		Explain: r.client.ExplainError,
 		Waiting: func(h lock.Holder, _ time.Duration) {
 			waited.Store(true)
-			r.events.Emit(event.Event{Type: event.Lock, Lock: event.LockWaiting, Object: lockObject, Holder: h.String(), Since: h.Acquired,
-				Message: fmt.Sprintf("waiting for the cluster lock: %s has held it%s; waiting up to %s (--lock-timeout)", h, heldFor(h), opts.Timeout)})
+			r.events.Emit(event.Event{Type: event.Lock, Object: lockObject,
+				Message:    fmt.Sprintf("waiting for the cluster lock: %s has held it%s; waiting up to %s (--lock-timeout)", h, heldFor(h), opts.Timeout),
+				LockChange: event.LockChange{Lock: event.LockWaiting, Holder: h.String(), Since: h.Acquired}})
 		},
 		Lost: func(err *lock.LostError) {
-			e := event.Event{Type: event.Lock, Lock: event.LockLost, Object: lockObject, Error: err.Error()}
+			e := event.Event{Type: event.Lock, Object: lockObject, Error: err.Error(), LockChange: event.LockChange{Lock: event.LockLost}}
 			if err.To != nil {
 				e.Holder = err.To.String()
 			}
@@ -135,12 +136,14 @@ func (r *run) locked(ctx context.Context, what lockRun, fn func(context.Context)
 	switch {
 	case held.Previous.Identity != "":
 		note := r.recordInterrupted(lctx, held.Previous)
-		r.events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Lock: event.LockTakenOver, Object: lockObject, Holder: held.Previous.String(),
+		r.events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Object: lockObject,
 			Message: fmt.Sprintf("took over the expired cluster lock of %s%s: it stopped renewing it without releasing it (killed, or cut off from the cluster)%s",
-				held.Previous, startedAt(held.Previous), note)})
+				held.Previous, startedAt(held.Previous), note),
+			LockChange: event.LockChange{Lock: event.LockTakenOver, Holder: held.Previous.String()}})
 	case waited.Load():
-		r.events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Lock: event.LockAcquired, Object: lockObject,
-			Message: fmt.Sprintf("took the cluster lock after waiting %s", held.Waited.Round(100*time.Millisecond))})
+		r.events.Emit(event.Event{Time: held.Acquired, Type: event.Lock, Object: lockObject,
+			Message:    fmt.Sprintf("took the cluster lock after waiting %s", held.Waited.Round(100*time.Millisecond)),
+			LockChange: event.LockChange{Lock: event.LockAcquired}})
 	}
 	err = fn(lctx)
 	if lost := held.Err(); lost != nil {

@@ -437,7 +437,7 @@ func lockInterruptedHolder(t *testing.T, c *cluster.Cluster) {
 	// The order of the events: the holder's done, then the waiter's take, then its first write.
 	done, taken, write := log.at("interrupted", lockType(event.Done), true), log.at("next", lockState(event.LockAcquired), false), log.at("next", lockWrites, false)
 	dones := log.of("interrupted", lockType(event.Done))
-	if len(dones) == 0 || dones[len(dones)-1].Outcome != event.OutcomeInterrupted || taken < 0 || taken < done || write < taken {
+	if len(dones) == 0 || dones[len(dones)-1].Result != event.RunInterrupted || taken < 0 || taken < done || write < taken {
 		t.Errorf("holder's done %+v (event %d); the next writer took the lock at event %d, and first wrote at %d: want done, take, write", dones, done, taken, write)
 	}
 	log.oneAtATime(t)

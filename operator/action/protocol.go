@@ -188,8 +188,8 @@ func (s protocol[P, R]) carry(ctx context.Context, r *run, p P) (R, error) {
 // exit code is err's (event.ExitCode), or, after a done that failed, that failure's.
 func (r *run) finish(e event.Event, err error) {
 	e.Type, e.DryRun = event.Done, r.dryRun
-	if e.Outcome == "" {
-		e.Outcome = event.RunOutcome(err, false)
+	if e.Result == "" {
+		e.Result = event.ResultOf(err, false)
 	}
 	if err != nil && e.Error == "" {
 		e.Error = err.Error()

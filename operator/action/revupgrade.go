@@ -219,7 +219,8 @@ func (a *RevisionUpgrade) announce(_ context.Context, r *run, p *RevisionUpgrade
 	case m.Resumed:
 		what += fmt.Sprintf(" (resumed: %d of %d batches done)", m.Done, len(m.Batches))
 	}
-	e := event.Event{Type: event.Plan, Message: what, SchemaVersion: event.SchemaVersion, DryRun: a.DryRun, Details: m.Writes()}
+	e := event.Event{Type: event.Plan, Message: what, DryRun: a.DryRun, Details: m.Writes(),
+		PlanDetail: event.PlanDetail{SchemaVersion: event.SchemaVersion}}
 	if p.Install != nil {
 		e.Total = p.Install.Objects
 		e.Plan = nil
@@ -263,8 +264,9 @@ func (a *RevisionUpgrade) moveTag(r *run) func(context.Context, migrate.TagMove)
 		if _, err := tp.Apply(ctx, r.client, false); err != nil {
 			return err
 		}
-		r.events.Emit(event.Event{Type: event.RevisionTag, Outcome: event.OutcomeMoved, Object: ref.Of(tp.Objects[0]).String(),
-			Message: fmt.Sprintf("revision tag %s moved from %s to %s", t.Tag, t.From, t.To)})
+		r.events.Emit(event.Event{Type: event.RevisionTag, Object: ref.Of(tp.Objects[0]).String(),
+			Message:   fmt.Sprintf("revision tag %s moved from %s to %s", t.Tag, t.From, t.To),
+			TagChange: event.TagChange{TagOutcome: event.TagMoved}})
 		return nil
 	}
 }
@@ -312,7 +314,7 @@ func (a *RevisionUpgrade) pruneOld(ctx context.Context, r *run, p *RevisionUpgra
 // doneEvent is the run's last event: an upgrade's, or a rollback's (the schema's closed set
 // of operations: docs/events.md).
 func (a *RevisionUpgrade) doneEvent(p *RevisionUpgradePlan, res migrate.Result, err error) event.Event {
-	e := event.Event{Operation: event.OperationUpgrade, Outcome: event.RunOutcome(err, errors.Is(err, context.Canceled))}
+	e := event.Event{RunEnd: event.RunEnd{Operation: event.OperationUpgrade, Result: event.ResultOf(err, errors.Is(err, context.Canceled))}}
 	e.Message = fmt.Sprintf("revision %s -> %s: %d batches, %d workloads restarted", p.From, p.To, res.Finished, res.Restarted)
 	if p.Migration.Rollback {
 		e.Operation = event.OperationRollback

@@ -47,7 +47,7 @@ func revBatches(rec *event.Recorder) []string {
 	var out []string
 	for _, e := range rec.Of(event.Batch) {
 		n, _, _ := strings.Cut(e.Message, ":")
-		out = append(out, n+" "+string(e.Outcome))
+		out = append(out, n+" "+string(e.BatchResult))
 	}
 	return out
 }
@@ -55,8 +55,8 @@ func revBatches(rec *event.Recorder) []string {
 // revDone checks a run's done event: its operation, outcome and message.
 func revDone(t *testing.T, what string, rec *event.Recorder, op event.Operation, msg string) {
 	t.Helper()
-	if d := lastDone(t, rec); d.Operation != op || d.Outcome != event.OutcomeSucceeded || d.Message != msg {
-		t.Errorf("%s: done %s %s %q, want %s succeeded %q", what, d.Operation, d.Outcome, d.Message, op, msg)
+	if d := lastDone(t, rec); d.Operation != op || d.Result != event.RunSucceeded || d.Message != msg {
+		t.Errorf("%s: done %s %s %q, want %s succeeded %q", what, d.Operation, d.Result, d.Message, op, msg)
 	}
 }
 
@@ -132,7 +132,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 		inner := a.Events
 		a.Events = sinkFunc(func(e event.Event) {
 			inner.Emit(e)
-			if e.Type == event.Batch && e.Outcome == event.OutcomeSucceeded {
+			if e.Type == event.Batch && e.BatchResult == event.RunSucceeded {
 				cancel()
 			}
 		})
@@ -140,7 +140,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	if code := event.ExitCode(err); code != event.ExitInterrupted || !errors.Is(err, context.Canceled) {
 		t.Fatalf("the interrupted run ended with %v (exit code %d), want interrupted (130)", err, code)
 	}
-	if d := lastDone(t, rec); d.Outcome != event.OutcomeInterrupted || d.ExitCode == nil || *d.ExitCode != event.ExitInterrupted {
+	if d := lastDone(t, rec); d.Result != event.RunInterrupted || d.ExitCode == nil || *d.ExitCode != event.ExitInterrupted {
 		t.Errorf("the interrupted run's done event: %+v", d)
 	}
 	step("interrupted")

@@ -14,7 +14,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/operator/tag"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -95,7 +94,7 @@ func tagDefaultInstall(t *testing.T, c *cluster.Cluster) {
 	tagAt, doneAt := -1, -1
 	for i, e := range rec.Events {
 		switch {
-		case e.Type == event.RevisionTag && e.Outcome == event.OutcomeCreated && e.Message == `Default revision tag points at revision "default"`:
+		case e.Type == event.RevisionTag && e.TagOutcome == event.TagCreated && e.Message == `Default revision tag points at revision "default"`:
 			tagAt = i
 		case e.Type == event.Done:
 			doneAt = i
@@ -113,7 +112,7 @@ func tagDefaultInstall(t *testing.T, c *cluster.Cluster) {
 	}
 	rec = installWith(t, c, action.Install{HistoryMax: action.DefaultHistoryMax}, "profile=default")
 	for _, e := range rec.Events {
-		if (e.Type == event.Applied && e.Action != event.ActionUnchanged) || (e.Type == event.RevisionTag && e.Outcome != event.OutcomeUnchanged) {
+		if (e.Type == event.Applied && e.Action != event.ActionUnchanged) || (e.Type == event.RevisionTag && e.TagOutcome != event.TagUnchanged) {
 			t.Errorf("a re-install changed something: %+v", e)
 		}
 	}
@@ -242,7 +241,7 @@ func tagOwn(t *testing.T, c *cluster.Cluster) {
 		s, err := move.Preview(ctx, p)
 		tagMust(t, "tag set prod: preview", err)
 		if s.Create != 0 || s.Update == 0 || s.Prune != 0 || len(s.Components) != 1 || s.Components[0].Title != "Revision tags" || s.Components[0].Update == 0 ||
-			!slices.ContainsFunc(s.Objects[s.Components[0].Component], func(ch install.Change) bool {
+			!slices.ContainsFunc(s.Objects[s.Components[0].Component], func(ch event.ObjectPlan) bool {
 				return ch.Object == "MutatingWebhookConfiguration/istio-revision-tag-prod" && len(ch.Fields) > 0
 			}) {
 			t.Errorf("preview of the move: %+v", s)

@@ -293,8 +293,8 @@ func (a *Uninstall) steps(t uninstallTarget) protocol[*UninstallPlan, *Uninstall
 // leaves alone because the spec relies on it.
 func (a *Uninstall) announce(_ context.Context, r *run, p *UninstallPlan) {
 	s := p.Summary()
-	r.events.Emit(event.Event{Type: event.Plan, Message: fmt.Sprintf("%d objects to remove", len(p.Targets)), SchemaVersion: event.SchemaVersion,
-		Changes: &s.Changes, Leave: p.Leave, DryRun: a.DryRun})
+	r.events.Emit(event.Event{Type: event.Plan, Message: fmt.Sprintf("%d objects to remove", len(p.Targets)), DryRun: a.DryRun,
+		PlanDetail: event.PlanDetail{SchemaVersion: event.SchemaVersion, Changes: &s.Changes, Leave: p.Leave}})
 }
 
 // remove carries out a plan.
@@ -314,11 +314,11 @@ func (a *Uninstall) remove(ctx context.Context, r *run, plan *UninstallPlan) (*U
 
 // doneEvent is the uninstall's last event.
 func (a *Uninstall) doneEvent(plan *UninstallPlan, _ *UninstallPlan, err error) event.Event {
-	e := event.Event{Operation: event.OperationUninstall}
+	e := event.Event{RunEnd: event.RunEnd{Operation: event.OperationUninstall}}
 	var stopped *install.StoppedError
 	switch {
 	case errors.As(err, &stopped):
-		e.Outcome = event.OutcomeInterrupted
+		e.Result = event.RunInterrupted
 	case err != nil:
 	case a.DryRun:
 		e.Message = fmt.Sprintf("%d would be removed", len(plan.Targets))

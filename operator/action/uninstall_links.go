@@ -159,13 +159,15 @@ func (a *Uninstall) removeLinks(ctx context.Context, l uninstallLinks, events ev
 		if !r.Whole {
 			where = fmt.Sprintf("(keys %s) from context %s", strings.Join(r.Keys, ", "), r.Context)
 		}
-		events.Emit(event.Event{Type: event.Pruned, Object: r.Object, Status: status(where), Action: event.ActionRemoved})
+		events.Emit(event.Event{Type: event.Pruned, Object: r.Object,
+			ObjectChange: event.ObjectChange{Status: status(where), Action: event.ActionRemoved}})
 	}
 	for _, t := range l.tokens {
 		if err := t.Delete(ctx, l.client, a.DryRun); err != nil {
 			return err
 		}
-		events.Emit(event.Event{Type: event.Pruned, Object: t.Describe(), Status: status("(the token of a link removed above)"), Action: event.ActionRemoved})
+		events.Emit(event.Event{Type: event.Pruned, Object: t.Describe(),
+			ObjectChange: event.ObjectChange{Status: status("(the token of a link removed above)"), Action: event.ActionRemoved}})
 	}
 	return nil
 }

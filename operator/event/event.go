@@ -68,9 +68,11 @@ const (
 	Done Type = "done"
 )
 
-// Event is one thing that happened. Its state is typed (Action, Operation, Outcome, Lock,
-// DryRun); its JSON form (MarshalJSON) is the stream's, with the status field worded from
-// those types as docs/events.md says.
+// Event is one thing that happened: a header any event may carry, and the payload of its
+// type, each payload's fields declared once in its own struct (ObjectChange, PlanDetail, ...).
+// Its state is typed (Action, Operation, the outcomes, Lock, DryRun); its JSON form
+// (MarshalJSON) is the stream's, with the status field worded from those types as
+// docs/events.md says.
 type Event struct {
 	Time time.Time
 	Type Type
@@ -83,53 +85,95 @@ type Event struct {
 	Title string
 	Icon  string
 	// Object is Kind/namespace/name, if the event is about one object.
-	Object string
-	// Status is, on applied and pruned events, how the change is worded for people
-	// ("would be created (its namespace does not exist yet, ...)", "removed from context
-	// x"): never branched on, Action is what happened. Other events' status derives from
-	// their typed fields.
-	Status  string
+	Object  string
 	Message string
 	Error   string
-	// Total counts objects: all of a run's on Plan, a component's on ComponentStarted.
-	Total int
 	// Details are extra lines (e.g. the objects that were not ready, with their reasons).
 	Details []string
-	// Nodes are, on node-batch events, the nodes of the batch; Batch counts it (from 1) of
-	// Batches.
-	Nodes          []string
-	Batch, Batches int
-	// Holder names who holds the cluster lock (Lock events).
-	Holder string
-	// Since is when the holder took the lock, by its clock (Lock waiting events).
-	Since time.Time
-	// Action is, on applied and pruned events, what happened to the object.
-	Action Action
-	// Operation is, on done, the kind of run that ended.
-	Operation Operation
-	// Outcome is how a run ended (done: one of RunOutcomes), what happened to a link
-	// Secret (link: LinkOutcomes) or to the default revision tag (revision-tag:
-	// TagOutcomes).
-	Outcome Outcome
-	// Lock is, on lock events, what happened to the cluster lock.
-	Lock LockState
+	// Total counts objects: all of a run's on plan, a component's on component-started, a
+	// batch's workloads on batch.
+	Total int
 	// DryRun says, on plan, done and helm-release-retired, that nothing is written.
 	DryRun bool
-	// SchemaVersion is, on plan, the version of this event stream (SchemaVersion).
+
+	// The payloads, by the types that carry them.
+	ObjectChange // applied, pruned
+	PlanDetail   // plan
+	NodeBatch    // node-batch-started, -ready, -failed
+	LockChange   // lock
+	RunEnd       // done
+	BatchEnd     // batch
+	LinkChange   // link
+	TagChange    // revision-tag
+}
+
+// ObjectChange is the payload of applied and pruned events.
+type ObjectChange struct {
+	// Status is how the change is worded for people ("would be created (its namespace does
+	// not exist yet, ...)", "removed from context x"): never branched on, Action is what
+	// happened. Other events' status derives from their typed fields.
+	Status string
+	// Action is what happened to the object.
+	Action Action
+}
+
+// PlanDetail is the payload of a plan event.
+type PlanDetail struct {
+	// SchemaVersion is the version of this event stream (SchemaVersion).
 	SchemaVersion int
-	// Plan is, on plan, the components the run installs, in install order, with their stages.
+	// Plan is the components the run installs, in install order, with their stages.
 	Plan []PlannedComponent
-	// Changes is, on plan, what the run will do to the objects, foreseen from what the
-	// cluster holds: the totals and the counts per component.
+	// Changes is what the run will do to the objects, foreseen from what the cluster holds:
+	// the totals and the counts per component.
 	Changes *Changes
 	// Leave is, on an uninstall's plan, the components the spec relies on and does not
 	// install: they, the revision's tags and its install records stay.
 	Leave []string
+}
+
+// NodeBatch is the payload of node-batch events: the nodes of the batch; Batch counts it
+// (from 1) of Batches.
+type NodeBatch struct {
+	Nodes          []string
+	Batch, Batches int
+}
+
+// LockChange is the payload of a lock event.
+type LockChange struct {
+	// Lock is what happened to the cluster lock.
+	Lock LockState
+	// Holder names who holds the cluster lock.
+	Holder string
+	// Since is when the holder took the lock, by its clock (waiting).
+	Since time.Time
+}
+
+// RunEnd is the payload of a done event.
+type RunEnd struct {
+	// Operation is the kind of run that ended.
+	Operation Operation
+	// Result is how the run ended.
+	Result RunResult
 	// ExitCode is set on done only (0 included): the code istioctl exits with when this
 	// done ends the stream (ExitOK, ExitFailed, ExitInterrupted).
 	ExitCode *int
 	// Fleet is, on a fleet run's last done, what happened in each cluster and to each link.
 	Fleet *FleetOutcome
+}
+
+// BatchEnd is the payload of a batch event: how a revision upgrade's batch ended.
+type BatchEnd struct {
+	BatchResult RunResult
+}
+
+// LinkChange is the payload of a link event: what happened to the link Secret.
+type LinkChange struct {
+	LinkOutcome LinkOutcome
+}
+
+// TagChange is the payload of a revision-tag event: what happened to the default tag.
+type TagChange struct {
+	TagOutcome TagOutcome
 }
 
 // FleetOutcome is what a fleet run did: a row per cluster, in the file's order, and per link.
@@ -138,23 +182,22 @@ type FleetOutcome struct {
 	Links    []FleetLink    `json:"links"`
 }
 
-// FleetCluster is one cluster's outcome (one of ClusterOutcomes); Error says why it failed
-// or was skipped.
+// FleetCluster is one cluster's outcome; Error says why it failed or was skipped.
 type FleetCluster struct {
-	Cluster string  `json:"cluster"`
-	Role    string  `json:"role"`
-	Outcome Outcome `json:"outcome"`
-	Error   string  `json:"error,omitempty"`
-	Seconds float64 `json:"seconds"`
+	Cluster string         `json:"cluster"`
+	Role    string         `json:"role"`
+	Outcome ClusterOutcome `json:"outcome"`
+	Error   string         `json:"error,omitempty"`
+	Seconds float64        `json:"seconds"`
 }
 
-// FleetLink is one link Secret's outcome (one of LinkOutcomes: the Link event's).
+// FleetLink is one link Secret's outcome (the link event's).
 type FleetLink struct {
-	Into    string  `json:"into"`
-	From    string  `json:"from"`
-	Secret  string  `json:"secret"`
-	Outcome Outcome `json:"outcome"`
-	Error   string  `json:"error,omitempty"`
+	Into    string      `json:"into"`
+	From    string      `json:"from"`
+	Secret  string      `json:"secret"`
+	Outcome LinkOutcome `json:"outcome"`
+	Error   string      `json:"error,omitempty"`
 }
 
 // InCluster returns a sink that marks every event passing to s as cluster's.
@@ -198,6 +241,49 @@ type Changes struct {
 	Counts
 	Components []ComponentChanges `json:"components"`
 }
+
+// Summary is what a run will do, per component: the counts the plan event carries, and the
+// objects that change. It is no event: the change summary printed before a run asks.
+type Summary struct {
+	Changes
+	// Objects are, per component (the keys of Changes.Components), the objects the run
+	// creates, updates, prunes or removes, in the run's order; unchanged ones are left out.
+	Objects map[string][]ObjectPlan
+	// DefaultTag is what an install does to the default revision tag (nil: nothing).
+	DefaultTag *TagStep
+}
+
+// ObjectPlan is one object of a summary: what the run does to it, and for an update the
+// paths of the fields that change (never values).
+type ObjectPlan struct {
+	Object string
+	Action Action
+	Fields []string
+}
+
+// TagStep is an install's step on the default revision tag.
+type TagStep struct {
+	// Revision is the revision the tag will point at; From the one it points at now ("":
+	// there is no default tag yet).
+	Revision, From string
+}
+
+// Writes says whether the run writes anything: an object created, updated, pruned or
+// removed, or the default tag created or moved.
+func (s *Summary) Writes() bool {
+	return s.Counts.Changes() || (s.DefaultTag != nil && s.DefaultTag.From != s.DefaultTag.Revision)
+}
+
+// LinkStep is what a fleet run's plan does to a link Secret: create it, check it (kept
+// while its token authenticates), or remove it.
+type LinkStep string
+
+// The link steps.
+const (
+	LinkStepCreate LinkStep = "create"
+	LinkStepCheck  LinkStep = "check"
+	LinkStepRemove LinkStep = "remove"
+)
 
 // ComponentChanges is one component's share of Changes.
 type ComponentChanges struct {

@@ -22,7 +22,7 @@ const eventPkg = "github.com/istioctl-installer/istioctl/operator/event"
 
 // TestNoLiteralComparisons: no printer or engine file compares a field of an event (of any
 // type of this package: Event, FleetCluster, FleetLink, ...) with a string literal; they
-// branch on the typed fields (Type, Action, Operation, Outcome, Lock, DryRun). Asking
+// branch on the typed fields (Type, Action, Operation, the outcomes, Lock, DryRun). Asking
 // whether a field is set (!= "") is no branching on text, and is allowed.
 func TestNoLiteralComparisons(t *testing.T) {
 	exports, packages := listPackages(t, "./operator/...", "./pkg/printer")
@@ -68,7 +68,7 @@ func f(e event.Event, c event.FleetCluster) bool {
 	switch {
 	case c.Outcome == "failed":
 	}
-	return "interrupted" == string(e.Outcome) || e.Lock != "lost" || e.Type == event.Done
+	return "interrupted" == string(e.Result) || e.Lock != "lost" || e.Type == event.Done
 }`
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "p.go", src, 0)
@@ -135,7 +135,7 @@ func literalComparisons(t *testing.T, fset *token.FileSet, path string, files []
 			case *ast.ParenExpr:
 				x = v.X
 				continue
-			case *ast.CallExpr: // a conversion: string(e.Outcome)
+			case *ast.CallExpr: // a conversion: string(e.Result)
 				if tv, ok := info.Types[v.Fun]; ok && tv.IsType() && len(v.Args) == 1 {
 					x = v.Args[0]
 					continue

@@ -56,55 +56,75 @@ const (
 
 var lockStates = []LockState{LockWaiting, LockAcquired, LockTakenOver, LockLost}
 
-// Outcome is how something ended: a run (done), a fleet's cluster or link, the default
-// revision tag. Each of those has its own closed set of outcomes (RunOutcomes, ...).
-type Outcome string
+// RunResult is how a run (done) or a revision upgrade's batch (batch) ended: it did what it
+// set out to do, failed (Error says why), or was stopped by Ctrl-C at a safe point.
+type RunResult string
 
-// The outcomes.
+// The run results.
 const (
-	// A run's (done): it did what it set out to do, failed (Error says why), or was
-	// stopped by Ctrl-C at a safe point.
-	OutcomeSucceeded   Outcome = "succeeded"
-	OutcomeFailed      Outcome = "failed"
-	OutcomeInterrupted Outcome = "interrupted"
-	// A fleet cluster's: installed, unchanged (nothing written), removed, failed or skipped
-	// (a cluster it needs failed).
-	OutcomeInstalled Outcome = "installed"
-	OutcomeUnchanged Outcome = "unchanged"
-	OutcomeRemoved   Outcome = "removed"
-	OutcomeSkipped   Outcome = "skipped"
-	// A link's besides: created, rotated (its token replaced), left out (a cluster it
-	// needs did not converge).
-	OutcomeCreated Outcome = "created"
-	OutcomeRotated Outcome = "rotated"
-	OutcomeLeftOut Outcome = "left-out"
-	// The default revision tag's besides: moved (it pointed at another revision),
-	// configured (its objects changed).
-	OutcomeMoved      Outcome = "moved"
-	OutcomeConfigured Outcome = "configured"
+	RunSucceeded   RunResult = "succeeded"
+	RunFailed      RunResult = "failed"
+	RunInterrupted RunResult = "interrupted"
 )
 
-// The outcomes each kind of thing can have.
-var (
-	RunOutcomes     = []Outcome{OutcomeSucceeded, OutcomeFailed, OutcomeInterrupted}
-	ClusterOutcomes = []Outcome{OutcomeInstalled, OutcomeUnchanged, OutcomeRemoved, OutcomeFailed, OutcomeSkipped}
-	LinkOutcomes    = []Outcome{OutcomeCreated, OutcomeUnchanged, OutcomeRotated, OutcomeRemoved, OutcomeLeftOut, OutcomeFailed}
-	TagOutcomes     = []Outcome{OutcomeCreated, OutcomeMoved, OutcomeConfigured, OutcomeUnchanged}
-	// A revision upgrade's batch: a run's outcomes.
-	BatchOutcomes = RunOutcomes
-)
+var runResults = []RunResult{RunSucceeded, RunFailed, RunInterrupted}
 
-// RunOutcome is the outcome of a run that ended with err: interrupted (err says the run
-// was stopped), failed, or succeeded.
-func RunOutcome(err error, interrupted bool) Outcome {
+// ResultOf is the result of a run that ended with err: interrupted (err says the run was
+// stopped), failed, or succeeded.
+func ResultOf(err error, interrupted bool) RunResult {
 	switch {
 	case interrupted:
-		return OutcomeInterrupted
+		return RunInterrupted
 	case err != nil:
-		return OutcomeFailed
+		return RunFailed
 	}
-	return OutcomeSucceeded
+	return RunSucceeded
 }
+
+// ClusterOutcome is what a fleet run did to one of its clusters.
+type ClusterOutcome string
+
+// The cluster outcomes: installed, unchanged (nothing written), removed, failed or skipped
+// (a cluster it needs failed).
+const (
+	ClusterInstalled ClusterOutcome = "installed"
+	ClusterUnchanged ClusterOutcome = "unchanged"
+	ClusterRemoved   ClusterOutcome = "removed"
+	ClusterFailed    ClusterOutcome = "failed"
+	ClusterSkipped   ClusterOutcome = "skipped"
+)
+
+var clusterOutcomes = []ClusterOutcome{ClusterInstalled, ClusterUnchanged, ClusterRemoved, ClusterFailed, ClusterSkipped}
+
+// LinkOutcome is what a fleet run did to a link Secret.
+type LinkOutcome string
+
+// The link outcomes: created, unchanged, rotated (its token replaced), removed, left out (a
+// cluster it needs did not converge) or failed.
+const (
+	LinkCreated   LinkOutcome = "created"
+	LinkUnchanged LinkOutcome = "unchanged"
+	LinkRotated   LinkOutcome = "rotated"
+	LinkRemoved   LinkOutcome = "removed"
+	LinkLeftOut   LinkOutcome = "left-out"
+	LinkFailed    LinkOutcome = "failed"
+)
+
+var linkOutcomes = []LinkOutcome{LinkCreated, LinkUnchanged, LinkRotated, LinkRemoved, LinkLeftOut, LinkFailed}
+
+// TagOutcome is what an install did to the default revision tag.
+type TagOutcome string
+
+// The tag outcomes: created, moved (it pointed at another revision), configured (its
+// objects changed), unchanged.
+const (
+	TagCreated    TagOutcome = "created"
+	TagMoved      TagOutcome = "moved"
+	TagConfigured TagOutcome = "configured"
+	TagUnchanged  TagOutcome = "unchanged"
+)
+
+var tagOutcomes = []TagOutcome{TagCreated, TagMoved, TagConfigured, TagUnchanged}
 
 // member checks that v is one of set; "" (unset) always is.
 func member[T ~string](what string, v T, set []T) error {

@@ -60,7 +60,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Plan: e.Plan, Changes: e.Changes, ExitCode: e.ExitCode, Fleet: e.Fleet, Leave: e.Leave,
 		Nodes: e.Nodes, Batch: e.Batch, Batches: e.Batches}
 	if e.Type == Link {
-		w.Action = string(e.Outcome) // a link's outcome is its action, as in fleet.links
+		w.Action = string(e.LinkOutcome) // a link's outcome is its action, as in fleet.links
 	}
 	return json.Marshal(w)
 }
@@ -82,8 +82,12 @@ func (e Event) status() string {
 		return e.doneStatus()
 	case Lock:
 		return string(e.Lock)
-	case RevisionTag, Link, Batch:
-		return string(e.Outcome)
+	case RevisionTag:
+		return string(e.TagOutcome)
+	case Link:
+		return string(e.LinkOutcome)
+	case Batch:
+		return string(e.BatchResult)
 	case HelmReleaseRetired:
 		if e.DryRun {
 			return statusWouldRetire
@@ -98,15 +102,15 @@ func (e Event) status() string {
 // went through. A fleet's done says only that it was interrupted.
 func (e Event) doneStatus() string {
 	switch {
-	case e.Outcome == OutcomeInterrupted:
+	case e.Result == RunInterrupted:
 		return statusInterrupted
 	case e.Fleet != nil:
 		return ""
-	case e.DryRun && e.Outcome == OutcomeSucceeded:
+	case e.DryRun && e.Result == RunSucceeded:
 		return statusDryRun
 	case e.Operation == OperationRollback:
 		return statusRollbackDone
-	case e.Operation == OperationUninstall && e.Outcome == OutcomeSucceeded:
+	case e.Operation == OperationUninstall && e.Result == RunSucceeded:
 		return statusUninstalled
 	}
 	return ""
@@ -114,15 +118,16 @@ func (e Event) doneStatus() string {
 
 // check says whether each typed field holds a value of its closed set.
 func (e Event) check() error {
-	outcomes := map[Type][]Outcome{Done: RunOutcomes, Link: LinkOutcomes, RevisionTag: TagOutcomes, Batch: BatchOutcomes}[e.Type]
 	errs := []error{member("operation", e.Operation, operations), member("action", e.Action, actions),
-		member("lock state", e.Lock, lockStates), member("outcome", e.Outcome, outcomes)}
+		member("lock state", e.Lock, lockStates), member("result", e.Result, runResults),
+		member("batch result", e.BatchResult, runResults), member("link outcome", e.LinkOutcome, linkOutcomes),
+		member("tag outcome", e.TagOutcome, tagOutcomes)}
 	if e.Fleet != nil {
 		for _, c := range e.Fleet.Clusters {
-			errs = append(errs, member("cluster outcome", c.Outcome, ClusterOutcomes))
+			errs = append(errs, member("cluster outcome", c.Outcome, clusterOutcomes))
 		}
 		for _, l := range e.Fleet.Links {
-			errs = append(errs, member("link outcome", l.Outcome, LinkOutcomes))
+			errs = append(errs, member("link outcome", l.Outcome, linkOutcomes))
 		}
 	}
 	return errors.Join(errs...)
@@ -135,21 +140,25 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = Event{Time: w.Time, Type: w.Type, Cluster: w.Cluster, Component: w.Component, Title: w.Title, Icon: w.Icon,
-		Object: w.Object, Message: w.Message, Error: w.Error, Total: w.Total, Details: w.Details, Holder: w.Holder,
-		Since: w.Since, Operation: w.Operation, SchemaVersion: w.SchemaVersion, Plan: w.Plan, Changes: w.Changes,
-		ExitCode: w.ExitCode, Fleet: w.Fleet, Leave: w.Leave, Nodes: w.Nodes, Batch: w.Batch, Batches: w.Batches}
+		Object: w.Object, Message: w.Message, Error: w.Error, Total: w.Total, Details: w.Details,
+		PlanDetail: PlanDetail{SchemaVersion: w.SchemaVersion, Plan: w.Plan, Changes: w.Changes, Leave: w.Leave},
+		NodeBatch:  NodeBatch{Nodes: w.Nodes, Batch: w.Batch, Batches: w.Batches},
+		LockChange: LockChange{Holder: w.Holder, Since: w.Since},
+		RunEnd:     RunEnd{Operation: w.Operation, ExitCode: w.ExitCode, Fleet: w.Fleet}}
 	switch w.Type {
 	case Plan:
 		e.DryRun = w.Status == statusDryRun
 	case Done:
 		e.DryRun = w.Status == statusDryRun
-		e.Outcome = RunOutcome(errorOf(w.Error), w.Status == statusInterrupted)
+		e.Result = ResultOf(errorOf(w.Error), w.Status == statusInterrupted)
 	case Lock:
 		e.Lock = LockState(w.Status)
-	case RevisionTag, Batch:
-		e.Outcome = Outcome(w.Status)
+	case RevisionTag:
+		e.TagOutcome = TagOutcome(w.Status)
+	case Batch:
+		e.BatchResult = RunResult(w.Status)
 	case Link:
-		e.Outcome = Outcome(w.Action)
+		e.LinkOutcome = LinkOutcome(w.Action)
 	case HelmReleaseRetired:
 		e.DryRun = w.Status == statusWouldRetire
 	default:

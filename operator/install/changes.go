@@ -72,6 +72,11 @@ func (c Change) Status() string {
 	return s
 }
 
+// plan is the change as a summary lists it.
+func (c Change) plan() event.ObjectPlan {
+	return event.ObjectPlan{Object: c.Object, Action: c.Action, Fields: c.Fields}
+}
+
 // Event is the change's event, on top of base (the component's fields): applied, or pruned
 // for a pruned or removed object.
 func (c Change) Event(base event.Event) event.Event {

@@ -17,29 +17,11 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
-// Summary is what a run will do, per component: the counts the plan event carries, and the
-// objects that change.
-type Summary struct {
-	event.Changes
-	// Objects are, per component (the keys of Changes.Components), the objects the run
-	// creates, updates, prunes or removes, in the run's order; unchanged ones are left out.
-	Objects map[string][]Change
-	// DefaultTag is what an install does to the default revision tag (nil: nothing).
-	DefaultTag *TagStep
-}
+// Summary is what a run will do, per component (event.Summary: the printer reads it).
+type Summary = event.Summary
 
 // TagStep is an install's step on the default revision tag.
-type TagStep struct {
-	// Revision is the revision the tag will point at; From the one it points at now ("":
-	// there is no default tag yet).
-	Revision, From string
-}
-
-// Writes says whether the run writes anything: an object created, updated, pruned or
-// removed, or the default tag created or moved.
-func (s *Summary) Writes() bool {
-	return s.Counts.Changes() || (s.DefaultTag != nil && s.DefaultTag.From != s.DefaultTag.Revision)
-}
+type TagStep = event.TagStep
 
 // Summarize groups an install's foreseen changes (Installer.Changes) by component: the
 // components manifests install, in install order, then the components whose objects are
@@ -47,7 +29,7 @@ func (s *Summary) Writes() bool {
 // not an instance's: it counts under the one instance of that component the run installs,
 // or, with none or several (gateways), under the component itself.
 func Summarize(manifests []render.Manifest, changes []Change) *Summary {
-	s := &Summary{Objects: map[string][]Change{}}
+	s := &Summary{Objects: map[string][]event.ObjectPlan{}}
 	index := map[string]int{}
 	add := func(key, title string) int {
 		if i, ok := index[key]; ok {
@@ -94,7 +76,7 @@ func Summarize(manifests []render.Manifest, changes []Change) *Summary {
 			counts.Remove++
 		}
 		if ch.Action != Unchanged && ch.Action != Skipped {
-			s.Objects[key] = append(s.Objects[key], ch)
+			s.Objects[key] = append(s.Objects[key], ch.plan())
 		}
 	}
 	for _, c := range s.Components {
@@ -106,7 +88,7 @@ func Summarize(manifests []render.Manifest, changes []Change) *Summary {
 // SummarizeRemoval groups an uninstall's targets (in removal order) by what they belong to:
 // a component (its label), the revision tags, or the install records.
 func SummarizeRemoval(targets []*unstructured.Unstructured, group func(*unstructured.Unstructured) (key, title string)) *Summary {
-	s := &Summary{Objects: map[string][]Change{}}
+	s := &Summary{Objects: map[string][]event.ObjectPlan{}}
 	index := map[string]int{}
 	for _, t := range targets {
 		key, title := group(t)
@@ -118,7 +100,7 @@ func SummarizeRemoval(targets []*unstructured.Unstructured, group func(*unstruct
 		}
 		s.Components[i].Remove++
 		s.Remove++
-		s.Objects[key] = append(s.Objects[key], Change{Object: ref.Of(t).String(), Component: key, Action: Removed, DryRun: true})
+		s.Objects[key] = append(s.Objects[key], event.ObjectPlan{Object: ref.Of(t).String(), Action: Removed})
 	}
 	return s
 }

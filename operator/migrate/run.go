@@ -89,7 +89,8 @@ func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error)
 			}
 			continue
 		}
-		e := event.Event{Type: event.Batch, Total: len(p.Batches[i]), Outcome: event.RunOutcome(err, errors.Is(err, context.Canceled))}
+		e := event.Event{Type: event.Batch, Total: len(p.Batches[i]),
+			BatchEnd: event.BatchEnd{BatchResult: event.ResultOf(err, errors.Is(err, context.Canceled))}}
 		if err != nil {
 			e.Error = err.Error()
 			e.Message = fmt.Sprintf("batch %d/%d: %d workloads, stopped", i+1, len(p.Batches), len(p.Batches[i]))
@@ -120,8 +121,8 @@ func (r *Runner) relabel(ctx context.Context, l Relabel) error {
 	if _, err := r.Client.ApplyFields(ctx, ns, FieldManager, r.DryRun); err != nil {
 		return fmt.Errorf("relabelling namespace %s: %w", l.Namespace, err)
 	}
-	r.Events.Emit(event.Event{Type: event.Applied, Object: ref.New("Namespace", "", l.Namespace).String(), Action: event.ActionConfigured,
-		Status: fmt.Sprintf("labelled %s=%s (was %s)", ownership.LabelRevision, ownership.Rev(l.To), ownership.Rev(l.From))})
+	r.Events.Emit(event.Event{Type: event.Applied, Object: ref.New("Namespace", "", l.Namespace).String(),
+		ObjectChange: event.ObjectChange{Action: event.ActionConfigured, Status: fmt.Sprintf("labelled %s=%s (was %s)", ownership.LabelRevision, ownership.Rev(l.To), ownership.Rev(l.From))}})
 	return nil
 }
 

@@ -135,18 +135,20 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 	}
 	changes, err := p.Apply(ctx, c, false)
 	for _, ch := range changes {
-		events.Emit(event.Event{Type: event.Applied, Object: ch.Object, Status: ch.Status, Action: ch.Action})
+		events.Emit(event.Event{Type: event.Applied, Object: ch.Object,
+			ObjectChange: event.ObjectChange{Status: ch.Status, Action: ch.Action}})
 	}
 	if err != nil {
 		return changes, fmt.Errorf("setting the default revision tag: %w", err)
 	}
-	e := event.Event{Type: event.RevisionTag, Object: ref.Of(p.Objects[0]).String(), Outcome: event.OutcomeUnchanged,
-		Message: fmt.Sprintf("Default revision tag points at revision %q", d.Revision)}
+	e := event.Event{Type: event.RevisionTag, Object: ref.Of(p.Objects[0]).String(),
+		Message:   fmt.Sprintf("Default revision tag points at revision %q", d.Revision),
+		TagChange: event.TagChange{TagOutcome: event.TagUnchanged}}
 	switch {
 	case p.Previous == "":
-		e.Outcome = event.OutcomeCreated
+		e.TagOutcome = event.TagCreated
 	case p.Previous != d.Revision:
-		e.Outcome = event.OutcomeMoved
+		e.TagOutcome = event.TagMoved
 		e.Message = fmt.Sprintf("Default revision tag moved from revision %q to %q", p.Previous, d.Revision)
 		if d.Revision == Default {
 			e.Details = []string{MovedMessage}
@@ -154,7 +156,7 @@ func (d *InstallDefault) Run(ctx context.Context, c *kube.Client, events event.S
 	default:
 		for _, ch := range changes {
 			if ch.Action != event.ActionUnchanged {
-				e.Outcome = event.OutcomeConfigured
+				e.TagOutcome = event.TagConfigured
 			}
 		}
 	}

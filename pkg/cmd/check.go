@@ -38,7 +38,7 @@ func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
 	}
 	a.Spec.add(cmd.Flags())
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "The control plane revision to check")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json, yaml or junit")
+	outputFlag(cmd.Flags(), &a.Output, printer.ReportFormats, "Output", "")
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
 	if use == "precheck" {
 		cmd.Flags().StringVar(&a.FromVersion, "from-version", "", "The Istio version you upgrade from (e.g. 1.21): adds notes on behaviour that changed since")
@@ -84,9 +84,6 @@ func newExperimentalCommand(g *Globals) *cobra.Command {
 
 // Run runs the checks and prints the report; the error says whether it failed.
 func (a *CheckCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json", "yaml", "junit"); err != nil {
-		return err
-	}
 	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
 		return Usagef("--fail-on %q: use error or warning", a.FailOn)
 	}

@@ -7,32 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
-
-// outputFormats are the -o values each command takes, for completion; a command missing
-// here completes -o as a file name (manifest generate writes to one). TestOutputCompletion
-// checks them against what the commands accept.
-var outputFormats = func() map[string][]string {
-	events := []string{string(printer.Text), string(printer.JSON)}
-	reports := []string{string(printer.Text), string(printer.JSON), string(printer.YAML), string(printer.JUnit)}
-	var lists []string
-	for _, f := range printer.ListFormats {
-		lists = append(lists, string(f))
-	}
-	return map[string][]string{
-		"istioctl install": events, "istioctl manifest install": events, "istioctl upgrade": events, "istioctl rollback": events, "istioctl uninstall": events,
-		"istioctl verify-install": reports, "istioctl experimental precheck": reports,
-		"istioctl tag list": lists, "istioctl history": lists, "istioctl remote-clusters": lists,
-		"istioctl version": {"json", "yaml"}, "istioctl profile list": {"json", "yaml"},
-		"istioctl profile dump":                {"yaml", "json", "flags"},
-		"istioctl experimental fleet dump":     {"yaml", "json"},
-		"istioctl experimental revision list":  {"text", "json", "yaml"},
-		"istioctl experimental fleet precheck": reports, "istioctl experimental fleet verify": reports,
-		"istioctl experimental fleet install": events, "istioctl experimental fleet uninstall": events,
-		"istioctl experimental images list": events, "istioctl experimental images mirror": events,
-	}
-}()
 
 // registerCompletions gives the command tree its completions (action.Completion): names
 // from the cluster for -r, tag remove, rollback and -n/-i, the kubeconfig's for --context,
@@ -68,9 +43,9 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		flag(c, "revision", names(func(ctx context.Context) []string { return comp().Revisions(ctx) }))
-		if formats, ok := outputFormats[c.CommandPath()]; ok {
+		if formats := offeredFormats(c); formats != nil {
 			flag(c, "output", func(_ *cobra.Command, word string) ([]string, cobra.ShellCompDirective) {
-				return withPrefix(formats, word), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+				return withPrefix(formats.Names(), word), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 			})
 		}
 		if c.Flags().Lookup("filename") != nil {

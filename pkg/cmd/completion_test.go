@@ -94,7 +94,7 @@ contexts: [{name: kind-east, context: {cluster: east, user: admin}}, {name: kind
 		{args: []string{"--kubeconfig", kubeconfig, "install", "--cluster", ""}, want: []string{"east", "west"}},
 		{args: []string{"--kubeconfig", kubeconfig, "install", "--user", ""}, want: []string{"admin"}},
 		{args: []string{"--context", ""}}, // no kubeconfig: none, quietly
-		{args: []string{"install", "-o", ""}, want: []string{"text", "json"}, noSpace: true},
+		{args: []string{"install", "-o", ""}, want: []string{"text", "json", "yaml"}, noSpace: true},
 		{args: []string{"verify-install", "-o", ""}, want: []string{"text", "json", "yaml", "junit"}, noSpace: true},
 		{args: []string{"tag", "list", "-o", ""}, want: []string{"table", "json", "yaml", "name", "jsonpath=", "custom-columns="}, noSpace: true},
 		{args: []string{"history", "-o", ""}, want: []string{"table", "json", "yaml", "name", "jsonpath=", "custom-columns="}, noSpace: true},

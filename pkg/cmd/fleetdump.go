@@ -38,15 +38,12 @@ cluster and needs no credentials.`,
 		},
 	}
 	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "yaml", "Output: yaml or json")
+	outputFlag(cmd.Flags(), &a.Output, printer.DumpFormats, "Output", "")
 	return cmd
 }
 
 // Run dumps the fleet.
 func (a *FleetDumpCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "yaml", "json"); err != nil {
-		return err
-	}
 	if a.File == "" {
 		return Usagef("-f is required: the fleet file")
 	}

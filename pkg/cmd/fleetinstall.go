@@ -72,7 +72,7 @@ wrote. A cluster that fails or cannot be reached stops only what it serves.`
 	}
 	fs.StringVarP(&a.File, "filename", "f", "", "The fleet file")
 	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
-	fs.StringVarP(&a.Output, "output", "o", "text", "Progress output: text (lines prefixed with the cluster) or json (one event per line, each with its cluster)")
+	outputFlag(fs, &a.Output, printer.EventFormats, "Progress output", " (text: lines prefixed with the cluster; json: one event per line, each with its cluster)")
 	fs.BoolVarP(&a.Verbose, "verbose", "v", false, "Print every object's line (applied, pruned, waited on, ready) and the counts per component")
 	a.lockFlags.add(fs)
 	return cmd
@@ -86,9 +86,6 @@ type fleetRun interface {
 
 // Run plans every cluster, shows the plan and asks unless -y, then runs.
 func (a *FleetWriteCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	if a.File == "" {
 		return Usagef("-f is required: the fleet file")
 	}

@@ -44,15 +44,12 @@ version. -o json prints the whole records, the resolved spec and the objects' id
 		},
 	}
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Only this revision's records (\"default\" for the default revision)")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
+	outputFlag(cmd.Flags(), &a.Output, printer.ListFormats, "Output format", "")
 	return cmd
 }
 
 // Run prints the records.
 func (a *HistoryAction) Run(ctx context.Context) error {
-	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
-		return &UsageError{Err: err}
-	}
 	h := &action.History{Config: a.Globals.Config(a.ErrOut), Revision: a.Revision}
 	records, err := h.Run(ctx)
 	if err != nil {

@@ -46,7 +46,7 @@ Images from registries being retired (gcr.io/istio-release, registry.istio.io) a
 		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
 	}
 	a.Spec.addWithRevision(list.Flags(), &a.Revision)
-	list.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json")
+	outputFlag(list.Flags(), &a.Output, printer.DocumentFormats, "Output", "")
 	list.Flags().BoolVar(&a.FromCluster, "from-cluster", false, "List the images the cluster's pods run now instead of a spec's")
 	addAllowedRegistries(list, &a.Allowed)
 	cmd.AddCommand(list, newImagesMirrorCommand(g))
@@ -61,9 +61,6 @@ func addAllowedRegistries(cmd *cobra.Command, allowed *[]string) {
 
 // Run lists the images.
 func (a *ImagesListAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	cfg := a.Globals.Config(a.ErrOut)
 	cfg.AllowedRegistries = a.Allowed
 	list, err := (&action.ImagesList{Config: cfg, Spec: a.Spec.options(a.In, a.Revision), FromCluster: a.FromCluster}).Run(ctx)
@@ -105,7 +102,7 @@ naming each image not copied and the registry at fault, unless every image is th
 		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
 	}
 	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json")
+	outputFlag(cmd.Flags(), &a.Output, printer.EventFormats, "Output", " (json: one line per image)")
 	cmd.Flags().StringVar(&a.To, "to", "", "Target registry, with an optional path (registry.example.com:5000/mesh)")
 	cmd.Flags().StringSliceVar(&a.Images, "image", nil, "Copy these images instead of the spec's; repeatable")
 	cmd.Flags().IntVar(&a.Parallel, "parallel", action.DefaultMirrorParallel, "Images copied at once")
@@ -115,9 +112,6 @@ naming each image not copied and the registry at fault, unless every image is th
 
 // Run mirrors the images.
 func (a *ImagesMirrorAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	if a.To == "" {
 		return Usagef("--to is required: the registry to copy the images to")
 	}

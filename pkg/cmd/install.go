@@ -34,7 +34,7 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "Server-side dry run: the cluster validates everything, nothing is written")
 	fs.DurationVar(&f.Timeout, "readiness-timeout", 5*time.Minute, "How long the whole install may wait for its components to become ready")
-	fs.StringVarP(&f.Output, "output", "o", "text", "Progress output: text or json (one event per line)")
+	outputFlag(fs, &f.Output, printer.EventFormats, "Progress output", " (json: one event per line)")
 	fs.IntVar(&f.HistoryMax, "history-max", action.DefaultHistoryMax, "How many install records of the revision to keep in the cluster (0: no limit)")
 	fs.BoolVar(&f.TakeOwnership, "take-ownership", false, "Adopt objects the install renders that exist without istioctl's ownership (e.g. a Helm release's); without it the run stops before writing anything")
 	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "Print every object's line (applied, pruned, waited on, ready) and the counts per component, and before the run the fields each update changes (a server-side dry run of those objects)")
@@ -44,7 +44,7 @@ func (f *applyFlags) add(fs *pflag.FlagSet) {
 // summarizes says whether a summary is printed before the run: when it asks, or with -v
 // on text output (with -y alone the counts come with the plan event, no extra request).
 func (f *applyFlags) summarizes() bool {
-	return f.prompts() || (!f.DryRun && f.Verbose && f.Output == "text")
+	return f.prompts() || (!f.DryRun && f.Verbose && printer.Format(f.Output) == printer.Text)
 }
 
 // summarize prints what the run will do before it starts or asks: with the fields each
@@ -146,9 +146,6 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 // Run plans, asks unless -y, and installs; with -y (and for a dry run) the action plans
 // itself, under the cluster lock.
 func (a *InstallCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	if err := checkNodeBatch(a.NodeBatch); err != nil {
 		return err
 	}

@@ -3,12 +3,10 @@ package cmd
 import (
 	"context"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -47,15 +45,12 @@ func newProfileListCommand(g *Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&a.Manifests, "manifests", "d", "", "Directory with charts/ and profiles/ to use instead of the built-in ones")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Output format: one of json|yaml (default: a list)")
+	outputFlag(cmd.Flags(), &a.Output, printer.DocumentFormats, "Output format", " (text: a list)")
 	return cmd
 }
 
 // Run lists the profiles.
 func (a *ProfileListAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "", "json", "yaml"); err != nil {
-		return err
-	}
 	names, err := (&action.ProfileList{ManifestsDir: a.Manifests}).Run(ctx)
 	if err != nil {
 		return err
@@ -98,15 +93,12 @@ func newProfileDumpCommand(g *Globals) *cobra.Command {
 	}
 	a.Spec.add(cmd.Flags())
 	cmd.Flags().StringVarP(&a.ConfigPath, "config-path", "p", "", "Print only this part of the spec (a path relative to spec, e.g. components.pilot)")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "yaml", "Output format: one of yaml|json|flags")
+	outputFlag(cmd.Flags(), &a.Output, printer.ProfileDumpFormats, "Output format", "")
 	return cmd
 }
 
 // Run resolves and prints the spec.
 func (a *ProfileDumpAction) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, spec.FormatYAML, spec.FormatJSON, spec.FormatFlags); err != nil {
-		return err
-	}
 	out, err := (&action.ProfileDump{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version}, Spec: a.Spec.options(a.In, ""),
 		Profile: a.Profile, ConfigPath: a.ConfigPath, Format: a.Output}).Run(ctx)
 	if err != nil {
@@ -157,19 +149,4 @@ func (a *ProfileDiffAction) Run(ctx context.Context) error {
 		return &ExitError{Code: 1}
 	}
 	return nil
-}
-
-func checkOutput(got string, allowed ...string) error {
-	for _, a := range allowed {
-		if got == a {
-			return nil
-		}
-	}
-	var names []string
-	for _, a := range allowed {
-		if a != "" {
-			names = append(names, a)
-		}
-	}
-	return Usagef("--output %q is not supported; use one of %s", got, strings.Join(names, ", "))
 }

@@ -45,7 +45,7 @@ Exits 1 when any link is broken; --wait retries until --timeout.`,
 		},
 	}
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Control plane revision")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
+	outputFlag(cmd.Flags(), &a.Output, printer.ListFormats, "Output format", "")
 	cmd.Flags().BoolVar(&a.Wait, "wait", false, "Retry while any link is broken, until --timeout")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 2*time.Minute, "How long --wait retries")
 	cmd.Flags().StringVarP(&a.ManifestsDir, "manifests", "d", "", "A directory of charts to render the reader ClusterRole from (default: the embedded ones)")
@@ -55,9 +55,6 @@ Exits 1 when any link is broken; --wait retries until --timeout.`,
 // Run lists, checks and prints; a broken link exits 1.
 func (a *RemoteClustersCommand) Run(ctx context.Context) error {
 	f := printer.Format(a.Output)
-	if err := printer.CheckListFormat(f); err != nil {
-		return &UsageError{Err: err}
-	}
 	r := &action.RemoteClusters{Config: a.Globals.Config(a.ErrOut), Revision: a.Revision, ManifestsDir: a.ManifestsDir,
 		Wait: a.Wait, Timeout: a.Timeout}
 	if a.Wait {

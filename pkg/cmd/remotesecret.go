@@ -116,7 +116,9 @@ func (a *CreateRemoteSecretCommand) Run(ctx context.Context) error {
 		}
 	}
 	if res != nil && r.ApplyTo != "" {
-		printer.RemoteSecretApplied(a.Out, res, plan)
+		printer.RemoteSecretApplied(a.Out, &printer.SecretApplied{Secret: res.Secret, Context: res.Context, Identity: res.Identity,
+			Created: res.Created, ClusterID: plan.ClusterID, Server: plan.Server, TokenKind: res.Token.Kind,
+			TokenSecret: res.Token.Secret, Expires: res.Token.Expires, Deleted: res.Deleted, Kept: res.Kept})
 	}
 	if err != nil {
 		return err

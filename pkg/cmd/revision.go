@@ -36,16 +36,13 @@ func newRevisionCommand(g *Globals) *cobra.Command {
 			return a.Run(cmd.Context())
 		},
 	}
-	list.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text, json or yaml")
+	outputFlag(list.Flags(), &a.Output, printer.DocumentFormats, "Output", "")
 	cmd.AddCommand(list)
 	return cmd
 }
 
 // Run lists the revisions.
 func (a *RevisionListCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json", "yaml"); err != nil {
-		return err
-	}
 	revs, err := (&action.RevisionList{Config: a.Globals.Config(io.Discard)}).Run(ctx)
 	if err != nil {
 		return err

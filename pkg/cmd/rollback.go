@@ -58,9 +58,6 @@ install does, so what newer installs added is pruned. The rollback is recorded a
 // Run plans the rollback, asks unless -y, and rolls back; with -y (and for a dry run) the
 // action plans itself, under the cluster lock.
 func (a *RollbackCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	rb := &action.Rollback{
 		Config:           a.Globals.writerConfig(a.ErrOut, "istioctl rollback", a.lockFlags),
 		Number:           a.Number,

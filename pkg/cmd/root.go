@@ -111,6 +111,9 @@ func newRootCommand(g *Globals) *cobra.Command {
 			if err := applyConfig(cmd); err != nil {
 				return err
 			}
+			if err := checkOutput(cmd); err != nil {
+				return err
+			}
 			return g.profiling.start()
 		},
 	}

@@ -171,15 +171,12 @@ func newTagListCommand(g *Globals) *cobra.Command {
 			return a.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "table", "Output format: table, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
+	outputFlag(cmd.Flags(), &a.Output, printer.ListFormats, "Output format", "")
 	return cmd
 }
 
 // Run prints the tags.
 func (a *TagListAction) Run(ctx context.Context) error {
-	if err := printer.CheckListFormat(printer.Format(a.Output)); err != nil {
-		return &UsageError{Err: err}
-	}
 	tags, err := (&action.TagList{Config: a.Globals.Config(io.Discard)}).Run(ctx)
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 	cmd.Flags().BoolVar(&a.IgnoreNotFound, "ignore-not-found", false, "Succeed when nothing carries the install's labels (for scripts that may run twice)")
 	cmd.Flags().DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long to wait for the removed objects to be gone")
 	cmd.Flags().StringSliceVar(&a.RemoteContexts, "remote-contexts", nil, "Kubeconfig contexts of other clusters of the mesh: the link Secrets there that point at this cluster are removed too")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "text", "Output: text or json (one event per line)")
+	outputFlag(cmd.Flags(), &a.Output, printer.EventFormats, "Output", " (json: one event per line)")
 	a.lockFlags.add(cmd.Flags())
 	return cmd
 }
@@ -76,12 +76,9 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 // and removes; with -y (and for a dry run) the action plans itself, under the cluster lock,
 // and its plan event says what it removes.
 func (a *UninstallCommand) Run(ctx context.Context) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	prompt := !a.DryRun && !a.SkipConfirmation
 	// Before a prompt, or with -v, every object is listed before anything is removed.
-	shows := prompt || (a.Verbose && a.Output == "text")
+	shows := prompt || (a.Verbose && printer.Format(a.Output) == printer.Text)
 	u := &action.Uninstall{
 		Config:         a.Globals.writerConfig(a.ErrOut, "istioctl uninstall", a.lockFlags),
 		Spec:           a.Spec.options(a.In, a.Revision),
@@ -108,7 +105,7 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 		if plan.Nothing != "" {
 			a.nothing(plan)
 		} else {
-			if a.Output == "text" {
+			if printer.Format(a.Output) == printer.Text {
 				printer.Leaving(a.ErrOut, plan.Leave)
 			}
 			printer.Summary(a.Out, plan.Summary(), true)
@@ -132,7 +129,7 @@ func (a *UninstallCommand) Run(ctx context.Context) error {
 
 // nothing says the uninstall found nothing to remove.
 func (a *UninstallCommand) nothing(plan *action.UninstallPlan) {
-	if a.Output == "text" {
+	if printer.Format(a.Output) == printer.Text {
 		printer.Leaving(a.ErrOut, plan.Leave)
 	}
 	printer.Line(a.ErrOut, plan.Nothing)

@@ -71,9 +71,6 @@ func defaultToRevision(v string) string {
 
 // run is upgrade --strategy revision: flags into an action.RevisionUpgrade.
 func (s *revisionStrategy) run(ctx context.Context, a *InstallCommand) error {
-	if err := checkOutput(a.Output, "text", "json"); err != nil {
-		return err
-	}
 	to := s.ToRevision
 	if to == "" {
 		to = defaultToRevision(version.Version)

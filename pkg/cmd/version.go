@@ -45,24 +45,19 @@ printed and the command exits 1 with the reason.`,
 	}
 	cmd.Flags().BoolVar(&a.Remote, "remote", true, "Also ask the cluster for its Kubernetes and Istio control plane versions")
 	cmd.Flags().BoolVarP(&a.Short, "short", "s", false, "Print only the version numbers")
-	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Output format: one of json|yaml (default: text)")
+	outputFlag(cmd.Flags(), &a.Output, printer.DocumentFormats, "Output format", "")
 	return cmd
 }
 
 // Run gathers the report and prints it.
 func (a *VersionAction) Run(ctx context.Context) error {
-	switch a.Output {
-	case "", "json", "yaml":
-	default:
-		return Usagef("--output %q is not supported; use json or yaml", a.Output)
-	}
 	v := &action.Version{Config: a.Globals.Config(io.Discard)}
 	rep := &VersionReport{Client: version.Get()}
 	var err error
 	if a.Remote {
 		var cluster *action.ClusterVersions
 		cluster, err = v.Run(ctx)
-		rep.ClusterVersions = *cluster
+		rep.Kubernetes, rep.ControlPlanes = cluster.Kubernetes, cluster.ControlPlanes
 	}
 	if err != nil {
 		// As kubectl version: what is known is printed, the failure is the exit status.

@@ -4,7 +4,6 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -14,15 +13,6 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-)
-
-// Format names an output format.
-type Format string
-
-// The event formats.
-const (
-	Text Format = "text"
-	JSON Format = "json"
 )
 
 // EventOptions say what the event printers know of what was printed before the run.
@@ -39,8 +29,8 @@ type EventOptions struct {
 // NewEvents returns a sink printing events in format f to w. color is honoured only for
 // text on a terminal; fatih/color already turns itself off for NO_COLOR and non-terminals.
 func NewEvents(w io.Writer, f Format, opts ...EventOptions) event.Sink {
-	if f == JSON {
-		return &jsonSink{enc: json.NewEncoder(w)}
+	if f == JSON || f == YAML {
+		return &streamSink{w: w, f: stream(f)}
 	}
 	s := &textSink{w: w}
 	for _, o := range opts {
@@ -55,21 +45,23 @@ func NewEvents(w io.Writer, f Format, opts ...EventOptions) event.Sink {
 // that stay. Use it only when w is a terminal; logs get no bar, so CI output has no spinner
 // lines.
 func NewTerminalEvents(w io.Writer, f Format, opts TerminalOptions) event.Sink {
-	if f == JSON {
+	if f == JSON || f == YAML {
 		return NewEvents(w, f)
 	}
 	return newLiveSink(w, opts)
 }
 
-type jsonSink struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+// streamSink writes each event as a document of the stream: a JSON line, or a YAML document.
+type streamSink struct {
+	mu sync.Mutex
+	w  io.Writer
+	f  Format
 }
 
-func (s *jsonSink) Emit(e event.Event) {
+func (s *streamSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = s.enc.Encode(e)
+	_ = encode(s.w, s.f, e, encoding{})
 }
 
 var (
@@ -190,7 +182,7 @@ func (s *textSink) Emit(e event.Event) {
 		}
 	case event.RevisionTag:
 		mark := green("✔")
-		if e.Outcome == event.OutcomeMoved {
+		if e.TagOutcome == event.TagMoved {
 			mark = yellow("!")
 		}
 		fmt.Fprintf(s.w, "%s %s\n", mark, e.Message)
@@ -200,7 +192,7 @@ func (s *textSink) Emit(e event.Event) {
 	case event.HelmReleaseRetired:
 		s.helmReleaseRetired(e)
 	case event.Batch:
-		if e.Outcome == event.OutcomeSucceeded {
+		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
 		} else {
 			fmt.Fprintf(s.w, "%s %s: %s\n", red("✘"), e.Message, e.Error)
@@ -235,17 +227,17 @@ func (s *textSink) shortWait(e event.Event, title string) {
 // done is a run's last line: how it ended, worded for its operation.
 func (s *textSink) done(e event.Event) {
 	switch {
-	case e.Outcome == event.OutcomeInterrupted:
+	case e.Result == event.RunInterrupted:
 		fmt.Fprintf(s.w, "%s Interrupted\n", red("✘"))
-	case e.DryRun && e.Outcome == event.OutcomeSucceeded:
+	case e.DryRun && e.Result == event.RunSucceeded:
 		fmt.Fprintf(s.w, "%s Dry run complete, nothing was written (%s)\n", green("✔"), e.Message)
-	case e.Operation == event.OperationRollback && e.Outcome == event.OutcomeFailed:
+	case e.Operation == event.OperationRollback && e.Result == event.RunFailed:
 		fmt.Fprintf(s.w, "%s Rollback to %s failed\n", red("✘"), e.Message)
 	case e.Operation == event.OperationRollback:
 		fmt.Fprintf(s.w, "%s Rollback to %s\n", green("✔"), e.Message)
-	case e.Operation == event.OperationUninstall && e.Outcome == event.OutcomeSucceeded:
+	case e.Operation == event.OperationUninstall && e.Result == event.RunSucceeded:
 		fmt.Fprintf(s.w, "%s Uninstall complete (%s)\n", green("✔"), e.Message)
-	case e.Outcome == event.OutcomeFailed:
+	case e.Result == event.RunFailed:
 		fmt.Fprintf(s.w, "%s Installation failed\n", red("✘"))
 	default:
 		fmt.Fprintf(s.w, "%s Installation complete (%s)\n", green("✔"), e.Message)

@@ -25,7 +25,7 @@ func TestExternalEventsText(t *testing.T) {
 			"! ServiceAccount/ns/istio-cni: adopted from field manager by-hand: this install now owns it\n"},
 		{event.Event{Type: event.Warning, Message: "these gateways are removed, and the traffic they carry stops:", Details: []string{"Deployment/istio-gateways/istio-ingressgateway"}},
 			"! these gateways are removed, and the traffic they carry stops:\n    Deployment/istio-gateways/istio-ingressgateway\n"},
-		{event.Event{Type: event.Plan, Leave: []string{"Base", "Pilot"}},
+		{event.Event{Type: event.Plan, PlanDetail: event.PlanDetail{Leave: []string{"Base", "Pilot"}}},
 			"Leaving Base, Pilot alone, and the revision's tags and install records: this spec relies on them and does not install them.\n"},
 	} {
 		var b bytes.Buffer
@@ -36,7 +36,7 @@ func TestExternalEventsText(t *testing.T) {
 	}
 	// With -v, a line per pruned object.
 	var b bytes.Buffer
-	NewEvents(&b, Text, EventOptions{Objects: true}).Emit(event.Event{Type: event.Pruned, Object: "DaemonSet/ns/istio-cni-node", Action: event.ActionPruned})
+	NewEvents(&b, Text, EventOptions{Objects: true}).Emit(event.Event{Type: event.Pruned, Object: "DaemonSet/ns/istio-cni-node", ObjectChange: event.ObjectChange{Action: event.ActionPruned}})
 	if want := "  DaemonSet/ns/istio-cni-node removed\n"; b.String() != want {
 		t.Errorf("pruned:\n%q\nwant\n%q", b.String(), want)
 	}

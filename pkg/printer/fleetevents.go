@@ -8,9 +8,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/istioctl-installer/istioctl/operator/action/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/install"
 )
 
 // NewFleetEvents prints a fleet run's events: with JSON, one line per event as NewEvents
@@ -19,7 +17,7 @@ import (
 // With live (a terminal), object lines are left out and under the lines that stay one live
 // line per cluster in progress is redrawn, cut to the terminal's width.
 func NewFleetEvents(w io.Writer, f Format, live bool, opts TerminalOptions) event.Sink {
-	if f == JSON {
+	if f == JSON || f == YAML {
 		return NewEvents(w, f)
 	}
 	s := &fleetSink{w: w, live: live, objects: opts.Verbose, size: opts.Size, sinks: map[string]*textSink{}, clusters: map[string]*liveCluster{}}
@@ -106,11 +104,11 @@ func (s *fleetSink) line(out *bytes.Buffer, cluster, l string, whole bool) {
 func linkLine(e event.Event) string {
 	switch {
 	case e.Error != "":
-		return fmt.Sprintf("%s %s %s: %s", red("✘"), e.Object, e.Outcome, firstLine(e.Error))
-	case e.Outcome == event.OutcomeRemoved:
+		return fmt.Sprintf("%s %s %s: %s", red("✘"), e.Object, e.LinkOutcome, firstLine(e.Error))
+	case e.LinkOutcome == event.LinkRemoved:
 		return fmt.Sprintf("%s %s removed (%s)", green("✔"), e.Object, e.Message)
 	}
-	return fmt.Sprintf("%s %s %s (%s)", green("✔"), e.Object, e.Outcome, e.Message)
+	return fmt.Sprintf("%s %s %s (%s)", green("✔"), e.Object, e.LinkOutcome, e.Message)
 }
 
 // track keeps each cluster's live state (live only): from its plan to its done.
@@ -252,7 +250,7 @@ func fleetOutcome(out io.Writer, e event.Event) {
 		verb = "uninstall"
 	}
 	switch {
-	case e.Outcome == event.OutcomeInterrupted:
+	case e.Result == event.RunInterrupted:
 		fmt.Fprintf(out, "%s Fleet %s interrupted\n", red("✘"), verb)
 	case e.Error != "":
 		// The error itself, with every line, is the command's error (on stderr).
@@ -282,7 +280,7 @@ func FleetOutcome(w io.Writer, o *event.FleetOutcome) {
 // cannot be planned; Nothing when an uninstall finds nothing there.
 type FleetPlanCluster struct {
 	Name, Role, Error, Nothing string
-	Summary                    *install.Summary
+	Summary                    *event.Summary
 	// Notes are what the run does there beyond the summary.
 	Notes []string
 }
@@ -290,7 +288,7 @@ type FleetPlanCluster struct {
 // FleetPlanLink is one link step of a fleet plan: create, check or remove.
 type FleetPlanLink struct {
 	Into, From, Secret string
-	Action             fleetrun.LinkStep
+	Action             event.LinkStep
 }
 
 // FleetPlan prints what a fleet run will do, before it asks: each cluster's change summary
@@ -319,9 +317,9 @@ func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) 
 	for _, l := range links {
 		mark, what := green("+"), "to create"
 		switch l.Action {
-		case fleetrun.LinkCheck:
+		case event.LinkStepCheck:
 			mark, what = " ", "there: kept while its token authenticates, else its token is replaced"
-		case fleetrun.LinkRemove:
+		case event.LinkStepRemove:
 			mark, what = red("-"), "to remove"
 		}
 		from := ""

@@ -24,9 +24,9 @@ func fleetRun(failed bool) []event.Event {
 			{Into: "cluster-2", From: "cluster-1", Secret: "istio-system/istio-remote-secret-cluster-1", Outcome: "unchanged"}},
 	}
 	evs = append(evs,
-		event.Event{Type: event.Link, Cluster: "cluster-1", Object: "Secret/istio-system/istio-remote-secret-cluster-2", Outcome: event.OutcomeCreated, Message: "cluster-1 reads cluster-2 with it"},
-		event.Event{Type: event.Link, Cluster: "cluster-2", Object: "Secret/istio-system/istio-remote-secret-cluster-1", Outcome: event.OutcomeUnchanged, Message: "cluster-2 reads cluster-1 with it"})
-	done := event.Event{Type: event.Done, Operation: "install", Fleet: &out, Message: "2 clusters, 2 links"}
+		event.Event{Type: event.Link, Cluster: "cluster-1", Object: "Secret/istio-system/istio-remote-secret-cluster-2", Message: "cluster-1 reads cluster-2 with it", LinkChange: event.LinkChange{LinkOutcome: event.LinkCreated}},
+		event.Event{Type: event.Link, Cluster: "cluster-2", Object: "Secret/istio-system/istio-remote-secret-cluster-1", Message: "cluster-2 reads cluster-1 with it", LinkChange: event.LinkChange{LinkOutcome: event.LinkUnchanged}})
+	done := event.Event{Type: event.Done, Message: "2 clusters, 2 links", RunEnd: event.RunEnd{Operation: "install", Fleet: &out}}
 	if failed {
 		out.Links[1].Outcome, out.Links[1].Error = "left-out", "needs cluster cluster-1, which did not converge"
 		done.Error, done.Message = "the fleet did not converge", ""

@@ -1,19 +1,13 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/istioctl-installer/istioctl/operator/history"
 )
-
-// Table is the tabular format of listings.
-const Table Format = "table"
 
 // History prints install records: a table (one line per record, oldest first within each
 // revision), a JSON array (or YAML list) of the whole records, or a kubectl format
@@ -35,19 +29,7 @@ func History(w io.Writer, records []*history.Record, f Format) error {
 		if records == nil {
 			records = []*history.Record{}
 		}
-		b, err := json.MarshalIndent(records, "", "  ")
-		if err != nil {
-			return err
-		}
-		if f == YAML {
-			if b, err = yaml.JSONToYAML(b); err != nil {
-				return err
-			}
-			_, err = w.Write(b)
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
+		return encode(w, f, records, encoding{})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tRECORD\tUPDATED\tSTATUS\tPROFILE\tISTIOCTL VERSION\tDESCRIPTION")

@@ -48,8 +48,8 @@ func TestTextEvents(t *testing.T) {
 	s := NewEvents(&buf, Text)
 	s.Emit(event.Event{Type: event.Warning, Message: "install failed; --atomic: restoring"})
 	s.Emit(event.Event{Type: event.Warning, Object: "Deployment/ns/x", Message: "took over"})
-	s.Emit(event.Event{Type: event.Done, Operation: event.OperationRollback, Outcome: event.OutcomeSucceeded, Message: "record 1: 1 applied"})
-	s.Emit(event.Event{Type: event.Done, Operation: event.OperationRollback, Outcome: event.OutcomeFailed, Message: "record 1", Error: "boom"})
+	s.Emit(event.Event{Type: event.Done, Message: "record 1: 1 applied", RunEnd: event.RunEnd{Operation: event.OperationRollback, Result: event.RunSucceeded}})
+	s.Emit(event.Event{Type: event.Done, Message: "record 1", Error: "boom", RunEnd: event.RunEnd{Operation: event.OperationRollback, Result: event.RunFailed}})
 	want := "! install failed; --atomic: restoring\n! Deployment/ns/x: took over\n✔ Rollback to record 1: 1 applied\n✘ Rollback to record 1 failed\n"
 	if buf.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
@@ -61,8 +61,8 @@ func TestTextEvents(t *testing.T) {
 func TestTextPruned(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewEvents(&buf, Text, EventOptions{Objects: true})
-	s.Emit(event.Event{Type: event.Pruned, Object: "Deployment/ns/egress", Status: "would be pruned", Action: event.ActionPruned})
-	s.Emit(event.Event{Type: event.Pruned, Object: "Deployment/ns/egress", Action: event.ActionPruned})
+	s.Emit(event.Event{Type: event.Pruned, Object: "Deployment/ns/egress", ObjectChange: event.ObjectChange{Status: "would be pruned", Action: event.ActionPruned}})
+	s.Emit(event.Event{Type: event.Pruned, Object: "Deployment/ns/egress", ObjectChange: event.ObjectChange{Action: event.ActionPruned}})
 	if want := "  Deployment/ns/egress would be pruned\n  Deployment/ns/egress removed\n"; buf.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
 	}

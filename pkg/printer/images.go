@@ -1,7 +1,6 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -12,16 +11,11 @@ import (
 // Images prints an image inventory: a table per image (component, container, image, the
 // field that sets it, and a retired registry's note), or {"images": [...]} as JSON.
 func Images(w io.Writer, list []images.Image, f Format) error {
-	if f == JSON {
+	if f == JSON || f == YAML {
 		if list == nil {
 			list = []images.Image{}
 		}
-		out, err := json.MarshalIndent(map[string]any{"images": list}, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(out))
-		return err
+		return encode(w, f, map[string]any{"images": list}, encoding{})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "COMPONENT\tCONTAINER\tIMAGE\tSET BY")

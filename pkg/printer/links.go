@@ -1,16 +1,12 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/link"
 )
@@ -41,17 +37,7 @@ func RemoteClusters(w io.Writer, rows []link.Row, rep *check.Report, f Format) e
 			Clusters []link.Row    `json:"clusters"`
 			Links    *check.Report `json:"links"`
 		}{rows, rep}
-		out, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
-			return err
-		}
-		if f == YAML {
-			if out, err = yaml.JSONToYAML(out); err != nil {
-				return err
-			}
-		}
-		_, err = fmt.Fprintln(w, strings.TrimRight(string(out), "\n"))
-		return err
+		return encode(w, f, doc, encoding{})
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 5, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSECRET\tSTATUS\tISTIOD\tREVISION")
@@ -85,9 +71,25 @@ func Retrying(w io.Writer, attempt int, rep *check.Report) {
 // Join lists names on one line.
 func Join(names []string) string { return strings.Join(names, ", ") }
 
+// SecretApplied is what create-remote-secret --apply-to wrote: the Secret, where it went,
+// whether it was created or replaced, who it authenticates as there, the cluster it reads
+// and its server, the token it carries and the previous tokens.
+type SecretApplied struct {
+	Secret, Context, Identity string
+	Created                   bool
+	ClusterID, Server         string
+	// TokenKind words the credentials; TokenSecret is the token's Secret (none for a
+	// credential that is no token Secret); Expires is nil for a token that does not expire.
+	TokenKind, TokenSecret string
+	Expires                *time.Time
+	// Deleted are the previous tokens' Secrets, deleted; Kept the previous one left.
+	Deleted []string
+	Kept    string
+}
+
 // RemoteSecretApplied says what create-remote-secret --apply-to wrote, the token's kind and
 // expiry and what happened to the previous tokens (never a token).
-func RemoteSecretApplied(w io.Writer, res *action.RemoteSecretResult, plan *action.RemoteSecretPlan) {
+func RemoteSecretApplied(w io.Writer, res *SecretApplied) {
 	if res.Secret == "" {
 		return
 	}
@@ -100,15 +102,15 @@ func RemoteSecretApplied(w io.Writer, res *action.RemoteSecretResult, plan *acti
 		who = " as " + res.Identity
 	}
 	fmt.Fprintf(w, "%s Secret %s %s in context %s: its istiod reads cluster %s at %s%s\n",
-		green("✔"), res.Secret, verb, res.Context, plan.ClusterID, plan.Server, who)
-	fmt.Fprintf(w, "  credentials: %s", res.Token.Kind)
-	if res.Token.Secret != "" {
-		fmt.Fprintf(w, ", in %s of cluster %s", res.Token.Secret, plan.ClusterID)
+		green("✔"), res.Secret, verb, res.Context, res.ClusterID, res.Server, who)
+	fmt.Fprintf(w, "  credentials: %s", res.TokenKind)
+	if res.TokenSecret != "" {
+		fmt.Fprintf(w, ", in %s of cluster %s", res.TokenSecret, res.ClusterID)
 	}
 	fmt.Fprintln(w)
-	if res.Token.Expires != nil {
-		fmt.Fprintf(w, "  expires: %s (in %s); run this command again before then\n", res.Token.Expires.UTC().Format(time.RFC3339), time.Until(*res.Token.Expires).Round(time.Minute))
-	} else if res.Token.Secret != "" {
+	if res.Expires != nil {
+		fmt.Fprintf(w, "  expires: %s (in %s); run this command again before then\n", res.Expires.UTC().Format(time.RFC3339), time.Until(*res.Expires).Round(time.Minute))
+	} else if res.TokenSecret != "" {
 		fmt.Fprintln(w, "  expires: never; run this command again to rotate it")
 	}
 	for _, d := range res.Deleted {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
@@ -98,22 +97,25 @@ func TestRetrying(t *testing.T) {
 // TestRemoteSecretApplied: what create-remote-secret --apply-to says it wrote: created or
 // updated, where, the token's kind and expiry, and the previous tokens deleted.
 func TestRemoteSecretApplied(t *testing.T) {
-	plan := &action.RemoteSecretPlan{ClusterID: "cluster-2", Server: "https://127.0.0.1:6443"}
-	token := action.TokenInfo{Secret: "Secret/istio-system/istio-reader-service-account-istio-remote-secret-token-abcde", Kind: "a long-lived ServiceAccount token"}
+	token := SecretApplied{ClusterID: "cluster-2", Server: "https://127.0.0.1:6443",
+		TokenSecret: "Secret/istio-system/istio-reader-service-account-istio-remote-secret-token-abcde", TokenKind: "a long-lived ServiceAccount token"}
+	created, rotated := token, token
+	created.Created = true
+	rotated.Deleted = []string{"Secret/istio-system/old"}
 	for _, tc := range []struct {
 		name string
-		res  action.RemoteSecretResult
+		res  SecretApplied
 		want []string
 	}{
-		{"created", action.RemoteSecretResult{Created: true, Token: token},
+		{"created", created,
 			[]string{"Secret istio-system/istio-remote-secret-cluster-2 created in context cluster-1", "credentials: a long-lived ServiceAccount token, in Secret/", "expires: never"}},
-		{"rotated", action.RemoteSecretResult{Token: token, Deleted: []string{"Secret/istio-system/old"}},
+		{"rotated", rotated,
 			[]string{"updated in context cluster-1", "previous token: Secret/istio-system/old deleted: it stops authenticating"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.res.Secret, tc.res.Context = "istio-system/istio-remote-secret-cluster-2", "cluster-1"
 			var buf bytes.Buffer
-			RemoteSecretApplied(&buf, &tc.res, plan)
+			RemoteSecretApplied(&buf, &tc.res)
 			for _, want := range tc.want {
 				if !strings.Contains(buf.String(), want) {
 					t.Errorf("says\n%s\nwant %q", buf.String(), want)

@@ -1,7 +1,7 @@
 package printer
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
 	"reflect"
@@ -13,23 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/util/jsonpath"
 )
-
-// The kubectl formats of the listings (tag list, history), besides table, json and yaml.
-const (
-	Name          Format = "name"
-	JSONPath      Format = "jsonpath="
-	CustomColumns Format = "custom-columns="
-)
-
-// ListFormats are what -o of a listing takes; the last two take their template after "=".
-var ListFormats = []Format{Table, JSON, YAML, Name, JSONPath, CustomColumns}
-
-// CheckListFormat says whether f is one of ListFormats with a usable template, before the
-// command asks the cluster anything.
-func CheckListFormat(f Format) error {
-	_, err := kubectlPrinter(f)
-	return err
-}
 
 // kubectlFormat says f is one of the formats kubectl's printers handle.
 func kubectlFormat(f Format) bool {
@@ -57,11 +40,7 @@ func kubectlPrinter(f Format) (listPrinter, error) {
 	case strings.HasPrefix(string(f), string(CustomColumns)):
 		return newColumns(strings.TrimPrefix(string(f), string(CustomColumns)))
 	}
-	var all []string
-	for _, l := range ListFormats {
-		all = append(all, string(l))
-	}
-	return nil, fmt.Errorf("--output %q is not supported; use one of %s", f, strings.Join(all, ", "))
+	return nil, ListFormats.unsupported(f)
 }
 
 // listPrinter prints a listing as a v1 List.
@@ -88,12 +67,12 @@ func (l listing) print(w io.Writer, p listPrinter) error {
 			list.Items = append(list.Items, item)
 			continue
 		}
-		b, err := json.Marshal(e)
-		if err != nil {
+		var b bytes.Buffer
+		if err := encode(&b, jsonLine, e, encoding{}); err != nil {
 			return err
 		}
 		var m map[string]any
-		if err := utiljson.Unmarshal(b, &m); err != nil { // whole numbers as int64, as kubectl's objects
+		if err := utiljson.Unmarshal(b.Bytes(), &m); err != nil { // whole numbers as int64, as kubectl's objects
 			return err
 		}
 		list.Items = append(list.Items, unstructured.Unstructured{Object: m})

@@ -71,9 +71,9 @@ func TestListFormatsEmpty(t *testing.T) {
 	}
 }
 
-func TestCheckListFormat(t *testing.T) {
+func TestListFormatsCheck(t *testing.T) {
 	for _, f := range []string{"table", "json", "yaml", "name", "jsonpath={.items}", "custom-columns=A:.a,B:{.b}"} {
-		if err := CheckListFormat(Format(f)); err != nil {
+		if err := ListFormats.Check(Format(f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -87,7 +87,7 @@ func TestCheckListFormat(t *testing.T) {
 		"custom-columns=:.tag":   "want HEADER:PATH",
 		"custom-columns=A:{.a}}": "want HEADER:PATH",
 	} {
-		if err := CheckListFormat(Format(f)); err == nil || !strings.Contains(err.Error(), msg) {
+		if err := ListFormats.Check(Format(f)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", f, err, msg)
 		}
 	}

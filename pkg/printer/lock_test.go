@@ -13,11 +13,11 @@ func TestLockLines(t *testing.T) {
 		e    event.Event
 		want string
 	}{
-		{event.Event{Type: event.Lock, Lock: event.LockWaiting, Message: "waiting for the cluster lock: x has held it for 3s; waiting up to 10m0s (--lock-timeout)"},
+		{event.Event{Type: event.Lock, Message: "waiting for the cluster lock: x has held it for 3s; waiting up to 10m0s (--lock-timeout)", LockChange: event.LockChange{Lock: event.LockWaiting}},
 			"- Waiting for the cluster lock: x has held it for 3s; waiting up to 10m0s (--lock-timeout)\n"},
-		{event.Event{Type: event.Lock, Lock: event.LockAcquired, Message: "took the cluster lock after waiting 2.1s"}, "- Took the cluster lock after waiting 2.1s\n"},
-		{event.Event{Type: event.Lock, Lock: event.LockTakenOver, Message: "took over the expired cluster lock of x"}, "! Took over the expired cluster lock of x\n"},
-		{event.Event{Type: event.Lock, Lock: event.LockLost, Error: "lost the cluster lock: y\nmore"}, "✘ Lost the cluster lock: y\n"},
+		{event.Event{Type: event.Lock, Message: "took the cluster lock after waiting 2.1s", LockChange: event.LockChange{Lock: event.LockAcquired}}, "- Took the cluster lock after waiting 2.1s\n"},
+		{event.Event{Type: event.Lock, Message: "took over the expired cluster lock of x", LockChange: event.LockChange{Lock: event.LockTakenOver}}, "! Took over the expired cluster lock of x\n"},
+		{event.Event{Type: event.Lock, Error: "lost the cluster lock: y\nmore", LockChange: event.LockChange{Lock: event.LockLost}}, "✘ Lost the cluster lock: y\n"},
 	} {
 		var b bytes.Buffer
 		NewEvents(&b, Text).Emit(tc.e)

@@ -1,7 +1,6 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -23,7 +22,7 @@ type MirrorEvents struct {
 
 // NewMirrorEvents prints to w in f; tty draws a progress bar.
 func NewMirrorEvents(w io.Writer, f Format, tty bool) *MirrorEvents {
-	return &MirrorEvents{w: w, f: f, tty: tty && f != JSON}
+	return &MirrorEvents{w: w, f: f, tty: tty && f == Text}
 }
 
 type mirrorJSON struct {
@@ -67,9 +66,8 @@ func (p *MirrorEvents) Event(e mirror.Event) {
 		line = fmt.Sprintf("FAILED   %s -> %s", e.Source, e.Target)
 	}
 	switch {
-	case p.f == JSON:
-		b, _ := json.Marshal(j)
-		fmt.Fprintln(p.w, string(b))
+	case p.f == JSON || p.f == YAML:
+		_ = encode(p.w, stream(p.f), j, encoding{})
 	case p.tty:
 		if _, failed := e.(mirror.Failed); failed {
 			_ = p.bar.Clear()
@@ -85,9 +83,8 @@ func (p *MirrorEvents) Event(e mirror.Event) {
 
 // MirrorResult prints the closing line of a mirror that finished.
 func MirrorResult(w io.Writer, r mirror.Result, f Format) {
-	if f == JSON {
-		b, _ := json.Marshal(map[string]any{"event": "done", "copied": r.Copied, "present": r.Skipped, "planned": r.Planned})
-		fmt.Fprintln(w, string(b))
+	if f == JSON || f == YAML {
+		_ = encode(w, stream(f), map[string]any{"event": "done", "copied": r.Copied, "present": r.Skipped, "planned": r.Planned}, encoding{})
 		return
 	}
 	if r.Planned > 0 {

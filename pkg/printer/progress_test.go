@@ -110,11 +110,11 @@ func demoRun() []event.Event {
 		{Component: "EgressGateways/istio-egressgateway", Title: "Egress gateways", Counts: event.Counts{Create: 3}},
 		{Component: "Cni", Title: "CNI", Counts: event.Counts{Prune: 1}},
 	}}
-	evs := []event.Event{{Type: event.Plan, Total: 11, Changes: changes}}
+	evs := []event.Event{{Type: event.Plan, Total: 11, PlanDetail: event.PlanDetail{Changes: changes}}}
 	comp := func(key, title, icon string, objs ...string) []event.Event {
 		out := []event.Event{{Type: event.ComponentStarted, Component: key, Title: title, Icon: icon, Total: len(objs)}}
 		for _, o := range objs {
-			out = append(out, event.Event{Type: event.Applied, Component: key, Title: title, Object: o, Status: "created", Action: event.ActionCreated})
+			out = append(out, event.Event{Type: event.Applied, Component: key, Title: title, Object: o, ObjectChange: event.ObjectChange{Status: "created", Action: event.ActionCreated}})
 		}
 		out = append(out,
 			event.Event{Type: event.Waiting, Component: key, Title: title, Object: objs[0], Message: "0 of 1 replicas ready, and this reason is long enough to be wider than an eighty-column terminal"},
@@ -131,10 +131,10 @@ func demoRun() []event.Event {
 		evs = append(evs, in[i], eg[i])
 	}
 	return append(evs,
-		event.Event{Type: event.Pruned, Component: "Cni", Object: "DaemonSet/kube-system/istio-cni-node", Action: event.ActionPruned},
-		event.Event{Type: event.Applied, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Status: "created", Action: event.ActionCreated},
-		event.Event{Type: event.RevisionTag, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Outcome: event.OutcomeCreated, Message: `Default revision tag points at revision "default"`},
-		event.Event{Type: event.Done, Message: "9 applied, 2 unchanged, 1 pruned", Operation: "install"},
+		event.Event{Type: event.Pruned, Component: "Cni", Object: "DaemonSet/kube-system/istio-cni-node", ObjectChange: event.ObjectChange{Action: event.ActionPruned}},
+		event.Event{Type: event.Applied, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", ObjectChange: event.ObjectChange{Status: "created", Action: event.ActionCreated}},
+		event.Event{Type: event.RevisionTag, Object: "MutatingWebhookConfiguration/istio-revision-tag-default", Message: `Default revision tag points at revision "default"`, TagChange: event.TagChange{TagOutcome: event.TagCreated}},
+		event.Event{Type: event.Done, Message: "9 applied, 2 unchanged, 1 pruned", RunEnd: event.RunEnd{Operation: "install"}},
 	)
 }
 
@@ -234,10 +234,10 @@ func TestTerminalEventsFailure(t *testing.T) {
 	for _, e := range []event.Event{
 		{Type: event.Plan, Total: 1},
 		{Type: event.ComponentStarted, Component: "Pilot", Title: "Istiod", Total: 1},
-		{Type: event.Applied, Component: "Pilot", Title: "Istiod", Object: "Deployment/istio-system/istiod", Status: "created", Action: event.ActionCreated},
+		{Type: event.Applied, Component: "Pilot", Title: "Istiod", Object: "Deployment/istio-system/istiod", ObjectChange: event.ObjectChange{Status: "created", Action: event.ActionCreated}},
 		{Type: event.ComponentFailed, Component: "Pilot", Title: "Istiod", Error: "not ready within the readiness timeout (8s):", Details: []string{detail, "  pod istiod-x: unschedulable: 0/2 nodes are available"}},
 		{Type: event.ComponentSkipped, Component: "IngressGateways/istio-ingressgateway", Title: "Ingress gateways", Message: "not applied: the readiness deadline passed while waiting for Istiod"},
-		{Type: event.Done, Outcome: event.OutcomeFailed, Error: "Istiod: not ready"},
+		{Type: event.Done, Error: "Istiod: not ready", RunEnd: event.RunEnd{Result: event.RunFailed}},
 	} {
 		sink.Emit(e)
 	}
@@ -288,8 +288,8 @@ func TestTerminalEventsLockWait(t *testing.T) {
 	var plain bytes.Buffer
 	text := NewEvents(&plain, Text, EventOptions{Objects: true})
 	evs := []event.Event{
-		{Type: event.Lock, Lock: event.LockWaiting, Holder: "istioctl install of a@b, pid 1", Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it"},
-		{Type: event.Lock, Lock: event.LockAcquired, Message: "took the cluster lock after waiting 1s"},
+		{Type: event.Lock, Message: "waiting for the cluster lock: istioctl install of a@b, pid 1 holds it", LockChange: event.LockChange{Lock: event.LockWaiting, Holder: "istioctl install of a@b, pid 1"}},
+		{Type: event.Lock, Message: "took the cluster lock after waiting 1s", LockChange: event.LockChange{Lock: event.LockAcquired}},
 	}
 	sink.Emit(evs[0])
 	text.Emit(evs[0])

@@ -1,21 +1,12 @@
 package printer
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/istioctl-installer/istioctl/operator/check"
-)
-
-// Report formats.
-const (
-	YAML  Format = "yaml"
-	JUnit Format = "junit"
 )
 
 // ReportOptions tune the text report.
@@ -32,20 +23,8 @@ func Report(w io.Writer, rep *check.Report, f Format, opts ...ReportOptions) err
 		o.Short = o.Short || x.Short
 	}
 	switch f {
-	case JSON:
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	case YAML:
-		b, err := yaml.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+	case JSON, YAML:
+		return encode(w, f, rep, encoding{})
 	case JUnit:
 		return junit(w, rep)
 	}
@@ -233,4 +212,25 @@ func checks(n int) string {
 		return "1 check"
 	}
 	return fmt.Sprintf("%d checks", n)
+}
+
+// Verdict closes a check report: on failure a pointer to the ✘ lines on errOut, otherwise
+// the all-clear of the report's kind on out; text only (the other formats carry the
+// summary).
+func Verdict(out, errOut io.Writer, rep *check.Report, failed bool, f Format) {
+	if f != Text {
+		return
+	}
+	switch {
+	case failed:
+		fmt.Fprintf(errOut, "%s found problems: see the ✘ lines above\n", rep.Command)
+	case rep.Kind == check.KindVerify && !rep.Fleet:
+		fmt.Fprintln(out, "✔ Istio is installed and verified successfully")
+	case rep.Kind == check.KindVerify:
+		fmt.Fprintln(out, "✔ Every cluster of the fleet is installed, verified and linked")
+	case rep.Fleet:
+		fmt.Fprintln(out, "✔ No issues found when checking the clusters of the fleet. The fleet is safe to install!")
+	default:
+		fmt.Fprintln(out, "✔ No issues found when checking the cluster. Istio is safe to install or upgrade!")
+	}
 }

@@ -1,12 +1,9 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/istioctl-installer/istioctl/operator/revision"
 )
@@ -16,17 +13,7 @@ import (
 func Revisions(w io.Writer, revs []*revision.Revision, f Format) error {
 	switch f {
 	case JSON, YAML:
-		out, err := json.MarshalIndent(map[string]any{"revisions": revs}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if f == YAML {
-			if out, err = yaml.JSONToYAML(out); err != nil {
-				return err
-			}
-		}
-		_, err = fmt.Fprintln(w, string(out))
-		return err
+		return encode(w, f, map[string]any{"revisions": revs}, encoding{blankLine: true})
 	}
 	if len(revs) == 0 {
 		_, err := fmt.Fprintln(w, "No Istio revisions found.")

@@ -6,29 +6,28 @@ import (
 	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/install"
 )
 
 // Summary prints what a run will do before it asks (or, with -v, before it starts): the
 // counts, per component and in total, and under each component the objects to update (with
 // the fields that change), to prune and to remove; with verbose the objects to create too.
-func Summary(w io.Writer, s *install.Summary, verbose bool) {
+func Summary(w io.Writer, s *event.Summary, verbose bool) {
 	io.WriteString(w, strings.Join(summaryLines(&s.Changes, s, verbose), "\n")+"\n")
 }
 
 // Counts prints the summary's counts alone: the totals and a line per component.
-func Counts(w io.Writer, s *install.Summary) {
+func Counts(w io.Writer, s *event.Summary) {
 	io.WriteString(w, strings.Join(summaryLines(&s.Changes, nil, false), "\n")+"\n")
 }
 
 // NothingToChange says a run would write nothing, instead of asking.
-func NothingToChange(w io.Writer, s *install.Summary, revision string) {
+func NothingToChange(w io.Writer, s *event.Summary, revision string) {
 	fmt.Fprintf(w, "%s Nothing to change: the %d objects of revision %q are as the spec renders them.\n", green("✔"), s.Unchanged, revision)
 }
 
 // summaryLines are the summary's lines: the totals, then one line per component (and, with
 // s, its objects). The plan event's counts print without s.
-func summaryLines(c *event.Changes, s *install.Summary, verbose bool) []string {
+func summaryLines(c *event.Changes, s *event.Summary, verbose bool) []string {
 	lines := []string{"Plan: " + countWords(c.Counts, true)}
 	width := 0
 	for _, comp := range c.Components {
@@ -42,20 +41,20 @@ func summaryLines(c *event.Changes, s *install.Summary, verbose bool) []string {
 		}
 		for _, ch := range s.Objects[comp.Component] {
 			switch ch.Action {
-			case install.Created:
+			case event.ActionCreated:
 				if verbose {
 					lines = append(lines, "    "+green("+")+" "+ch.Object)
 				}
-			case install.Configured, install.Deactivated:
+			case event.ActionConfigured, event.ActionDeactivated:
 				line := "    " + yellow("~") + " " + ch.Object
 				switch {
 				case len(ch.Fields) > 0:
 					line += ": " + strings.Join(ch.Fields, ", ")
-				case ch.Action == install.Deactivated:
+				case ch.Action == event.ActionDeactivated:
 					line += " (deactivated)"
 				}
 				lines = append(lines, line)
-			case install.Pruned, install.Removed:
+			case event.ActionPruned, event.ActionRemoved:
 				lines = append(lines, "    "+red("-")+" "+ch.Object)
 			}
 		}

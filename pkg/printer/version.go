@@ -1,41 +1,26 @@
 package printer
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
 // VersionReport is what `istioctl version` prints, in every output format: the client's
 // build and, when asked, the cluster's versions.
 type VersionReport struct {
-	Client version.Info `json:"clientVersion"`
-	action.ClusterVersions
+	Client        version.Info            `json:"clientVersion"`
+	Kubernetes    string                  `json:"kubernetesVersion,omitempty"`
+	ControlPlanes []revision.ControlPlane `json:"controlPlanes,omitempty"`
 }
 
 // Version prints a version report as JSON, YAML or text (short: the version numbers only);
 // remote says the report holds the cluster's part, asked in namespace ns.
 func Version(w io.Writer, rep *VersionReport, f Format, short, remote bool, ns string) error {
-	switch f {
-	case JSON:
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	case YAML:
-		b, err := yaml.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+	if f == JSON || f == YAML {
+		return encode(w, f, rep, encoding{})
 	}
 	if short {
 		fmt.Fprintf(w, "client version: %s\n", rep.Client.Version)

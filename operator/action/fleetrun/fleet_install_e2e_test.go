@@ -147,11 +147,11 @@ func TestFleetInstallE2E(t *testing.T) {
 			t.Logf("cluster-3's install began %v after cluster-1's istiod was ready", evs[remote].Time.Sub(evs[pilot].Time))
 		}
 		last := evs[len(evs)-1]
-		if last.Type != event.Done || last.Fleet == nil || len(last.Fleet.Clusters) != 3 || len(last.Fleet.Links) != 4 || last.Outcome == event.OutcomeInterrupted {
+		if last.Type != event.Done || last.Fleet == nil || len(last.Fleet.Clusters) != 3 || len(last.Fleet.Links) != 4 || last.Result == event.RunInterrupted {
 			t.Fatalf("the last event is %+v, want the fleet's done", last)
 		}
 		for _, o := range append(fleetOutcomes(*last.Fleet), fleetOutcomes(res.FleetOutcome)...) {
-			if !strings.HasSuffix(o, " "+string(event.OutcomeUnchanged)) {
+			if !strings.HasSuffix(o, " "+string(event.ClusterUnchanged)) {
 				t.Errorf("%s, want unchanged", o)
 			}
 		}
@@ -241,7 +241,7 @@ func TestFleetInstallE2E(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("interrupted fleet install: %v, want context.Canceled", err)
 		}
-		if d := rec.Of(event.Done); len(d) == 0 || d[len(d)-1].Cluster != "" || d[len(d)-1].Outcome != event.OutcomeInterrupted {
+		if d := rec.Of(event.Done); len(d) == 0 || d[len(d)-1].Cluster != "" || d[len(d)-1].Result != event.RunInterrupted {
 			t.Fatalf("the interrupted run's last done: %s, want the fleet's, interrupted", fmt.Sprint(d))
 		}
 		b.installed("after the interrupted one", fleetFile)

@@ -74,13 +74,13 @@ type Member struct {
 func (m *Member) Reached() bool { return m.client != nil }
 
 // LinkStep is what a fleet run does to a link Secret.
-type LinkStep string
+type LinkStep = event.LinkStep
 
 // The link plan's steps.
 const (
-	LinkCreate LinkStep = "create"
-	LinkCheck  LinkStep = "check"
-	LinkRemove LinkStep = "remove"
+	LinkCreate = event.LinkStepCreate
+	LinkCheck  = event.LinkStepCheck
+	LinkRemove = event.LinkStepRemove
 )
 
 // LinkPlan is one link Secret a fleet run makes, checks or removes.
@@ -284,12 +284,12 @@ func (p *Plan) members() map[string]*Member {
 }
 
 // installMember writes the cluster's cacerts, then installs it once its primary stands.
-func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks) (event.Outcome, error) {
+func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks) (event.ClusterOutcome, error) {
 	if m.Err != nil {
-		return event.OutcomeFailed, m.Err
+		return event.ClusterFailed, m.Err
 	}
 	if err := a.writeCACerts(ctx, p.f, m); err != nil {
-		return event.OutcomeFailed, err
+		return event.ClusterFailed, err
 	}
 	if m.Primary != "" {
 		// A remote needs its primary's istiod serving (its injection goes there): the hook
@@ -300,12 +300,12 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 			need = m.Primary
 		}
 		if err := hooks.Wait(ctx, need); err != nil {
-			return event.OutcomeSkipped, needError(err)
+			return event.ClusterSkipped, needError(err)
 		}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
 	if err != nil {
-		return event.OutcomeFailed, err
+		return event.ClusterFailed, err
 	}
 	// A copy reporting its components to the fleet's hooks: the member's action stays as
 	// planned.
@@ -313,16 +313,16 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	scoped.Hooks = hooks.Scope(m.Name)
 	r, err := scoped.Run(ctx, plan)
 	if err != nil {
-		return event.OutcomeFailed, err
+		return event.ClusterFailed, err
 	}
 	wrote, err := a.installEastWest(ctx, p.f, m, hooks.Scope(m.Name))
 	if err != nil {
-		return event.OutcomeFailed, err
+		return event.ClusterFailed, err
 	}
 	if r.Applied == 0 && r.Pruned == 0 && !wrote {
-		return event.OutcomeUnchanged, nil
+		return event.ClusterUnchanged, nil
 	}
-	return event.OutcomeInstalled, nil
+	return event.ClusterInstalled, nil
 }
 
 // writeCACerts applies the cluster's cacerts Secret, when the fleet gives one, under the
@@ -341,7 +341,7 @@ func (a *Install) writeCACerts(ctx context.Context, f *fleet.Fleet, m *Member) e
 	})
 }
 
-func clusterRow(m *Member, outcome event.Outcome, err error, start time.Time) event.FleetCluster {
+func clusterRow(m *Member, outcome event.ClusterOutcome, err error, start time.Time) event.FleetCluster {
 	row := event.FleetCluster{Cluster: m.Name, Role: m.Role, Outcome: outcome, Seconds: time.Since(start).Round(10 * time.Millisecond).Seconds()}
 	if err != nil {
 		row.Error = firstLineOf(err.Error())
@@ -349,7 +349,7 @@ func clusterRow(m *Member, outcome event.Outcome, err error, start time.Time) ev
 	return row
 }
 
-func linkRow(l *LinkPlan, outcome event.Outcome, err error) event.FleetLink {
+func linkRow(l *LinkPlan, outcome event.LinkOutcome, err error) event.FleetLink {
 	row := event.FleetLink{Into: l.Into, From: l.From, Secret: l.Secret, Outcome: outcome}
 	if err != nil {
 		row.Error = firstLineOf(err.Error())
@@ -383,13 +383,13 @@ func failures(o event.FleetOutcome) []string {
 
 // fleetDone is the fleet's last done: no cluster, the outcome of each.
 func fleetDone(res *Result, operation event.Operation, err error) event.Event {
-	e := event.Event{Operation: operation}
+	e := event.Event{RunEnd: event.RunEnd{Operation: operation}}
 	if res != nil {
 		e.Fleet = &res.FleetOutcome
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		e.Outcome, e.Error = event.OutcomeInterrupted, "interrupted"
+		e.Result, e.Error = event.RunInterrupted, "interrupted"
 	case err == nil && res != nil:
 		e.Message = fmt.Sprintf("%d clusters, %d links", len(res.Clusters), len(res.Links))
 	}

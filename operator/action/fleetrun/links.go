@@ -122,7 +122,7 @@ func (a *Fleet) planDropped(ctx context.Context, p *Plan, dropped map[string]str
 // runLink carries out one link step once the clusters it needs stand: a create or check
 // through create-remote-secret's action (Keep: a link whose token still authenticates is
 // left as it is), a removal with the tokens issued for it.
-func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map[string]*Member, hooks *schedule.Hooks) (event.Outcome, error) {
+func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map[string]*Member, hooks *schedule.Hooks) (event.LinkOutcome, error) {
 	into := members[l.Into]
 	if into == nil {
 		into = p.droppedMember(l.Into)
@@ -135,7 +135,7 @@ func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map
 		return a.removeLink(ctx, p, l, into)
 	}
 	if err := hooks.Wait(ctx, l.Into, l.From); err != nil {
-		return event.OutcomeLeftOut, needError(err)
+		return event.LinkLeftOut, needError(err)
 	}
 	from := members[l.From]
 	into.mu.Lock()
@@ -149,13 +149,13 @@ func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map
 	res, err := rs.Run(ctx, nil)
 	switch {
 	case err != nil:
-		return event.OutcomeFailed, err
+		return event.LinkFailed, err
 	case res.Unchanged:
-		return event.OutcomeUnchanged, nil
+		return event.LinkUnchanged, nil
 	case res.Created:
-		return event.OutcomeCreated, nil
+		return event.LinkCreated, nil
 	}
-	return event.OutcomeRotated, nil
+	return event.LinkRotated, nil
 }
 
 func (p *Plan) droppedMember(name string) *Member {
@@ -170,9 +170,9 @@ func (p *Plan) droppedMember(name string) *Member {
 // removeLink deletes a link Secret under its cluster's lock, then the tokens the cluster
 // whose credentials it held issued for it (when that cluster answers: else they stay, and
 // the result says so).
-func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Member) (event.Outcome, error) {
+func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Member) (event.LinkOutcome, error) {
 	if into == nil || !into.Reached() {
-		return event.OutcomeLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
+		return event.LinkLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
 	}
 	secret := l.secretRef()
 	ns, name := secret.Namespace, secret.Name
@@ -188,12 +188,12 @@ func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Memb
 	})
 	into.mu.Unlock()
 	if err != nil {
-		return event.OutcomeFailed, err
+		return event.LinkFailed, err
 	}
 	if revokeErr != nil {
-		return event.OutcomeRemoved, fmt.Errorf("removed, but the tokens issued for it stay: %w", revokeErr)
+		return event.LinkRemoved, fmt.Errorf("removed, but the tokens issued for it stay: %w", revokeErr)
 	}
-	return event.OutcomeRemoved, nil
+	return event.LinkRemoved, nil
 }
 
 // revokeTokens deletes the token Secrets the link's credentials came from: those its
@@ -230,9 +230,9 @@ func (a *Fleet) revokeTokens(ctx context.Context, p *Plan, l *LinkPlan, into *Me
 }
 
 // linkEvent says what happened to a link, in the cluster holding it.
-func linkEvent(events event.Sink, l *LinkPlan, outcome event.Outcome, err error) {
-	e := event.Event{Type: event.Link, Cluster: l.Into, Object: l.secretRef().String(), Outcome: outcome,
-		Message: fmt.Sprintf("%s reads %s with it", l.Into, l.From)}
+func linkEvent(events event.Sink, l *LinkPlan, outcome event.LinkOutcome, err error) {
+	e := event.Event{Type: event.Link, Cluster: l.Into, Object: l.secretRef().String(), Message: fmt.Sprintf("%s reads %s with it", l.Into, l.From),
+		LinkChange: event.LinkChange{LinkOutcome: outcome}}
 	if l.Action == LinkRemove {
 		e.Message = fmt.Sprintf("held %s's credentials; this fleet no longer links them", l.From)
 	}

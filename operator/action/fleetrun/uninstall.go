@@ -98,13 +98,13 @@ var errLinksStay = errors.New("some of the links to or from it could not be remo
 
 // removeMember uninstalls a cluster once the clusters it serves are removed and its links
 // are gone.
-func (a *Uninstall) removeMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks, res *Result) (event.Outcome, error) {
+func (a *Uninstall) removeMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks, res *Result) (event.ClusterOutcome, error) {
 	if m.Err != nil {
-		return event.OutcomeFailed, m.Err
+		return event.ClusterFailed, m.Err
 	}
 	for _, l := range res.Links {
 		if l.Error != "" && (l.Into == m.Name || l.From == m.Name) {
-			return event.OutcomeSkipped, errLinksStay
+			return event.ClusterSkipped, errLinksStay
 		}
 	}
 	var served []string
@@ -112,27 +112,27 @@ func (a *Uninstall) removeMember(ctx context.Context, p *Plan, m *Member, hooks 
 		served = append(served, o.Name)
 	}
 	if err := hooks.Wait(ctx, served...); err != nil {
-		return event.OutcomeSkipped, needError(err)
+		return event.ClusterSkipped, needError(err)
 	}
 	if ew, ok := p.f.EastWest(m.cluster, m.Uninstall.Revision); ok && !a.Purge {
 		// The east-west gateway's own install first (a purge takes it with the rest).
 		u := &action.Uninstall{Config: m.cfg, Spec: ew, IgnoreNotFound: true, Timeout: a.Timeout, Events: m.uninstall.Events}
 		if _, err := u.Run(ctx, nil); err != nil {
-			return event.OutcomeFailed, fmt.Errorf("its east-west gateway: %w", err)
+			return event.ClusterFailed, fmt.Errorf("its east-west gateway: %w", err)
 		}
 	}
 	if _, err := m.uninstall.Run(ctx, m.Uninstall); err != nil {
-		return event.OutcomeFailed, err
+		return event.ClusterFailed, err
 	}
 	if a.Purge {
 		if err := a.removeCACerts(ctx, p.f, m); err != nil {
-			return event.OutcomeFailed, err
+			return event.ClusterFailed, err
 		}
 	}
 	if m.Uninstall.Nothing != "" {
-		return event.OutcomeUnchanged, nil
+		return event.ClusterUnchanged, nil
 	}
-	return event.OutcomeRemoved, nil
+	return event.ClusterRemoved, nil
 }
 
 // removeCACerts deletes the cacerts Secret the fleet gave the cluster.

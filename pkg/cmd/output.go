@@ -1,0 +1,45 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/istioctl-installer/istioctl/pkg/printer"
+)
+
+// formatsAnnotation holds, on a -o flag that picks a format, the formats it offers: what
+// checkOutput accepts and completion offers.
+const formatsAnnotation = "istioctl/formats"
+
+// outputFlag adds -o picking one of formats (its default the first): what the output is,
+// and a note after the formats' names.
+func outputFlag(fs *pflag.FlagSet, p *string, formats printer.Formats, what, note string) {
+	fs.StringVarP(p, "output", "o", string(formats.Default()), what+": "+formats.Help()+note)
+	_ = fs.SetAnnotation("output", formatsAnnotation, formats.Names())
+}
+
+// offeredFormats are the formats a command's -o offers; nil when its -o is no format (a
+// path) or it has none.
+func offeredFormats(c *cobra.Command) printer.Formats {
+	f := c.Flags().Lookup("output")
+	if f == nil {
+		return nil
+	}
+	var out printer.Formats
+	for _, n := range f.Annotations[formatsAnnotation] {
+		out = append(out, printer.Format(n))
+	}
+	return out
+}
+
+// checkOutput says, before the command runs, whether its -o is one of the formats it offers.
+func checkOutput(c *cobra.Command) error {
+	formats := offeredFormats(c)
+	if formats == nil {
+		return nil
+	}
+	if err := formats.Check(printer.Format(c.Flags().Lookup("output").Value.String())); err != nil {
+		return &UsageError{Err: err}
+	}
+	return nil
+}
