@@ -14,7 +14,7 @@ CLUSTER_STATE ?= $(CURDIR)/.cluster
 # builds a second one that installs and reports 1.29.4 (the e2e tests' older side).
 BIN         ?= bin/istioctl
 
-.PHONY: build generate test e2e demo fuzz bench bench-crds bench-startup bench-spec bench-scale bench-render bench-fleet bench-revupgrade bench-upgrade conformance cluster-bin helm-bin registry-bin cluster-up cluster-down vet fmt clean
+.PHONY: build generate test e2e demo fuzz bench bench-crds bench-startup bench-spec bench-scale bench-render bench-fleet bench-revupgrade bench-upgrade conformance cluster-bin cluster-up cluster-down vet fmt clean
 
 ## build: bin/istioctl (or BIN), version-stamped and static. Without cgo the binary maps no libc or
 ## ld.so (1.5 MiB of every run's max RSS) and starts faster; it uses Go's own DNS resolver
@@ -82,17 +82,9 @@ conformance:
 demo: build cluster-bin
 	hack/demo.sh
 
-## cluster-bin: build (once per machine, cached) etcd, kube-*, kubectl and kwok into bin/
+## cluster-bin: build (once per machine, cached, one module) etcd, kube-*, kubectl, kwok, pilot-discovery and helm into bin/
 cluster-bin:
 	hack/kube/build.sh
-
-## helm-bin: build (once per machine, cached) the helm CLI the migration tests drive into bin/
-helm-bin:
-	hack/helm/build.sh
-
-## registry-bin: build (once per machine, cached) the container registry the images tests run into bin/
-registry-bin:
-	hack/registry/build.sh
 
 ## cluster-up / cluster-down: start (replacing any running) or stop CLUSTERS (1) local control planes (state in .cluster/)
 cluster-up: cluster-bin

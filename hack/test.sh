@@ -43,11 +43,14 @@ if [ "${2:-}" != "--inside" ]; then
 	dl=$!
 	"$root/hack/kube/build.sh" &
 	kube=$!
-	# The helm CLI the migration tests drive, the registry the images tests push to, and
-	# upstream's charts (the istio.io/istio module at the pinned version).
+	# Upstream's charts (the istio.io/istio module at the pinned version) for the migration tests.
 	. "$root/hack/upstream.env"
-	{ "$root/hack/helm/build.sh" && "$root/hack/registry/build.sh" && go mod download "istio.io/istio@$UPSTREAM_VERSION"; } &
+	go mod download "istio.io/istio@$UPSTREAM_VERSION" &
 	extra=$!
+	# The images tests' registry is Debian's package, installed by .ci/run: said now, not
+	# by every images test later.
+	command -v docker-registry >/dev/null ||
+		echo "[test] docker-registry is missing: apt-get install docker-registry (the images tests need it)" >&2
 	wait $dl
 	bins=${TEST_BIN_DIR:-$root/.test-bin/$tier}
 	rm -rf "$bins"

@@ -9,7 +9,7 @@ import (
 // helmAllowed are the Helm packages istioctl may link: those that load and render charts.
 // Helm's action, storage, kube and CLI packages would add their start-up and memory to
 // every command; the migration reads Helm's release records without them
-// (operator/helmrelease), and the tests drive the helm CLI built by hack/helm.
+// (operator/helmrelease), and the tests drive the helm CLI built by hack/kube/build.sh.
 var helmAllowed = []string{
 	"helm.sh/helm/v3/pkg/chart", // and pkg/chart/loader
 	"helm.sh/helm/v3/pkg/chartutil",

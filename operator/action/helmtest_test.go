@@ -25,7 +25,7 @@ import (
 )
 
 // The migration tests (migrate_e2e_test.go) drive the real helm CLI (bin/helm, built by
-// hack/helm/build.sh from the module proxy) and kubectl; these are their helpers.
+// hack/kube/build.sh from the module proxy) and kubectl; these are their helpers.
 
 // helmRun runs the tools the migration uses (helm, kubectl, the translate scripts) with
 // bin/ first on PATH, against a cluster, with Helm's own directories in a temporary one.

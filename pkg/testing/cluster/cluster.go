@@ -191,7 +191,7 @@ func Bin(t testing.TB, name string) string {
 	}
 	p := filepath.Join(root, "bin", name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s is missing (%v): run hack/kube/build.sh, hack/helm/build.sh and hack/registry/build.sh, as make test does", p, err)
+		t.Fatalf("%s is missing (%v): run hack/kube/build.sh, as make test does", p, err)
 	}
 	return p
 }

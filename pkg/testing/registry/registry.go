@@ -1,9 +1,10 @@
 package registry
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,61 +19,128 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Registry is a running registry.
 type Registry struct {
-	cmd *exec.Cmd
+	cmd    *exec.Cmd
+	exited chan error
 	// Host is its host:port on loopback.
 	Host string
 	// User and Password are the credentials it requires ("" for none).
 	User, Password string
 }
 
+// Binary is Debian's registry (package docker-registry, distribution 2.8): a package serves
+// the bed as well as a source build did and costs no compile on a new machine.
+const Binary = "docker-registry"
+
 // Start runs a registry for the rest of the test; user is "user:password" to require
-// credentials, or "".
+// credentials, or "". Its storage is in the test's temp dir.
 func Start(t testing.TB, user string) *Registry {
 	t.Helper()
-	args := []string{"-dir", t.TempDir()}
-	if user != "" {
-		args = append(args, "-user", user)
+	bin, err := exec.LookPath(Binary)
+	if err != nil {
+		t.Fatalf("%s is missing (%v): install Debian's package (apt-get install docker-registry), as .ci/run does", Binary, err)
 	}
-	cmd := exec.Command(cluster.Bin(t, "registry"), args...)
-	stdout, err := cmd.StdoutPipe()
+	dir := t.TempDir()
+	r := &Registry{}
+	r.User, r.Password, _ = strings.Cut(user, ":")
+	auth := ""
+	if user != "" {
+		hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(path, []byte(r.User+":"+string(hash)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: bed\n    path: %s\n", path)
+	}
+	// The registry cannot report a port it picked, so we pick one; another process may take it
+	// between our close and its listen, which its exit says: try again with another.
+	var stderr bytes.Buffer
+	for attempt := 1; ; attempt++ {
+		host := freePort(t)
+		config := filepath.Join(dir, "config.yml")
+		body := fmt.Sprintf(`version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+http:
+  addr: %s
+%s`, filepath.Join(dir, "data"), host, auth)
+		if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stderr.Reset()
+		cmd := exec.Command(bin, "serve", config)
+		cmd.Stdout, cmd.Stderr = &stderr, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting the registry: %v", err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		err := waitServing(host, exited)
+		if err == nil {
+			r.cmd, r.Host, r.exited = cmd, host, exited
+			break
+		}
+		_ = cmd.Process.Kill()
+		<-exited
+		if !strings.Contains(stderr.String(), "address already in use") || attempt == 3 {
+			t.Fatalf("the registry on %s did not start: %v\n%s", host, err, stderr.String())
+		}
+	}
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("registry on %s said:\n%s", r.Host, stderr.String())
+		}
+	})
+	return r
+}
+
+// freePort is a loopback host:port nothing listens on now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the registry: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() && stderr.Len() > 0 {
-			t.Logf("registry %v said:\n%s", args, stderr.String())
-		}
-	})
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			if addr, ok := strings.CutPrefix(s.Text(), "listening on "); ok {
-				lines <- addr
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitServing waits until the registry at host answers its API root (200, or 401 with
+// credentials), the process exits or 30s pass.
+func waitServing(host string, exited <-chan error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	client := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		resp, err := client.Get("http://" + host + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
+				return nil
 			}
 		}
-	}()
-	r := &Registry{cmd: cmd}
-	r.User, r.Password, _ = strings.Cut(user, ":")
-	select {
-	case r.Host = <-lines:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the registry did not start in 30s")
+		select {
+		case err := <-exited:
+			return fmt.Errorf("it exited: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return r
+	return fmt.Errorf("no answer on http://%s/v2/ in 30s", host)
 }
 
 // Keychain holds the registry's credentials.
@@ -168,5 +236,6 @@ func (r *Registry) Stop(t testing.TB) {
 	if err := r.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = r.cmd.Process.Wait()
+	err := <-r.exited
+	r.exited <- err // the cleanup waits too
 }

@@ -1,4 +1,4 @@
-// Command etcd is etcd's own main, built from the Go module proxy for the local test cluster.
+// Command etcd is etcd's own main, built in the bed's module.
 package main
 
 import (
