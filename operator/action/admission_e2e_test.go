@@ -2,6 +2,7 @@ package action_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -482,7 +483,15 @@ func admRefused(t *testing.T, c *cluster.Cluster, underLock bool, sets ...string
 	if err == nil || event.ExitCode(err) == event.ExitUsage {
 		t.Errorf("install %v: %v, want refused by its plan", sets, err)
 	}
-	return fmt.Sprint(err)
+	// The error names each cause; the hints are the results' data, worded by the printer.
+	out := fmt.Sprint(err)
+	var blocked *check.Blocked
+	if errors.As(err, &blocked) {
+		for _, r := range blocked.Results {
+			out += "\nhint: " + r.Hint
+		}
+	}
+	return out
 }
 
 // admAdmits fails the test unless an install's plan of sets passes, having written nothing.
