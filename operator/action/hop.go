@@ -7,6 +7,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 )
@@ -27,7 +28,7 @@ func (a *Install) checkHop(ctx context.Context, client *kube.Client, owner owner
 		if cp.Revision != owner.Rev() || cp.Version == "" {
 			continue
 		}
-		h := &check.Hop{Object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), From: cp.Version, InPlace: true}
+		h := &check.Hop{Object: ref.New("Deployment", cp.Namespace, cp.Name).String(), From: cp.Version, InPlace: true}
 		if err := hopGate(ctx, client, h, version, a.Spec.Force, events); err != nil {
 			return err
 		}

@@ -38,10 +38,10 @@ func hops(ctx context.Context, env *Env) ([]hop, error) {
 	var out []hop
 	for _, cp := range cps {
 		if cp.Revision == rev {
-			out = []hop{{object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), from: cp.Version, inPlace: true}}
+			out = []hop{{object: ref.New("Deployment", cp.Namespace, cp.Name).String(), from: cp.Version, inPlace: true}}
 			break
 		}
-		out = append(out, hop{object: fmt.Sprintf("Deployment/%s/%s", cp.Namespace, cp.Name), from: cp.Version})
+		out = append(out, hop{object: ref.New("Deployment", cp.Namespace, cp.Name).String(), from: cp.Version})
 	}
 	if env.FromVersion != "" {
 		if len(out) == 0 {
