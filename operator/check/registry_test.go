@@ -198,3 +198,13 @@ func TestOwnershipGate(t *testing.T) {
 		}
 	}
 }
+
+// TestGatesDeclared: every gate has checks, a headline and the one override that lifts it.
+func TestGatesDeclared(t *testing.T) {
+	for _, g := range []Selection{GateRelied, GateHop, GateAdmission, GateOwnership} {
+		b := &Blocked{Gate: g}
+		if len(Select(g)) == 0 || b.Headline() == "" || b.LiftedBy().Flag() == "" || b.LiftedBy().Does() == "" {
+			t.Errorf("gate %s: %d checks, headline %q, lifted by %q (%q)", selections(g), len(Select(g)), b.Headline(), b.LiftedBy().Flag(), b.LiftedBy().Does())
+		}
+	}
+}
