@@ -128,9 +128,9 @@ func TestExternalHelmControlPlaneE2E(t *testing.T) {
 	// The default profile would take Helm's objects over: refused before writing.
 	_, _, err := extInstall(c, action.Install{}, spec.Options{})
 	extErrorSays(t, "install over Helm", err, "exist and were not installed by istioctl",
-		"Deployment/istio-system/istiod (managed by Helm release istio-system/istiod)",
-		"CustomResourceDefinition/gateways.networking.istio.io (managed by field manager helm)",
-		"Nothing was written", "--take-ownership")
+		"Deployment/istio-system/istiod: managed by Helm release istio-system/istiod",
+		"CustomResourceDefinition/gateways.networking.istio.io: managed by field manager helm",
+		"Nothing was written", "adopt them with --take-ownership")
 	extSameVersions(t, "after the refused install", before, extControlPlaneVersions(t, c))
 
 	res = extVerify(t, c, gw)

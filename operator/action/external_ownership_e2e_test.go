@@ -38,8 +38,8 @@ func TestExternalTakeOwnershipE2E(t *testing.T) {
 	adopted := "ServiceAccount/" + ns + "/istio-cni"
 
 	_, _, err := extInstall(c, action.Install{}, opts)
-	extErrorSays(t, "install over a hand-made object", err, "1 object(s) this install would apply exist and were not installed by istioctl",
-		adopted+" (managed by field manager by-hand)", "Nothing was written", "--take-ownership")
+	extErrorSays(t, "install over a hand-made object", err, "objects this install would apply exist and were not installed by istioctl:\n  "+
+		adopted+": managed by field manager by-hand\nNothing was written", "adopt them with --take-ownership")
 	if _, err := c.Kube.AppsV1().DaemonSets(ns).Get(ctx, "istio-cni-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused install created the CNI DaemonSet (%v)", err)
 	}

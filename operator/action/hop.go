@@ -29,14 +29,14 @@ func (a *Install) checkHop(ctx context.Context, client *kube.Client, owner owner
 			continue
 		}
 		h := &check.Hop{Object: ref.New("Deployment", cp.Namespace, cp.Name).String(), From: cp.Version, InPlace: true}
-		if err := hopGate(ctx, client, h, version, a.Spec.Force, events); err != nil {
+		if err := hopGate(ctx, client, h, version, a.overrides(), events); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// hopGate runs the hop gate on one move to version.
-func hopGate(ctx context.Context, client *kube.Client, h *check.Hop, version string, force bool, events event.Sink) error {
-	return gate(ctx, &check.Env{Client: client, Version: version, Hop: h}, check.GateHop, force, false, events)
+// hopGate runs the hop gate on one move to version; set lifts it (check.Force).
+func hopGate(ctx context.Context, client *kube.Client, h *check.Hop, version string, set check.Override, events event.Sink) error {
+	return gate(ctx, &check.Env{Client: client, Version: version, Hop: h}, check.GateHop, set, false, events)
 }

@@ -85,7 +85,7 @@ type InstallPlan struct {
 	Objects, Components int
 	// Foreign are the rendered objects that exist without istioctl's ownership; only with
 	// TakeOwnership (without, Plan fails on them).
-	Foreign []install.Foreign
+	Foreign []ownership.Foreign
 	// Stale are the objects the install owns and no longer renders: pruned after the apply.
 	Stale []string
 	// SetsDefaultTag says the run points the default revision tag at the revision.

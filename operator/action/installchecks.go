@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/check"
@@ -12,6 +11,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/external"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
@@ -23,7 +23,7 @@ func (a *Install) checkRelied(ctx context.Context, env *check.Env, res *spec.Res
 		return err
 	}
 	// Run even when the spec declares nothing: a cacerts Secret istiod would use is checked.
-	return gate(ctx, env, check.GateRelied, a.Spec.Force, true, events)
+	return gate(ctx, env, check.GateRelied, a.overrides(), true, events)
 }
 
 // checkAdmission runs, before anything is written (and so before a prompt), the admission
@@ -31,7 +31,7 @@ func (a *Install) checkRelied(ctx context.Context, env *check.Env, res *spec.Res
 // creates, or a ConfigMap or Secret its workloads need and nobody creates. What admitted is
 // not reported: precheck lists it.
 func (a *Install) checkAdmission(ctx context.Context, env *check.Env, events event.Sink) error {
-	return gate(ctx, env, check.GateAdmission, a.Spec.Force, false, events)
+	return gate(ctx, env, check.GateAdmission, a.overrides(), false, events)
 }
 
 // Blocked is the error of a pre-write gate that stopped a run (check.Blocked), for the
@@ -39,10 +39,10 @@ func (a *Install) checkAdmission(ctx context.Context, env *check.Env, events eve
 type Blocked = check.Blocked
 
 // gate runs one pre-write gate the same way for install, upgrade and the revision upgrade:
-// an error blocks (a *Blocked) unless force, which turns it into a warning; lesser problems
-// are warning events, passes (with passes) check events.
-func gate(ctx context.Context, env *check.Env, g check.Selection, force, passes bool, events event.Sink) error {
-	kept, err := check.Gate(ctx, g, env, force)
+// an error blocks (a *Blocked) unless set holds the gate's override, which turns it into a
+// warning; lesser problems are warning events, passes (with passes) check events.
+func gate(ctx context.Context, env *check.Env, g check.Selection, set check.Override, passes bool, events event.Sink) error {
+	kept, err := check.Gate(ctx, g, env, set)
 	for _, r := range kept {
 		switch {
 		case r.Passed:
@@ -52,12 +52,25 @@ func gate(ctx context.Context, env *check.Env, g check.Selection, force, passes 
 		default:
 			msg := r.Message
 			if r.Severity == check.Error {
-				msg += " (ignored because of --force)"
+				msg += " (ignored because of " + check.LiftedBy(g).Flag() + ")"
 			}
 			events.Emit(event.Event{Type: event.Warning, Object: r.Object, Message: msg})
 		}
 	}
 	return err
+}
+
+// overrides are the run's options that lift gates: --force and --take-ownership, each
+// lifting only the gates that name it.
+func (a *Install) overrides() check.Override {
+	var set check.Override
+	if a.Spec.Force {
+		set |= check.Force
+	}
+	if a.TakeOwnership {
+		set |= check.TakeOwnership
+	}
+	return set
 }
 
 // checkEnv is what the checks before an install look at.
@@ -84,23 +97,18 @@ func withExternal(env *check.Env, res *spec.Resolved) error {
 	return nil
 }
 
-// checkOwnership is the ownership plan of a run: rendered objects that exist and that
+// checkOwnership is the ownership gate of a run: rendered objects that exist and that
 // istioctl did not install (a Helm release's, ones made by hand) stop it, named with their
-// managers, unless TakeOwnership adopts them (returned, for the run to warn about). It reads
-// with the run's metadata lists, which the apply then reuses.
-func (a *Install) checkOwnership(ctx context.Context, in *install.Run, manifests []render.Manifest) ([]install.Foreign, error) {
+// managers, unless TakeOwnership adopts them (returned: the run announces each, so the
+// gate's lifted errors are not reported again). It reads with the run's metadata lists,
+// which the apply then reuses.
+func (a *Install) checkOwnership(ctx context.Context, in *install.Run, manifests []render.Manifest) ([]ownership.Foreign, error) {
 	foreign, err := in.ForeignObjects(ctx, manifests)
 	if err != nil || len(foreign) == 0 {
 		return nil, err
 	}
-	if !a.TakeOwnership {
-		lines := make([]string, len(foreign))
-		for i, f := range foreign {
-			lines[i] = fmt.Sprintf("%s (managed by %s)", f.Object, f.Manager)
-		}
-		return nil, fmt.Errorf("%d object(s) this install would apply exist and were not installed by istioctl:\n  %s\n"+
-			"Nothing was written. Leave them to their manager (an existing control plane: declare it in spec.external.controlPlane and disable those components), "+
-			"delete them, or adopt them with --take-ownership", len(foreign), strings.Join(lines, "\n  "))
+	if _, err := check.Gate(ctx, check.GateOwnership, &check.Env{Foreign: foreign}, a.overrides()); err != nil {
+		return nil, err
 	}
 	return foreign, nil
 }

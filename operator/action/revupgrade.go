@@ -109,7 +109,7 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 	}
 	p.ToVersion = a.Version
 	hop.From = p.FromVersion
-	if err := hopGate(ctx, r.client, hop, p.ToVersion, a.Spec.Force, r.events); err != nil {
+	if err := hopGate(ctx, r.client, hop, p.ToVersion, a.install().overrides(), r.events); err != nil {
 		return nil, err
 	}
 	in := a.install()

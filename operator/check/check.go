@@ -92,6 +92,9 @@ type Env struct {
 	// Hop, when set, is the one move the hop gate judges (install's in-place upgrade, the
 	// revision upgrade's); precheck leaves it nil and judges every control plane's.
 	Hop *Hop
+	// Foreign are the objects the run would apply that exist without istioctl's ownership,
+	// as the run's reads found them: what the ownership gate judges.
+	Foreign []ownership.Foreign
 	// FleetLinks is what the fleet-links check looks at (a fleet's precheck and verify).
 	FleetLinks *FleetLinks
 

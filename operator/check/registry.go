@@ -18,11 +18,14 @@ const (
 	InLinks
 	InCrossCluster
 	InFleetLinks
-	// GateRelied, GateHop and GateAdmission are the pre-write gates of install, upgrade and
-	// the revision upgrade (Gate).
+	// GateRelied, GateHop, GateAdmission and GateOwnership are the pre-write gates of
+	// install, upgrade and the revision upgrade (Gate).
 	GateRelied
 	GateHop
 	GateAdmission
+	// GateOwnership is the ownership gate of every run that applies (install, upgrade,
+	// rollback): only --take-ownership lifts it.
+	GateOwnership
 )
 
 // DocsURL is where the docs/ directory is published: every check's Doc is a page and an
@@ -116,6 +119,11 @@ var registry = []Check{
 		Doc: doc("external-components.md", "ca-istiod"), Hint: "istiod uses a cacerts Secret whenever one exists: delete it, or declare spec.external.ca.type cacerts" + externalDoc, Run: caIstiod},
 	{ID: "prometheus", Title: "The declared Prometheus is there and the mesh reports metrics to it", Section: SectionExternal, Severity: Error, In: relied,
 		Doc: doc("external-components.md", "prometheus"), Hint: "install Prometheus first, or fix spec.external.prometheus; the mesh's meshConfig.defaultProviders.metrics must name a Prometheus provider" + externalDoc, Run: prometheus},
+
+	// the ownership gate: what a run would take from another manager
+	{ID: "ownership", Title: "What the install applies is istioctl's, or adopted", Section: SectionOwnership, Severity: Error, In: GateOwnership,
+		Doc: doc("external-components.md", "ownership"), Hint: cited("external-components.md", "ownership",
+			"leave it to its manager (an existing control plane: declare it in spec.external.controlPlane and disable those components), or delete it"), Run: foreignObjects},
 
 	// links to other clusters: remote-clusters; verify-install when the spec names the
 	// cluster. What can be proved of each link Secret (istio/multiCluster=true) from here,

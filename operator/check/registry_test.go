@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
 
@@ -73,6 +74,7 @@ func TestSelections(t *testing.T) {
 		{"links", Links(), "link-namespace", "link-istiod", 11},
 		{"cross-cluster", CrossCluster(), "mesh-read", "mesh-link-server", 7},
 		{"hop", Select(GateHop), "upgrade-hop", "upgrade-hop", 1},
+		{"ownership", Select(GateOwnership), "ownership", "ownership", 1},
 	} {
 		if len(tc.got) != tc.n || tc.got[0].ID != tc.first || tc.got[len(tc.got)-1].ID != tc.last {
 			t.Errorf("%s: %d checks from %s to %s, want %d from %s to %s", tc.name,
@@ -87,6 +89,7 @@ var selectionNames = []struct {
 }{
 	{InPrecheck, "precheck"}, {InVerify, "verify-install"}, {InLinks, "links"}, {InCrossCluster, "cross-cluster"},
 	{InFleetLinks, "fleet-links"}, {GateRelied, "gate:relied"}, {GateHop, "gate:hop"}, {GateAdmission, "gate:admission"},
+	{GateOwnership, "gate:ownership"},
 }
 
 func selections(in Selection) string {
@@ -124,16 +127,17 @@ func TestHopGate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		hop     *Hop
-		force   bool
+		set     Override
 		blocked bool
 	}{
-		{"one minor in place", &Hop{Object: "Deployment/istio-system/istiod", From: "1.30.2", InPlace: true}, false, false},
-		{"two minors in place", far, false, true},
-		{"two minors in place, forced", far, true, false},
-		{"two minors by revision", &Hop{Object: "Deployment/istio-system/istiod-old", From: "1.29.4"}, false, false},
-		{"a dev build", &Hop{Object: "(Cluster)", From: "", InPlace: true}, false, false},
+		{"one minor in place", &Hop{Object: "Deployment/istio-system/istiod", From: "1.30.2", InPlace: true}, 0, false},
+		{"two minors in place", far, 0, true},
+		{"two minors in place, forced", far, Force, false},
+		{"two minors in place, taking ownership", far, TakeOwnership, true},
+		{"two minors by revision", &Hop{Object: "Deployment/istio-system/istiod-old", From: "1.29.4"}, 0, false},
+		{"a dev build", &Hop{Object: "(Cluster)", From: "", InPlace: true}, 0, false},
 	} {
-		kept, err := Gate(t.Context(), GateHop, &Env{Version: "1.31.0", Hop: tc.hop}, tc.force)
+		kept, err := Gate(t.Context(), GateHop, &Env{Version: "1.31.0", Hop: tc.hop}, tc.set)
 		var b *Blocked
 		if got := errors.As(err, &b); got != tc.blocked {
 			t.Errorf("%s: blocked %v (%v), want %v", tc.name, got, err, tc.blocked)
@@ -146,8 +150,61 @@ func TestHopGate(t *testing.T) {
 				t.Errorf("%s: %+v, %q", tc.name, r, err)
 			}
 		}
-		if tc.force && (len(kept) != 1 || kept[0].Passed) {
+		if tc.set == Force && (len(kept) != 1 || kept[0].Passed) {
 			t.Errorf("%s: kept %+v, want the refused hop", tc.name, kept)
+		}
+	}
+}
+
+// TestOwnershipGate: the ownership gate blocks on every object another manager owns, naming
+// it and its manager, unless the run takes ownership; --force never lifts it.
+func TestOwnershipGate(t *testing.T) {
+	foreign := []ownership.Foreign{
+		{Object: "CustomResourceDefinition/gateways.networking.istio.io", Manager: "field manager helm"},
+		{Object: "Deployment/istio-system/istiod", Manager: "Helm release istio-system/istiod", Helm: true},
+	}
+	for _, tc := range []struct {
+		name    string
+		foreign []ownership.Foreign
+		set     Override
+		blocked bool
+	}{
+		{"foreign objects", foreign, 0, true},
+		{"none", nil, 0, false},
+		{"taking ownership", foreign, TakeOwnership, false},
+		{"forced", foreign, Force, true},
+		{"forced and taking ownership", foreign, Force | TakeOwnership, false},
+	} {
+		kept, err := Gate(t.Context(), GateOwnership, &Env{Foreign: tc.foreign}, tc.set)
+		var b *Blocked
+		if got := errors.As(err, &b); got != tc.blocked {
+			t.Errorf("%s: blocked %v (%v), want %v", tc.name, got, err, tc.blocked)
+			continue
+		}
+		if tc.blocked {
+			want := "objects this install would apply exist and were not installed by istioctl:\n" +
+				"  CustomResourceDefinition/gateways.networking.istio.io: managed by field manager helm\n" +
+				"  Deployment/istio-system/istiod: managed by Helm release istio-system/istiod\n" +
+				"Nothing was written. Fix them, or adopt them with --take-ownership"
+			if err.Error() != want || b.LiftedBy() != TakeOwnership || len(b.Results) != 2 ||
+				b.Results[0].Check != "ownership" || !strings.Contains(b.Results[0].Hint, "docs/external-components.md#ownership") {
+				t.Errorf("%s: %+v\n%s", tc.name, b.Results, err)
+			}
+			continue
+		}
+		// Lifted, the objects are kept for the run to announce as adopted.
+		if len(kept) != len(tc.foreign) {
+			t.Errorf("%s: kept %+v, want the %d foreign objects", tc.name, kept, len(tc.foreign))
+		}
+	}
+}
+
+// TestGatesDeclared: every gate has checks, a headline and the one override that lifts it.
+func TestGatesDeclared(t *testing.T) {
+	for _, g := range []Selection{GateRelied, GateHop, GateAdmission, GateOwnership} {
+		b := &Blocked{Gate: g}
+		if len(Select(g)) == 0 || b.Headline() == "" || b.LiftedBy().Flag() == "" || b.LiftedBy().Does() == "" {
+			t.Errorf("gate %s: %d checks, headline %q, lifted by %q (%q)", selections(g), len(Select(g)), b.Headline(), b.LiftedBy().Flag(), b.LiftedBy().Does())
 		}
 	}
 }

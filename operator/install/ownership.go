@@ -16,30 +16,18 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
 
-// Foreign is an object the install would apply that exists and that istioctl did not
-// install: applying it would take it from whoever manages it.
-type Foreign struct {
-	// Object is Kind/namespace/name.
-	Object string
-	// Manager says who manages it ("Helm release istio-system/istiod", "field manager
-	// kubectl-create").
-	Manager string
-	// Helm says a Helm release lists it: that release would still delete it.
-	Helm bool
-}
-
 // ForeignObjects lists the rendered objects that exist without istioctl's ownership (its
 // labels or its field manager), in a plan step before anything is written. It reads with
 // the metadata lists the apply uses afterwards (one per kind and namespace), so it costs
 // no request the install would not make anyway. Namespaces are shared and never counted;
 // a kind the user may not list is skipped (precheck's permissions check names it).
-func (in *Run) ForeignObjects(ctx context.Context, manifests []render.Manifest) ([]Foreign, error) {
-	var out []Foreign
+func (in *Run) ForeignObjects(ctx context.Context, manifests []render.Manifest) ([]ownership.Foreign, error) {
+	var out []ownership.Foreign
 	err := in.eachExisting(ctx, manifests, func(o *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) {
 		if ownership.Ours(meta.Labels, meta.ManagedFields) {
 			return
 		}
-		out = append(out, Foreign{
+		out = append(out, ownership.Foreign{
 			Object:  ref.Of(o).String(),
 			Manager: existing.Manager(meta.Labels, meta.Annotations, meta.ManagedFields),
 			Helm:    meta.Annotations[helmrelease.AnnotationName] != "",

@@ -153,6 +153,18 @@ func (o Owner) UninstallSelector(purge bool) string {
 	return strings.Join(parts, ",")
 }
 
+// Foreign is an object a run would apply that exists and that istioctl did not install:
+// applying it would take it from whoever manages it (the ownership gate's finding).
+type Foreign struct {
+	// Object is Kind/namespace/name.
+	Object string
+	// Manager says who manages it ("Helm release istio-system/istiod", "field manager
+	// kubectl-create").
+	Manager string
+	// Helm says a Helm release lists it: that release would still delete it.
+	Helm bool
+}
+
 // Ours says istioctl applied the object: it carries the ownership label, or istioctl's
 // field manager applied it.
 func Ours(labels map[string]string, managed []metav1.ManagedFieldsEntry) bool {
