@@ -32,13 +32,19 @@ func offeredFormats(c *cobra.Command) printer.Formats {
 	return out
 }
 
-// checkOutput says, before the command runs, whether its -o is one of the formats it offers.
+// checkOutput says, before the command runs, whether its -o is one of the formats it offers;
+// an empty one becomes the default.
 func checkOutput(c *cobra.Command) error {
 	formats := offeredFormats(c)
 	if formats == nil {
 		return nil
 	}
-	if err := formats.Check(printer.Format(c.Flags().Lookup("output").Value.String())); err != nil {
+	f := c.Flags().Lookup("output")
+	// -o "" is the default, as upstream's version takes it (scripts pass it through).
+	if f.Value.String() == "" {
+		return f.Value.Set(string(formats.Default()))
+	}
+	if err := formats.Check(printer.Format(f.Value.String())); err != nil {
 		return &UsageError{Err: err}
 	}
 	return nil

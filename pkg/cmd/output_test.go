@@ -53,3 +53,28 @@ func TestOutputFormatsDeclared(t *testing.T) {
 		t.Errorf("checked only %d commands with -o", checked)
 	}
 }
+
+// TestEmptyOutputIsTheDefault: -o "" prints what no -o prints, as upstream's version takes
+// it; an unknown format is still refused before the command runs.
+func TestEmptyOutputIsTheDefault(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		var out, errOut strings.Builder
+		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		root.SetArgs(args)
+		err := root.Execute()
+		return out.String() + errOut.String(), err
+	}
+	for _, args := range [][]string{{"version", "--remote=false"}, {"profile", "list"}} {
+		want, err := run(args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, want)
+		}
+		got, err := run(append(args, "-o", "")...)
+		if err != nil || got != want {
+			t.Errorf("%v -o \"\": %v\n%s\nwant\n%s", args, err, got, want)
+		}
+		if _, err := run(append(args, "-o", "xml")...); err == nil || !strings.Contains(err.Error(), `--output "xml" is not supported`) {
+			t.Errorf("%v -o xml: %v, want refused", args, err)
+		}
+	}
+}
