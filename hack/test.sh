@@ -37,8 +37,8 @@ export CGO_ENABLED=0 GOFLAGS="-trimpath ${GOFLAGS:-}"
 if [ "${2:-}" != "--inside" ]; then
 	start=$SECONDS
 	export TEST_STARTED=$(date +%s)
-	# Each first build fills its own cache under a lock; the module downloads and the
-	# builds of different modules overlap.
+	# Each first build fills its own cache under a lock; the module downloads overlap the
+	# cluster binaries' build.
 	go mod download &
 	dl=$!
 	"$root/hack/kube/build.sh" &
@@ -62,6 +62,11 @@ if [ "${2:-}" != "--inside" ]; then
 		awk -v tier="$tier" -v c="$module/pkg/testing/cluster" 'NF {
 			uses = 0; for (i = 3; i <= NF; i++) if ($i == c) uses = 1
 			if (tier == "test" || uses) print $1, $2 }')
+	# The test binaries compile after the cluster binaries, not beside them: both modules
+	# pin the same versions of the libraries they share (client-go, helm, gRPC, ...), so
+	# on a cold machine the second build takes those from the build cache instead of both
+	# compiling them at once (TestSharedModuleVersions keeps the versions in step).
+	wait $kube
 	log "compiling ${#pkgs[@]} test binaries"
 	[ "$tier" != test ] || go vet ./...
 	# Each test binary is linked once, here, and run as it is inside the sandbox.
@@ -77,7 +82,6 @@ if [ "${2:-}" != "--inside" ]; then
 		(cd tools/crdgen && go mod download && go test -c -o "$bins/crdgen.test" .)
 		echo "local/crdgen $root/tools/crdgen" >>"$bins/packages"
 	fi
-	wait $kube
 	wait $extra
 	log "built in $((SECONDS - start))s"
 	# Pin Go's caches to where they are now: the sandbox gets its own HOME.
