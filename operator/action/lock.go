@@ -35,6 +35,13 @@ type LockOptions struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
+// MaxLockLeaseDuration caps LockOptions.LeaseDuration (--lock-lease-duration); waiters
+// honour at most this much of any holder's lease (lock.MaxLeaseDuration).
+const MaxLockLeaseDuration = lock.MaxLeaseDuration
+
+// CheckLockLeaseDuration refuses a lease duration above MaxLockLeaseDuration, naming the limit.
+func CheckLockLeaseDuration(d time.Duration) error { return lock.CheckLeaseDuration(d) }
+
 // The lock's errors. LockHeldError (another writer held the lock past --lock-timeout) has
 // its own exit code.
 type (
@@ -132,7 +139,7 @@ func (r *run) locked(ctx context.Context, what lockRun, fn func(context.Context)
 				"%v; it expires on its own once unrenewed for its lease duration, and the next writer takes it over", err)})
 		}
 	}()
-	lctx = kube.WithWritePermit(lctx, kube.WritePermit{Check: held.Check})
+	lctx = kube.WithWritePermit(lctx, kube.WritePermit{Fence: held.Fence})
 	switch {
 	case held.Previous.Identity != "":
 		note := r.recordInterrupted(lctx, held.Previous)

@@ -167,6 +167,13 @@ func TestLockReleasedOnEveryExitE2E(t *testing.T) {
 // documents. It returns the holder's identity.
 func deadHolder(t *testing.T, c *cluster.Cluster, pid int) string {
 	t.Helper()
+	return *deadLease(t, c, pid, "install", 1).Spec.HolderIdentity
+}
+
+// deadLease writes the Lease of a dead holder (ghost@nowhere, pid) that ran action and
+// wrote a lease of seconds, renewed now; it returns the Lease as created.
+func deadLease(t *testing.T, c *cluster.Cluster, pid int, action string, seconds int32) *coordinationv1.Lease {
+	t.Helper()
 	ctx := context.Background()
 	leases := c.Kube.CoordinationV1().Leases(lockNamespace)
 	if err := leases.Delete(ctx, lockName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -175,18 +182,19 @@ func deadHolder(t *testing.T, c *cluster.Cluster, pid int) string {
 	started := time.Now().UTC().Add(-time.Minute)
 	id := fmt.Sprintf("ghost@nowhere pid %d %s", pid, started.Format("2006-01-02T15:04:05.000Z"))
 	a := func(k string) string { return "install.istio.io/lock-" + k }
-	now, one := metav1.NewMicroTime(time.Now()), int32(1)
+	now := metav1.NewMicroTime(time.Now())
 	l := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: lockNamespace, Name: lockName, Annotations: map[string]string{
-			a("user"): "ghost", a("host"): "nowhere", a("pid"): strconv.Itoa(pid), a("command"): "istioctl install", a("action"): "install",
+			a("user"): "ghost", a("host"): "nowhere", a("pid"): strconv.Itoa(pid), a("command"): "istioctl " + action, a("action"): action,
 			a("revision"): "default", a("namespace"): "istio-system", a("profile"): "minimal", a("version"): "1.30.0",
 			a("started"): started.Format(time.RFC3339Nano)}},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &one, AcquireTime: &now, RenewTime: &now},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
 	}
-	if _, err := leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
+	created, err := leases.Create(ctx, l, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return created
 }
 
 // TestTakeoverRecordsE2E: a writer that takes over a dead holder's expired lock writes

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // WriteRefusedError is what a request that would write gets when the client's write guard
@@ -23,9 +24,11 @@ func (e *WriteRefusedError) Unwrap() error { return e.Err }
 // a run of the plan-then-write protocol (operator/action), carried by the context of every
 // request the run makes (WithWritePermit).
 type WritePermit struct {
-	// Check, when set, is asked before each write: the cluster lock's, an error once the
-	// lock may have expired, so that a run that lost it sends nothing more.
-	Check func() error
+	// Fence, when set, is asked before each write: the cluster lock's (lock.Held.Fence).
+	// An error once the lock may have expired, so that a run that lost it sends nothing
+	// more; else the write's deadline, when the lock may expire unless renewed first: a
+	// write still in flight then is cancelled (a zero time sets none).
+	Fence func() (deadline time.Time, err error)
 }
 
 type permitKey struct{}
@@ -59,28 +62,76 @@ type guarded struct {
 func (t guarded) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 func (t guarded) RoundTrip(r *http.Request) (*http.Response, error) {
-	if err := t.refuse(r); err != nil {
+	deadline, err := t.refuse(r)
+	if err != nil {
 		if r.Body != nil {
 			_ = r.Body.Close()
 		}
 		return nil, &WriteRefusedError{Err: err}
 	}
-	return t.next.RoundTrip(r)
+	if deadline.IsZero() {
+		return t.next.RoundTrip(r)
+	}
+	return fenced(t.next, r, deadline)
 }
 
-// refuse says why r may not be sent; nil when it may.
-func (t guarded) refuse(r *http.Request) error {
+// refuse says why r may not be sent (nil when it may), and by when it must be done (zero:
+// no deadline of the guard's).
+func (t guarded) refuse(r *http.Request) (time.Time, error) {
 	if !Persists(r) {
-		return nil
+		return time.Time{}, nil
 	}
 	p, ok := r.Context().Value(permitKey{}).(WritePermit)
 	switch {
 	case !ok && t.guard.required.Load():
-		return fmt.Errorf("refused to write outside a run of the plan-then-write protocol (%s %s): a bug of istioctl's, nothing was sent", r.Method, r.URL.Path)
-	case ok && p.Check != nil:
-		return p.Check()
+		return time.Time{}, fmt.Errorf("refused to write outside a run of the plan-then-write protocol (%s %s): a bug of istioctl's, nothing was sent", r.Method, r.URL.Path)
+	case ok && p.Fence != nil:
+		return p.Fence()
 	}
-	return nil
+	return time.Time{}, nil
+}
+
+// permitOf is the permit r's context carries (the zero one without).
+func permitOf(r *http.Request) WritePermit {
+	p, _ := r.Context().Value(permitKey{}).(WritePermit)
+	return p
+}
+
+// errFence is the cause of a write cancelled at its permit's deadline.
+var errFence = errors.New("the write was still in flight at the cluster lock's write deadline (its last renewal plus the renew deadline, " +
+	"before any other writer may take the lock over), so it was cancelled: whether the apiserver applied it is unknown")
+
+// fenced sends r with deadline as its context's: a write still in flight then is
+// cancelled (its response body too), and its error says so, with the lock's loss when the
+// fence has tripped meanwhile (it has, unless a renewal came in time). The deadline ends
+// with the body's Close.
+func fenced(next http.RoundTripper, r *http.Request, deadline time.Time) (*http.Response, error) {
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	resp, err := next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		if r.Context().Err() == nil && ctx.Err() != nil { // the fence's deadline, not the caller's
+			if _, lost := permitOf(r).Fence(); lost != nil {
+				err = fmt.Errorf("%w; %w (%w)", errFence, lost, err)
+			} else {
+				err = fmt.Errorf("%w (%w)", errFence, err)
+			}
+		}
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a fenced request's context once its response is read.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	defer b.cancel()
+	return b.ReadCloser.Close()
 }
 
 // Persists says whether r can change the cluster: a request other than a read (GET, HEAD,

@@ -52,7 +52,8 @@ type Holder struct {
 	Started time.Time
 
 	// Acquired and Renewed are the Lease's times (by the holder's clock), Duration its
-	// lease duration; only for a holder read from a Lease.
+	// lease duration as waiters honour it (what it wrote, at most MaxLeaseDuration); only
+	// for a holder read from a Lease.
 	Acquired, Renewed time.Time
 	Duration          time.Duration
 }
@@ -127,7 +128,7 @@ func HolderOf(l *coordinationv1.Lease) Holder {
 		h.Renewed = l.Spec.RenewTime.Time
 	}
 	if l.Spec.LeaseDurationSeconds != nil {
-		h.Duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+		h.Duration = Honoured(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
 	}
 	a := l.Annotations
 	started, _ := time.Parse(time.RFC3339Nano, a[annStarted])

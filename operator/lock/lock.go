@@ -231,26 +231,47 @@ type Held struct {
 	e *elector
 	l *Locker
 	p Periods
+	// clock, when set, replaces time.Now for the fence (tests).
+	clock func() time.Time
 }
 
 // Check is the write fence: nil while the lock is held and its last renewal is recent
 // enough that no waiter can have taken it over (sent less than the renew deadline ago);
 // else the *LostError, and the lock counts as lost from then on. It makes no request.
 func (h *Held) Check() error {
+	_, err := h.Fence()
+	return err
+}
+
+// Fence is Check, with the moment the fence trips unless the lock is renewed first: its
+// last renewal plus the renew deadline, the lease's earliest expiry (as any waiter sees
+// it) less the margin LeaseDuration - RenewDeadline (5 s). A write sent now gets it as its
+// deadline (kube.WritePermit), so that none is still in flight when a waiter may take over.
+func (h *Held) Fence() (time.Time, error) {
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lost != nil {
-		return s.lost
+		return time.Time{}, s.lost
 	}
 	if s.released {
-		return errors.New("the cluster lock was released: nothing more may be written")
+		return time.Time{}, errors.New("the cluster lock was released: nothing more may be written")
 	}
-	if since := time.Since(s.renewedAt); since >= h.p.RenewDeadline {
-		s.lose(fmt.Sprintf("it was not renewed for %s (the renew deadline is %s), so another writer may have taken it over", roundDuration(since), h.p.RenewDeadline), nil, s.lastErr)
-		return s.lost
+	fence := s.renewedAt.Add(h.p.RenewDeadline)
+	if now := h.now(); !now.Before(fence) {
+		s.lose(fmt.Sprintf("it was not renewed for %s (the renew deadline is %s), so another writer may have taken it over",
+			roundDuration(now.Sub(s.renewedAt)), h.p.RenewDeadline), nil, s.lastErr)
+		return time.Time{}, s.lost
 	}
-	return nil
+	return fence, nil
+}
+
+// now is the fence's clock (a test's fake one, when set).
+func (h *Held) now() time.Time {
+	if h.clock != nil {
+		return h.clock()
+	}
+	return time.Now()
 }
 
 // Done is closed when the lock is lost; Err then says how.
@@ -573,8 +594,25 @@ type observedLeases struct {
 
 func (c *observedLeases) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
 	l, err := c.LeaseInterface.Get(ctx, name, opts)
+	if err == nil {
+		honour(l)
+	}
 	c.s.afterGet(l, err)
 	return l, err
+}
+
+// honour caps the lease duration a read Lease carries at what waiters honour (Honoured):
+// client-go judges a holder expired once it has seen its record unchanged for the
+// duration the record says, and nothing else it reads decides that.
+func honour(l *coordinationv1.Lease) {
+	if l == nil || l.Spec.LeaseDurationSeconds == nil {
+		return
+	}
+	written := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	if h := Honoured(written); h != written {
+		secs := int32(h / time.Second)
+		l.Spec.LeaseDurationSeconds = &secs
+	}
 }
 
 func (c *observedLeases) Create(ctx context.Context, l *coordinationv1.Lease, opts metav1.CreateOptions) (*coordinationv1.Lease, error) {

@@ -15,6 +15,24 @@ const (
 	RetryPeriod   = 2 * time.Second
 )
 
+// MaxLeaseDuration caps the lease duration: a writer may not ask for a longer one, and a
+// waiter honours at most this much of whatever a holder wrote, so that a writer that dies
+// holding the lock (a CI job killed mid-run) blocks the others for a minute at most.
+const MaxLeaseDuration = 60 * time.Second
+
+// CheckLeaseDuration refuses a lease duration above MaxLeaseDuration, naming the limit.
+func CheckLeaseDuration(d time.Duration) error {
+	if d > MaxLeaseDuration {
+		return fmt.Errorf("lock lease duration %s is above the limit of %ds: a writer that dies holding the lock would block every other for that long",
+			d, int(MaxLeaseDuration/time.Second))
+	}
+	return nil
+}
+
+// Honoured is how long a waiter lets a lease of duration d go unrenewed before it takes
+// it over: d, at most MaxLeaseDuration (whatever the holder wrote).
+func Honoured(d time.Duration) time.Duration { return min(d, MaxLeaseDuration) }
+
 // Periods are the lease timings; a zero field takes the fixed value above (tests shorten them).
 type Periods struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
@@ -33,10 +51,13 @@ func (p Periods) withDefaults() Periods {
 	return p
 }
 
-// Validate applies client-go's rules (lease > renew deadline > 1.2 × retry period > 0) and
-// the Lease's: its duration is whole seconds.
+// Validate applies client-go's rules (lease > renew deadline > 1.2 × retry period > 0),
+// the Lease's (its duration is whole seconds) and the cap (MaxLeaseDuration).
 func (p Periods) Validate() error {
 	p = p.withDefaults()
+	if err := CheckLeaseDuration(p.LeaseDuration); err != nil {
+		return err
+	}
 	switch {
 	case p.LeaseDuration%time.Second != 0:
 		return fmt.Errorf("lock lease duration %s: must be whole seconds", p.LeaseDuration)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -28,12 +29,32 @@ type lockPeriods struct {
 }
 
 func (p *lockPeriods) addFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&p.LeaseDuration, "lock-lease-duration", 0, "Cluster lock lease duration (default 15s)")
+	fs.Var((*leaseDuration)(&p.LeaseDuration), "lock-lease-duration", fmt.Sprintf("Cluster lock lease duration (default 15s, at most %ds)", int(action.MaxLockLeaseDuration/time.Second)))
 	fs.DurationVar(&p.RenewDeadline, "lock-renew-deadline", 0, "Cluster lock renew deadline (default 10s)")
 	fs.DurationVar(&p.RetryPeriod, "lock-retry-period", 0, "Cluster lock retry period (default 2s)")
 	for _, f := range []string{"lock-lease-duration", "lock-renew-deadline", "lock-retry-period"} {
 		_ = fs.MarkHidden(f)
 	}
+}
+
+// leaseDuration is --lock-lease-duration's value: a duration the lock accepts
+// (action.CheckLockLeaseDuration), refused as a usage error whether it comes from the command
+// line or from ISTIOCTL_LOCK_LEASE_DURATION and the config file (applyConfig).
+type leaseDuration time.Duration
+
+func (d *leaseDuration) String() string { return time.Duration(*d).String() }
+func (d *leaseDuration) Type() string   { return "duration" }
+
+func (d *leaseDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if err := action.CheckLockLeaseDuration(v); err != nil {
+		return &UsageError{Err: err}
+	}
+	*d = leaseDuration(v)
+	return nil
 }
 
 // writerConfig is Config for a command that writes: with how it takes the cluster lock.
