@@ -15,7 +15,6 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
-	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
@@ -31,21 +30,7 @@ func TestPruneKeepsWhatChangedE2E(t *testing.T) {
 	t.Cleanup(func() { purge(t, c) })
 
 	const name = "prune-kept-e2e"
-	withCNI := func(cni bool) string {
-		return harness.SpecFile(t, "spec.yaml", `
-apiVersion: install.istio.io/v1alpha1
-kind: IstioOperator
-metadata: {name: `+name+`, namespace: `+ns+`}
-spec:
-  profile: minimal
-  namespace: `+ns+`
-  components:
-    pilot: {enabled: false}
-    cni: {enabled: `+map[bool]string{true: "true", false: "false"}[cni]+`}
-  values:
-    global: {istioNamespace: `+ns+`}
-`)
-	}
+	withCNI := func(cni bool) string { return cniSpec(t, name, ns, cni) }
 	extMustInstall(t, c, action.Install{}, spec.Options{Files: []string{withCNI(true)}})
 
 	selector := ownership.LabelComponent + "=Cni," + ownership.LabelOwner + "=" + name
