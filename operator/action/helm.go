@@ -10,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/helmrelease"
+	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
@@ -207,7 +208,11 @@ func (a *Install) retire(ctx context.Context, c *kube.Client, h HelmRelease, eve
 	if len(left) > 0 {
 		return fmt.Errorf("Helm release %s still lists objects istioctl does not own after the install: %s", h.Release, strings.Join(left, ", "))
 	}
-	if err := helmrelease.Retire(ctx, c, h.rel, a.DryRun); err != nil {
+	kept, err := helmrelease.Retire(ctx, c, h.rel, a.DryRun)
+	for _, l := range kept {
+		events.Emit(install.KeptEvent(l.Planned, l.Live))
+	}
+	if err != nil {
 		return err
 	}
 	for _, s := range strip {

@@ -38,21 +38,7 @@ func TestPruneOnlyStaleE2E(t *testing.T) {
 	t.Cleanup(func() { purge(t, c) })
 
 	const name = "prune-e2e"
-	withCNI := func(cni bool) spec.Options {
-		return spec.Options{Files: []string{harness.SpecFile(t, "spec.yaml", `
-apiVersion: install.istio.io/v1alpha1
-kind: IstioOperator
-metadata: {name: `+name+`, namespace: `+ns+`}
-spec:
-  profile: minimal
-  namespace: `+ns+`
-  components:
-    pilot: {enabled: false}
-    cni: {enabled: `+map[bool]string{true: "true", false: "false"}[cni]+`}
-  values:
-    global: {istioNamespace: `+ns+`}
-`)}}
-	}
+	withCNI := func(cni bool) spec.Options { return spec.Options{Files: []string{cniSpec(t, name, ns, cni)}} }
 	extMustInstall(t, c, action.Install{}, withCNI(true))
 	client := harness.Client(t, c)
 
@@ -195,4 +181,21 @@ spec:
 	if !t.Failed() {
 		t.Logf("pruned exactly the %d stale objects; %d decoys and %d other objects untouched", len(stale), len(decoyIDs), len(before)-len(stale)-len(decoyIDs))
 	}
+}
+
+// cniSpec is a spec file of install name in ns: Base, and CNI when cni.
+func cniSpec(t *testing.T, name, ns string, cni bool) string {
+	return harness.SpecFile(t, "spec.yaml", `
+apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec:
+  profile: minimal
+  namespace: `+ns+`
+  components:
+    pilot: {enabled: false}
+    cni: {enabled: `+map[bool]string{true: "true", false: "false"}[cni]+`}
+  values:
+    global: {istioNamespace: `+ns+`}
+`)
 }

@@ -37,6 +37,10 @@ const (
 	NodeBatchFailed Type = "node-batch-failed"
 	// Pruned: an object we owned and no longer render was deleted.
 	Pruned Type = "pruned"
+	// Kept: an object the plan was to delete (prune, uninstall, a Helm release's record)
+	// was left, because what the cluster holds changed since the plan read it (KeptReason
+	// says how; Object: the object, Component: its component).
+	Kept Type = "kept"
 	// Check: before anything is written, a check of a piece the run relies on (an existing
 	// control plane, the CA, Prometheus) passed (Object, Message). One that failed without
 	// stopping the run is a Warning.
@@ -105,6 +109,7 @@ type Event struct {
 	BatchEnd     // batch
 	LinkChange   // link
 	TagChange    // revision-tag
+	KeptChange   // kept
 }
 
 // ObjectChange is the payload of applied and pruned events.
@@ -169,6 +174,11 @@ type BatchEnd struct {
 // LinkChange is the payload of a link event: what happened to the link Secret.
 type LinkChange struct {
 	LinkOutcome LinkOutcome
+}
+
+// KeptChange is the payload of a kept event: why the object was left.
+type KeptChange struct {
+	KeptReason KeptReason
 }
 
 // TagChange is the payload of a revision-tag event: what happened to the default tag.

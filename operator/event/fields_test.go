@@ -18,6 +18,7 @@ var carriers = map[reflect.Type]Type{
 	reflect.TypeFor[BatchEnd]():     Batch,
 	reflect.TypeFor[LinkChange]():   Link,
 	reflect.TypeFor[TagChange]():    RevisionTag,
+	reflect.TypeFor[KeptChange]():   Kept,
 }
 
 // TestEveryFieldRoundTrips sets each field of Event and of its payloads, one at a time, to
@@ -112,6 +113,9 @@ func fill(v reflect.Value) {
 		return
 	case *TagOutcome:
 		*x = TagMoved
+		return
+	case *KeptReason:
+		*x = KeptRecreated
 		return
 	case *Type:
 		*x = Warning

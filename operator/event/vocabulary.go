@@ -126,6 +126,22 @@ const (
 
 var tagOutcomes = []TagOutcome{TagCreated, TagMoved, TagConfigured, TagUnchanged}
 
+// KeptReason is why an object the plan was to delete was left (a kept event): the delete,
+// sent with the plan's UID and resourceVersion, found it changed, and reading it again
+// showed it is no longer the plan's to delete.
+type KeptReason string
+
+// The kept reasons: it carries the opt-out label now, it was deleted and re-created by
+// someone else after the plan read it (another UID), or it is no longer ours by the rule
+// that chose it (its labels or field managers changed).
+const (
+	KeptOptOut    KeptReason = "opt-out"
+	KeptRecreated KeptReason = "recreated"
+	KeptNotOurs   KeptReason = "not-ours"
+)
+
+var keptReasons = []KeptReason{KeptOptOut, KeptRecreated, KeptNotOurs}
+
 // member checks that v is one of set; "" (unset) always is.
 func member[T ~string](what string, v T, set []T) error {
 	if v == "" || slices.Contains(set, v) {

@@ -93,6 +93,8 @@ func (e Event) status() string {
 			return statusWouldRetire
 		}
 		return statusRetired
+	case Kept:
+		return string(e.KeptReason)
 	}
 	return e.Status
 }
@@ -121,7 +123,7 @@ func (e Event) check() error {
 	errs := []error{member("operation", e.Operation, operations), member("action", e.Action, actions),
 		member("lock state", e.Lock, lockStates), member("result", e.Result, runResults),
 		member("batch result", e.BatchResult, runResults), member("link outcome", e.LinkOutcome, linkOutcomes),
-		member("tag outcome", e.TagOutcome, tagOutcomes)}
+		member("tag outcome", e.TagOutcome, tagOutcomes), member("kept reason", e.KeptReason, keptReasons)}
 	if e.Fleet != nil {
 		for _, c := range e.Fleet.Clusters {
 			errs = append(errs, member("cluster outcome", c.Outcome, clusterOutcomes))
@@ -161,6 +163,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		e.LinkOutcome = LinkOutcome(w.Action)
 	case HelmReleaseRetired:
 		e.DryRun = w.Status == statusWouldRetire
+	case Kept:
+		e.KeptReason = KeptReason(w.Status)
 	default:
 		e.Status, e.Action = w.Status, Action(w.Action)
 	}

@@ -125,15 +125,30 @@ func version(o *unstructured.Unstructured) int {
 	return n
 }
 
+// Left is a record Retire left: as Get read it, and as the cluster holds it now.
+type Left struct{ Planned, Live *unstructured.Unstructured }
+
 // Retire deletes every record of the release (with dryRun, the server only checks it
-// could): Helm then no longer knows the release, and its objects stay as they are.
-func Retire(ctx context.Context, c *kube.Client, r *Release, dryRun bool) error {
+// could): Helm then no longer knows the release, and its objects stay as they are. Each
+// record is deleted as Get read it (kube.Client.DeleteAsJudged): one that changed since is
+// deleted only while its labels still make it a record of the release; one re-created
+// since, or no longer the release's, is left and returned.
+func Retire(ctx context.Context, c *kube.Client, r *Release, dryRun bool) ([]Left, error) {
+	still := func(live *unstructured.Unstructured) bool {
+		l := live.GetLabels()
+		return l[labelOwner] == "helm" && l[labelName] == r.Name
+	}
+	var left []Left
 	for _, o := range r.records {
-		if err := c.Delete(ctx, o, dryRun); err != nil {
-			return fmt.Errorf("retiring Helm release %s: %w", r.Key(), err)
+		live, err := c.DeleteAsJudged(ctx, o, dryRun, still)
+		if err != nil {
+			return left, fmt.Errorf("retiring Helm release %s: %w", r.Key(), err)
+		}
+		if live != nil {
+			left = append(left, Left{o, live})
 		}
 	}
-	return nil
+	return left, nil
 }
 
 // record is the part of a release record this package reads (Helm's release.v1 JSON).

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 
@@ -145,7 +146,7 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		existing, interrupted, err := s.numbers(ctx, r.Revision)
+		existing, interrupted, listed, err := s.numbers(ctx, r.Revision)
 		if err != nil {
 			return err
 		}
@@ -167,7 +168,7 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		if r.Outcome == Interrupted {
 			interrupted[r.Number] = true
 		}
-		return s.trim(ctx, r.Revision, append(existing, r.Number), interrupted, keep)
+		return s.trim(ctx, r.Revision, append(existing, r.Number), interrupted, listed, keep)
 	}
 }
 
@@ -192,21 +193,24 @@ func (s *Store) Update(ctx context.Context, r *Record) error {
 	return nil
 }
 
-// numbers lists the record numbers of a revision, from their labels, and which of them are
-// interrupted records (decoded; one that does not decode counts as not interrupted).
-func (s *Store) numbers(ctx context.Context, rev string) ([]int, map[int]bool, error) {
+// numbers lists the record numbers of a revision, from their labels, which of them are
+// interrupted records (decoded; one that does not decode counts as not interrupted), and
+// each record as listed.
+func (s *Store) numbers(ctx context.Context, rev string) ([]int, map[int]bool, map[int]*unstructured.Unstructured, error) {
 	secrets, err := s.Secrets(ctx, rev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var out []int
 	interrupted := map[int]bool{}
+	listed := map[int]*unstructured.Unstructured{}
 	for _, o := range secrets {
 		n, err := strconv.Atoi(o.GetLabels()[LabelNumber])
 		if err != nil {
 			continue
 		}
 		out = append(out, n)
+		listed[n] = o
 		data, _, _ := unstructured.NestedString(o.Object, "data", DataKey)
 		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
 			if r, err := Decode(raw); err == nil && r.Outcome == Interrupted {
@@ -214,20 +218,29 @@ func (s *Store) numbers(ctx context.Context, rev string) ([]int, map[int]bool, e
 			}
 		}
 	}
-	return out, interrupted, nil
+	return out, interrupted, listed, nil
 }
 
-func (s *Store) trim(ctx context.Context, rev string, numbers []int, interrupted map[int]bool, keep int) error {
-	ri, err := s.resource()
+// trim deletes the records ToTrim picks, each as listed (kube.Client.DeleteAsJudged): one
+// that changed since is deleted only while its labels still make it record n of rev, and
+// one re-created since is left, for the next trim to judge.
+func (s *Store) trim(ctx context.Context, rev string, numbers []int, interrupted map[int]bool, listed map[int]*unstructured.Unstructured, keep int) error {
+	sel, err := labels.Parse(Selector(rev))
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, n := range ToTrim(numbers, keep, interrupted) {
-		err := ri.Delete(ctx, SecretName(rev, n), metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
+		o := listed[n]
+		if o == nil {
+			continue // the record just written: never trimmed by the run that wrote it
+		}
+		still := func(live *unstructured.Unstructured) bool {
+			return sel.Matches(labels.Set(live.GetLabels())) && live.GetLabels()[LabelNumber] == strconv.Itoa(n)
+		}
+		if _, err := s.Client.DeleteAsJudged(ctx, o, false, still); err != nil {
 			errs = append(errs, fmt.Errorf("deleting old install record %s: %w", SecretName(rev, n), err))
 		}
 	}
-	return s.Client.ExplainError(errors.Join(errs...))
+	return errors.Join(errs...)
 }

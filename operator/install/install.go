@@ -242,7 +242,7 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
-	pruned, err := in.prune(ctx, stale)
+	pruned, err := in.prune(ctx, manifests, stale)
 	res.Changes = append(res.Changes, pruned...)
 	return res, err
 }

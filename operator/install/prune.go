@@ -79,6 +79,14 @@ func SelectStale(owner ownership.Owner, manifests []render.Manifest, live []*uns
 	return stale, nil
 }
 
+// staleStill is SelectStale for one object that changed since the plan read it.
+func staleStill(owner ownership.Owner, manifests []render.Manifest) still {
+	return func(live *unstructured.Unstructured) bool {
+		again, err := SelectStale(owner, manifests, []*unstructured.Unstructured{live})
+		return err == nil && len(again) == 1
+	}
+}
+
 func pruneKind(gk schema.GroupKind) bool {
 	for _, k := range PruneKinds {
 		if k.GroupKind() == gk {
@@ -88,25 +96,30 @@ func pruneKind(gk schema.GroupKind) bool {
 	return false
 }
 
-// prune deletes stale and waits until it is gone.
-func (in *pass) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]Change, error) {
+// prune deletes stale, each as the plan read it, and waits until what went is gone. An
+// object that changed since the plan is judged again by SelectStale with the same
+// manifests; one it no longer selects, or that someone re-created, is left and named.
+func (in *pass) prune(ctx context.Context, manifests []render.Manifest, stale []*unstructured.Unstructured) ([]Change, error) {
+	rule := staleStill(in.Owner, manifests)
 	// As an uninstall: dependents and webhook configurations first, a batch of one rank at
 	// once.
 	stale = InRemovalOrder(stale)
 	var changes []Change
+	var gone []*unstructured.Unstructured
 	for _, batch := range removalBatches(stale) {
-		went, c, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned, nil)
+		went, c, stopped, err := in.removeBatch(ctx, batch, in.Opts.DryRun, Pruned, rule, nil)
 		changes = append(changes, c...)
+		gone = append(gone, went...)
 		if err != nil {
 			return changes, err
 		}
-		if len(went) < len(batch) {
+		if stopped {
 			return changes, ctx.Err()
 		}
 	}
 	if !in.Opts.DryRun {
 		// Done means gone: an install right after must not find them half-deleted.
-		if err := in.waitGone(ctx, stale, in.Owner.Selector()); err != nil {
+		if err := in.waitGone(ctx, gone, in.Owner.Selector()); err != nil {
 			return changes, err
 		}
 	}

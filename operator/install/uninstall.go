@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -65,6 +66,19 @@ func (in *Run) Targets(ctx context.Context, opts UninstallOptions) ([]*unstructu
 		in.cachesStarted = in.startWatchCaches(ctx, out, false)
 	}
 	return out, nil
+}
+
+// removable is Targets' rule, for one object that changed since Targets read it: of the
+// kinds listed, one istioctl applied with labels selector matches (Inventory), or one
+// istiod wrote.
+func removable(selector string) (still, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("the uninstall selector %q: %w", selector, err)
+	}
+	return func(live *unstructured.Unstructured) bool {
+		return istiodWrite(live) || (sel.Matches(labels.Set(live.GetLabels())) && ownership.AppliedByUs(live))
+	}, nil
 }
 
 // removalRank orders deletion as the reverse of installation: dependents first, webhooks
@@ -180,6 +194,10 @@ func (r *Run) Uninstall(ctx context.Context, events event.Sink, targets []*unstr
 	in.watch = in.Client.NewMetadataWatcher()
 	defer in.watch.Stop()
 	selector := in.Owner.UninstallSelector(opts.Purge)
+	rule, err := removable(selector)
+	if err != nil {
+		return nil, err
+	}
 	caller := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -219,7 +237,6 @@ func (r *Run) Uninstall(ctx context.Context, events event.Sink, targets []*unstr
 	}
 	var deleted []*unstructured.Unstructured
 	var removed []Change
-	var err error
 	for _, batch := range removalBatches(targets) {
 		if caller.Err() != nil {
 			return removed, uninstallStopped(len(removed), len(targets))
@@ -231,13 +248,13 @@ func (r *Run) Uninstall(ctx context.Context, events event.Sink, targets []*unstr
 				return removed, err
 			}
 		}
-		went, changes, err := in.removeBatch(caller, batch, opts.DryRun, Removed, finish)
+		went, changes, stopped, err := in.removeBatch(caller, batch, opts.DryRun, Removed, rule, finish)
 		deleted = append(deleted, went...)
 		removed = append(removed, changes...)
 		if err != nil {
 			return removed, err
 		}
-		if len(went) < len(batch) {
+		if stopped {
 			return removed, uninstallStopped(len(removed), len(targets))
 		}
 	}

@@ -356,12 +356,16 @@ func conflicts(err error) []string {
 // (a Deployment's ReplicaSets and pods), so waiting for it to be gone does not wait for
 // every pod to terminate.
 func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
+	return c.deleteWith(ctx, obj, dryRun, nil)
+}
+
+func (c *Client) deleteWith(ctx context.Context, obj *unstructured.Unstructured, dryRun bool, pre *metav1.Preconditions) error {
 	_, mapping, err := c.Resource(obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {
 		return err
 	}
 	bg := metav1.DeletePropagationBackground
-	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
+	opts := metav1.DeleteOptions{PropagationPolicy: &bg, Preconditions: pre}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}

@@ -88,9 +88,19 @@ func saveRecord(ctx context.Context, c *kube.Client, namespace string, r *Record
 	return err
 }
 
-// deleteRecord removes the record: nothing is left to resume or roll back.
+// deleteRecord removes the record: nothing is left to resume or roll back. It deletes the
+// record as it reads it now (kube.Client.DeleteAsJudged): one re-created meanwhile, or no
+// longer labelled as the record, is another run's and stays.
 func deleteRecord(ctx context.Context, c *kube.Client, namespace string, dryRun bool) error {
-	return c.Delete(ctx, recordObject(namespace, ""), dryRun)
+	live, err := c.Get(ctx, recordObject(namespace, ""))
+	if err != nil || live == nil {
+		return err
+	}
+	_, err = c.DeleteAsJudged(ctx, live, dryRun, func(now *unstructured.Unstructured) bool {
+		l := now.GetLabels()
+		return l[labelRecord] == "true" && l[history.LabelManagedBy] == history.ManagedBy
+	})
+	return err
 }
 
 // DeleteRecord removes the record in namespace (an old revision's removal: nothing is left

@@ -191,6 +191,8 @@ func (s *textSink) Emit(e event.Event) {
 		}
 	case event.HelmReleaseRetired:
 		s.helmReleaseRetired(e)
+	case event.Kept:
+		fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), e.Object, keptWords[e.KeptReason])
 	case event.Batch:
 		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
@@ -267,6 +269,13 @@ func diffLine(l string) string {
 		return red(l)
 	}
 	return l
+}
+
+// keptWords say why a delete left an object (a kept event).
+var keptWords = map[event.KeptReason]string{
+	event.KeptOptOut:    "it was opted out of pruning (owning-resource-not-pruned) after the plan read it",
+	event.KeptRecreated: "it was deleted and created again by someone else after the plan read it (another UID)",
+	event.KeptNotOurs:   "it is no longer this install's: its labels or field managers changed after the plan read it",
 }
 
 // helmReleaseRetired is a retired (or, in a dry run, to be retired) Helm release and its

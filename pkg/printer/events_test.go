@@ -22,6 +22,18 @@ func TestHelmReleaseRetiredText(t *testing.T) {
 	})
 }
 
+// An object a delete left prints a line per object, naming it and why, whatever the view.
+func TestKeptText(t *testing.T) {
+	checkText(t, []textCase{
+		{event.Event{Type: event.Kept, Object: "ConfigMap/istio-system/a", KeptChange: event.KeptChange{KeptReason: event.KeptOptOut}},
+			"! ConfigMap/istio-system/a kept: it was opted out of pruning (owning-resource-not-pruned) after the plan read it\n"},
+		{event.Event{Type: event.Kept, Object: "Service/istio-system/b", KeptChange: event.KeptChange{KeptReason: event.KeptRecreated}},
+			"! Service/istio-system/b kept: it was deleted and created again by someone else after the plan read it (another UID)\n"},
+		{event.Event{Type: event.Kept, Object: "Role/istio-system/c", KeptChange: event.KeptChange{KeptReason: event.KeptNotOurs}},
+			"! Role/istio-system/c kept: it is no longer this install's: its labels or field managers changed after the plan read it\n"},
+	})
+}
+
 // textCase is an event and the text view's lines for it.
 type textCase struct {
 	e    event.Event
@@ -38,5 +50,16 @@ func checkText(t *testing.T, cases []textCase) {
 		if b.String() != tc.want {
 			t.Errorf("%s %q:\n%q\nwant\n%q", tc.e.Type, tc.e.Message, b.String(), tc.want)
 		}
+	}
+}
+
+// In -o json a kept event names the object and its reason, as status.
+func TestKeptJSON(t *testing.T) {
+	var b bytes.Buffer
+	NewEvents(&b, JSON).Emit(event.Event{Type: event.Kept, Object: "ConfigMap/istio-system/a", Component: "Pilot",
+		KeptChange: event.KeptChange{KeptReason: event.KeptOptOut}})
+	want := `{"time":"0001-01-01T00:00:00Z","type":"kept","component":"Pilot","object":"ConfigMap/istio-system/a","status":"opt-out"}` + "\n"
+	if b.String() != want {
+		t.Errorf("%s\nwant\n%s", b.String(), want)
 	}
 }
