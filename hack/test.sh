@@ -69,8 +69,10 @@ if [ "${2:-}" != "--inside" ]; then
 	wait $kube
 	log "compiling ${#pkgs[@]} test binaries"
 	[ "$tier" != test ] || go vet ./...
-	# Each test binary is linked once, here, and run as it is inside the sandbox.
-	go test -c -o "$bins/" $(printf '%s\n' "${pkgs[@]}" | cut -d' ' -f1)
+	# Each test binary is linked once, here, and run as it is inside the sandbox. Without
+	# DWARF (-w) and the symbol table (-s): nothing debugs them, and the links are shorter;
+	# panics and stack traces keep their file:line.
+	go test -c -ldflags="-s -w" -o "$bins/" $(printf '%s\n' "${pkgs[@]}" | cut -d' ' -f1)
 	# The queue the lanes take packages from, heaviest first: by the tests that ask for a
 	# cluster (what takes the time), so the longest package starts at once.
 	for p in "${pkgs[@]}"; do
@@ -79,7 +81,7 @@ if [ "${2:-}" != "--inside" ]; then
 	done | sort -rn -s -k1,1 | cut -d' ' -f2- >"$bins/packages"
 	if [ "$tier" = test ] && [ -z "${PKGS:-}" ]; then
 		# The CRD generator, a module of its own (tools/crdgen): its tests with the rest.
-		(cd tools/crdgen && go mod download && go test -c -o "$bins/crdgen.test" .)
+		(cd tools/crdgen && go mod download && go test -c -ldflags="-s -w" -o "$bins/crdgen.test" .)
 		echo "local/crdgen $root/tools/crdgen" >>"$bins/packages"
 	fi
 	wait $extra
@@ -131,6 +133,10 @@ report() {
 }
 cleanup() {
 	local rc=$? st
+	if [ -n "${prebuild:-}" ]; then
+		pkill -P "$prebuild" 2>/dev/null || true
+		kill "$prebuild" 2>/dev/null || true
+	fi
 	if [ $rc != 0 ]; then
 		for st in "$tmp"/cluster-*; do
 			[ ! -d "$st" ] || report "$st" "shared cluster $(basename "$st")"
@@ -207,8 +213,21 @@ for i in $(seq "$lanes"); do
 	lane "$i" >"$tmp/lane-$i" 2>&1 &
 	running+=($!)
 done
+# While make test's tests wait on their clusters, the fuzz targets' instrumented build (every
+# package below them compiled again with coverage counters: minutes on a new machine) fills
+# the build cache at the lowest priority, so make e2e's short fuzz runs only link. It takes
+# only CPU the tests leave idle; what it fails to build, the fuzz run reports.
+prebuild=
+if [ "$tier" = test ] && [ -z "${RUN:-}${PKGS:-}" ]; then
+	"$root/hack/fuzz.sh" --prebuild >"$tmp/fuzz-prebuild.log" 2>&1 &
+	prebuild=$!
+fi
 "$bins/testfmt" -json "$results/$tier-$(date +%Y%m%d-%H%M%S).json" -keep-on-failure "${streams[@]}" || rc=$?
 for pid in "${running[@]}"; do wait "$pid" || rc=1; done
+if [ -n "$prebuild" ] && ! wait "$prebuild"; then
+	log "the fuzz targets' prebuild failed (make e2e's fuzz run builds them again):"
+	tail -n 20 "$tmp/fuzz-prebuild.log" >&2
+fi
 if [ "$tier" = e2e ] && [ -z "${RUN:-}" ]; then
 	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
 	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}" || rc=1
