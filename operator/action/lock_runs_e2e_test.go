@@ -23,12 +23,13 @@ import (
 )
 
 // The lock periods of the racing runs: lockShort lets a dead holder's lease expire in 3 s;
-// lockNoRetry's first retry comes 4 minutes after a first try, longer than any wait here, so
+// lockNoRetry (its lease at the 60 s cap) first retries 45 s after a first try, longer than
+// any wait it is used with here (40 s), so
 // what such a run does after its first read of the Lease never comes from its retry tick
 // (only from the watch of the Lease, or not at all).
 var (
 	lockShort   = action.LockOptions{Timeout: action.DefaultLockTimeout, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 300 * time.Millisecond}
-	lockNoRetry = action.LockOptions{Timeout: action.DefaultLockTimeout, LeaseDuration: 6 * time.Minute, RenewDeadline: 5 * time.Minute, RetryPeriod: 4 * time.Minute}
+	lockNoRetry = action.LockOptions{Timeout: action.DefaultLockTimeout, LeaseDuration: 60 * time.Second, RenewDeadline: 55 * time.Second, RetryPeriod: 45 * time.Second}
 )
 
 // lockTripper puts fn in front of a client's transport (fn sends with next).

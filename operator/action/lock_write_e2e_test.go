@@ -156,7 +156,7 @@ func lockTimeoutZero(t *testing.T, c *cluster.Cluster) {
 	held, holder := harness.HoldLock(t, c)
 	log.Take()
 	// "At once" is counted, not timed: it decides on its one read of the Lease, without a
-	// watch or a second read (with lockNoRetry a retry would come minutes later).
+	// watch or a second read (with lockNoRetry a retry would come 45 s later).
 	zero := lockNoRetry
 	zero.Timeout = 0
 	_, err := lockInstall(proxied(zero), nil, "default").Run(ctx, nil)
@@ -406,8 +406,8 @@ func lockStoppedHolder(t *testing.T, c *cluster.Cluster) {
 
 // Ctrl-C of a holder (its context ended): it stops at a safe point and releases the lock;
 // the watch of the writer waiting for it hands it the lock, not its retry. Judged by the
-// path: the waiter's first retry would come minutes after its first read and its wait ends
-// after 2 minutes, so only the watch can hand it the lock.
+// path: the waiter's wait ends 40 s after its first read, before its first retry (45 s),
+// so only the watch can hand it the lock.
 func lockInterruptedHolder(t *testing.T, c *cluster.Cluster) {
 	ctx := context.Background()
 	// From a converged install (the next writer's first stage, the CRDs, is then quick to
@@ -423,7 +423,7 @@ func lockInterruptedHolder(t *testing.T, c *cluster.Cluster) {
 	aEnd := lockGo(func() error { _, err := a.Run(actx, nil); return err })
 	lockAwait(t, "the holder's first write", log.when("interrupted", lockWrites), 5*time.Minute)
 	wait := lockNoRetry
-	wait.Timeout = 2 * time.Minute
+	wait.Timeout = 40 * time.Second
 	b := lockInstall(lockConfig(c, "next", wait, nil), log.sink("next"), "default")
 	bEnd := lockGo(func() error { _, err := b.Run(ctx, nil); return err })
 	lockAwait(t, "the next writer waiting", log.when("next", lockState(event.LockWaiting)), 5*time.Minute)

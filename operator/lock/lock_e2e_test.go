@@ -26,10 +26,11 @@ func TestMain(m *testing.M) { cluster.Main(m) }
 // short are periods that keep the expiry tests fast.
 var short = lock.Periods{LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 250 * time.Millisecond}
 
-// noRetry are periods whose first retry comes minutes after a first try: longer than any
-// wait in these tests, so whatever a locker with them does after its first read came from
-// something else (the watch of the Lease, a fresh elector), never from its retry tick.
-var noRetry = lock.Periods{LeaseDuration: 4 * time.Minute, RenewDeadline: 3 * time.Minute, RetryPeriod: 2 * time.Minute}
+// noRetry are periods whose first retry comes 45 s after a first try (the lease is at the
+// 60 s cap): longer than any wait they are used with here (40 s), so whatever a locker with
+// them does after its first read came from something else (the watch of the Lease, a fresh
+// elector), never from its retry tick.
+var noRetry = lock.Periods{LeaseDuration: 60 * time.Second, RenewDeadline: 55 * time.Second, RetryPeriod: 45 * time.Second}
 
 // counter counts the requests that pass through it: reads (GET but watches), watches and
 // writes; okReads are the reads answered 200, failedWrites the writes not answered 2xx.
@@ -117,7 +118,7 @@ func TestHolderAndWaiterE2E(t *testing.T) {
 
 	// --lock-timeout 0: fails at once, naming the holder. "At once" as counted, not timed
 	// (load cannot add requests): its first read decided, with no write, no watch and no
-	// second read (with noRetry its retry would come minutes later).
+	// second read (with noRetry its retry would come 45 s later).
 	bl, bn := leases(t, c, "")
 	b := &lock.Locker{Leases: bl, Self: lock.Self("istioctl upgrade", "install", "default", "istio-system", "demo", "1.30.0"), Periods: noRetry}
 	_, err = b.Acquire(ctx)
@@ -131,12 +132,12 @@ func TestHolderAndWaiterE2E(t *testing.T) {
 
 	// A waiter sees the holder once and takes the lock when it is released: the watch
 	// wakes it, not its next retry. Judged by the path taken, not by a time load could
-	// stretch: with noRetry its first retry would come after its one-minute wait has ended,
+	// stretch: with noRetry its first retry would come after its 40 s wait has ended,
 	// so only the watch can hand it the lock; and it reads the Lease exactly twice (its
 	// first try, and the fresh elector's try the release's watch event starts): the
 	// holder's renewals, also seen by the watch, wake nothing.
 	wl, wn := leases(t, c, "")
-	w := &lock.Locker{Leases: wl, Self: lock.Self("istioctl upgrade", "install", "default", "istio-system", "demo", "1.30.0"), Periods: noRetry, Wait: time.Minute}
+	w := &lock.Locker{Leases: wl, Self: lock.Self("istioctl upgrade", "install", "default", "istio-system", "demo", "1.30.0"), Periods: noRetry, Wait: 40 * time.Second}
 	var mu sync.Mutex
 	var waitedFor []string
 	waiting := make(chan struct{})
