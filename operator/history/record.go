@@ -105,6 +105,12 @@ type Record struct {
 	// Digests are the digests an install pinned its images to (install --pin-digests),
 	// by image reference: a re-run pins the same ones instead of resolving a tag again.
 	Digests map[string]string `json:"digests,omitempty"`
+	// Trust is what the record's seal says of it as List read it (seal.go): never
+	// stored, always set by List, whatever a stored record claims.
+	Trust Trust `json:"trust,omitempty"`
+
+	// namespace is where List read it.
+	namespace string
 }
 
 // Identities lists the identities of objs, at most MaxObjects, and how many were cut.
@@ -136,12 +142,13 @@ func (r *Record) SetDescription(s string) {
 
 // Encode returns the record as gzip-compressed JSON; ErrTooLarge when that exceeds MaxPayload.
 func Encode(r *Record) ([]byte, error) {
-	if len(r.Objects) > MaxObjects {
-		c := *r
+	c := *r
+	c.Trust = "" // what List judged, not what was written
+	if len(c.Objects) > MaxObjects {
 		c.ObjectsOmitted += len(c.Objects) - MaxObjects
 		c.Objects = c.Objects[:MaxObjects]
-		r = &c
 	}
+	r = &c
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err := json.NewEncoder(zw).Encode(r); err != nil {
@@ -229,15 +236,17 @@ func LastSucceeded(rs []*Record) *Record {
 	return nil
 }
 
-// Repeats says r only repeats the newest of rs (sorted by number): that one succeeded with
-// the same spec and tool version, as r did. A run that changed nothing and repeats the
-// newest record is not recorded, so an install of an unchanged spec makes no write at all.
+// Repeats says r only repeats the newest of rs (sorted by number): that one is sealed and
+// succeeded with the same spec and tool version, as r did. A run that changed nothing and
+// repeats the newest record is not recorded, so an install of an unchanged spec makes no
+// write at all; after an untrusted newest record (forged, or from before seals) it writes
+// a sealed one.
 func Repeats(rs []*Record, r *Record) bool {
 	if r.Outcome != Succeeded || len(rs) == 0 {
 		return false
 	}
 	last := rs[len(rs)-1]
-	return last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion && maps.Equal(last.Digests, r.Digests)
+	return last.Trust == Sealed && last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion && maps.Equal(last.Digests, r.Digests)
 }
 
 // ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps

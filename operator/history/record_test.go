@@ -275,7 +275,8 @@ func TestNamesAndSelectors(t *testing.T) {
 }
 
 func TestRepeats(t *testing.T) {
-	newest := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}
+	newest := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0", Trust: Sealed}
+	unsealed := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0", Trust: Unsealed}
 	older := &Record{Number: 1, Outcome: Succeeded, Spec: "b", ToolVersion: "1.30.0"}
 	cases := []struct {
 		name string
@@ -288,6 +289,7 @@ func TestRepeats(t *testing.T) {
 		{"other spec", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "b", ToolVersion: "1.30.0"}, false},
 		{"other version", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.31.0"}, false},
 		{"this run failed", []*Record{older, newest}, Record{Outcome: Failed, Spec: "a", ToolVersion: "1.30.0"}, false},
+		{"newest not sealed (forged, or from before seals)", []*Record{older, unsealed}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, false},
 		{"newest failed", []*Record{older, {Number: 3, Outcome: Failed, Spec: "a", ToolVersion: "1.30.0"}}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, false},
 	}
 	for _, tc := range cases {
@@ -313,5 +315,17 @@ func TestObjectRefWireForm(t *testing.T) {
 	}
 	if b, err := json.Marshal(objs); err != nil || string(b) != stored {
 		t.Errorf("written as %s (%v), want %s", b, err, stored)
+	}
+}
+
+// TestTrustNotStored: what List judged is never written into a record, and a stored
+// record's claim is not read back as a judgement of its own.
+func TestTrustNotStored(t *testing.T) {
+	b, err := Encode(&Record{Number: 1, Trust: Sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := gunzip(t, b); strings.Contains(s, "trust") {
+		t.Errorf("stored: %s", s)
 	}
 }
