@@ -36,7 +36,8 @@ var (
 	ConfigMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
-// NewStore is a Store holding objs (Namespaces, Secrets, ConfigMaps).
+// NewStore is a Store holding objs: Namespaces, Secrets, ConfigMaps, and objects of other
+// kinds, which it then serves too (namespaced when they have a namespace).
 func NewStore(objs ...*unstructured.Unstructured) *Store {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(kube.NamespaceGVK, meta.RESTScopeRoot)
@@ -49,6 +50,16 @@ func NewStore(objs ...*unstructured.Unstructured) *Store {
 		o = o.DeepCopy()
 		s.stamp(o, true)
 		initial = append(initial, o)
+		gvk := o.GroupVersionKind()
+		if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			scope := meta.RESTScopeRoot
+			if o.GetNamespace() != "" {
+				scope = meta.RESTScopeNamespace
+			}
+			mapper.Add(gvk, scope)
+			m, _ := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			lists[m.Resource] = gvk.Kind + "List"
+		}
 	}
 	s.Dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, initial...)
 	s.Dynamic.PrependReactor("create", "*", func(a ktesting.Action) (bool, runtime.Object, error) {
