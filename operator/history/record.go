@@ -197,10 +197,25 @@ func Sort(rs []*Record) {
 // succeeded record before the latest one when the latest succeeded (it is what is
 // installed now), or the last succeeded record when the latest did not (failed, or
 // interrupted: what is installed is then part of it, and the last succeeded record puts
-// the cluster back in order).
+// the cluster back in order). That pick is made among the sealed records when they hold
+// one, so that a forged record cannot move it; among all of them otherwise (the caller
+// then refuses an unsealed pick, naming it).
 func Target(rs []*Record, n int) (*Record, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("no install records: nothing to roll back to")
+	}
+	if n == 0 {
+		var sealed []*Record
+		for _, r := range rs {
+			if r.Trust == Sealed {
+				sealed = append(sealed, r)
+			}
+		}
+		if len(sealed) > 0 && len(sealed) < len(rs) {
+			if r, err := Target(sealed, 0); err == nil {
+				return r, nil
+			}
+		}
 	}
 	if n > 0 {
 		for _, r := range rs {

@@ -220,6 +220,40 @@ func TestTarget(t *testing.T) {
 	}
 }
 
+// TestTargetAmongSealed: a forged record (unsealed) does not move the pick of the previous
+// successful record; with no sealed pick, the unsealed one is picked (and refused by the
+// caller, by name).
+func TestTargetAmongSealed(t *testing.T) {
+	sealed := func(rs []*Record, unsealed ...int) []*Record {
+		for _, r := range rs {
+			r.Trust = Sealed
+			for _, n := range unsealed {
+				if r.Number == n {
+					r.Trust = Unsealed
+				}
+			}
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		name string
+		in   []*Record
+		n    int
+		want int
+	}{
+		{"a forged newest record", sealed(records(Succeeded, Succeeded, Succeeded, Succeeded), 4), 0, 2},
+		{"a forged record between", sealed(records(Succeeded, Succeeded, Succeeded), 2), 0, 1},
+		{"no sealed pick: the unsealed one", sealed(records(Succeeded, Succeeded), 1), 0, 1},
+		{"all from before seals", sealed(records(Succeeded, Succeeded), 1, 2), 0, 1},
+		{"by number, sealed or not", sealed(records(Succeeded, Succeeded, Succeeded), 3), 3, 3},
+	} {
+		got, err := Target(tc.in, tc.n)
+		if err != nil || got.Number != tc.want {
+			t.Errorf("%s: %v %v, want %d", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 func TestLastSucceeded(t *testing.T) {
 	if r := LastSucceeded(records(Succeeded, Succeeded, Failed)); r == nil || r.Number != 2 {
 		t.Errorf("got %+v", r)

@@ -56,7 +56,7 @@ func grants(o *unstructured.Unstructured) (granted, error) {
 		if err := conv.FromUnstructured(o.Object, &r); err != nil {
 			return g, fmt.Errorf("ClusterRole %s: %w", o.GetName(), err)
 		}
-		g.lines = ruleLines(r.Rules)
+		g.lines = RuleLines(r.Rules)
 		if r.AggregationRule != nil {
 			for _, sel := range r.AggregationRule.ClusterRoleSelectors {
 				g.lines = append(g.lines, fmt.Sprintf("aggregates %v %v", sel.MatchLabels, sel.MatchExpressions))
@@ -67,7 +67,7 @@ func grants(o *unstructured.Unstructured) (granted, error) {
 		if err := conv.FromUnstructured(o.Object, &r); err != nil {
 			return g, fmt.Errorf("Role %s/%s: %w", o.GetNamespace(), o.GetName(), err)
 		}
-		g.lines = ruleLines(r.Rules)
+		g.lines = RuleLines(r.Rules)
 	case "ClusterRoleBinding", "RoleBinding":
 		var b rbacv1.RoleBinding // the same fields
 		if err := conv.FromUnstructured(o.Object, &b); err != nil {
@@ -85,8 +85,10 @@ func grants(o *unstructured.Unstructured) (granted, error) {
 	return g, nil
 }
 
-// ruleLines words each rule as one line.
-func ruleLines(rules []rbacv1.PolicyRule) []string {
+// RuleLines words each rule as one line: "rule apiGroups=[...] resources=[...]
+// resourceNames=[...] nonResourceURLs=[...] verbs=[...]" (empty fields left out, the core
+// group as ""), as RBAC's lines and the RBAC golden files (testdata/rbac) show them.
+func RuleLines(rules []rbacv1.PolicyRule) []string {
 	out := make([]string, 0, len(rules))
 	for _, r := range rules {
 		var parts []string

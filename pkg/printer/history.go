@@ -35,11 +35,12 @@ func History(w io.Writer, records []*history.Record, f Format) error {
 	fmt.Fprintln(tw, "REVISION\tRECORD\tUPDATED\tSTATUS\tTRUST\tPROFILE\tISTIOCTL VERSION\tDESCRIPTION")
 	untrusted := 0
 	for _, r := range records {
-		if r.Untrusted() != nil {
+		word, bad := trustWord(r.Trust)
+		if bad {
 			untrusted++
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Revision, r.Number, r.Time.Local().Format(time.DateTime),
-			r.Outcome, trustWord(r.Trust), dash(r.Profile), dash(r.ToolVersion), dash(r.Description))
+			r.Outcome, word, dash(r.Profile), dash(r.ToolVersion), dash(r.Description))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -51,19 +52,20 @@ func History(w io.Writer, records []*history.Record, f Format) error {
 	return nil
 }
 
-// trustWord words what a record's seal says.
-func trustWord(t history.Trust) string {
+// trustWord words what a record's seal says, and whether that makes it untrusted ("-" for
+// a record not judged).
+func trustWord(t history.Trust) (string, bool) {
 	switch t {
 	case history.Sealed:
-		return "sealed"
+		return "sealed", false
 	case history.Unsealed:
-		return "UNTRUSTED (no seal)"
+		return "UNTRUSTED (no seal)", true
 	case history.Changed:
-		return "UNTRUSTED (seal differs)"
+		return "UNTRUSTED (seal differs)", true
 	case history.Unverified:
-		return "UNTRUSTED (seals unreadable)"
+		return "UNTRUSTED (seals unreadable)", true
 	}
-	return "-"
+	return "-", false
 }
 
 func dash(s string) string {
