@@ -14,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ktesting "k8s.io/client-go/testing"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fakekube"
 )
 
@@ -191,6 +193,26 @@ func TestSealUpdateAndTrim(t *testing.T) {
 	}
 	if len(keys) != 2 || ns.GetAnnotations()[history.SealPrefix+"istioctl-install-default-v1"] != "" {
 		t.Errorf("seals kept: %v", keys)
+	}
+	// Each seal is written as the record is: by istioctl's field manager, a merge patch of
+	// the Namespace's annotations only, right after the record's own write.
+	var seen []string
+	for _, a := range f.Dynamic.Actions() {
+		switch a := a.(type) {
+		case ktesting.PatchActionImpl:
+			if a.Resource.Resource != "namespaces" || a.PatchType != types.MergePatchType || a.PatchOptions.FieldManager != ownership.FieldManager ||
+				!strings.HasPrefix(string(a.Patch), `{"metadata":{"annotations":{`) {
+				t.Errorf("seal written as %+v", a)
+			}
+			seen = append(seen, "seal")
+		case ktesting.CreateActionImpl:
+			seen = append(seen, "create")
+		case ktesting.UpdateActionImpl:
+			seen = append(seen, "update")
+		}
+	}
+	if got := strings.Join(seen, " "); got != "create seal create seal update seal create seal" {
+		t.Errorf("writes: %s", got)
 	}
 }
 

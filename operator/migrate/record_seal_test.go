@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ktesting "k8s.io/client-go/testing"
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fakekube"
@@ -59,6 +60,16 @@ func TestRecordSealed(t *testing.T) {
 			f := fakekube.NewStore(ns)
 			if err := saveRecord(ctx, f.Client, "istio-system", rec, false); err != nil {
 				t.Fatal(err)
+			}
+			// The record, then its seal, both as this package's field manager.
+			var managers []string
+			for _, a := range f.Dynamic.Actions() {
+				if p, ok := a.(ktesting.PatchActionImpl); ok {
+					managers = append(managers, p.Resource.Resource+":"+p.PatchOptions.FieldManager)
+				}
+			}
+			if got := strings.Join(managers, " "); got != "configmaps:"+FieldManager+" namespaces:"+FieldManager {
+				t.Errorf("writes: %s", got)
 			}
 			tc.tamper(t, f)
 			got, err := LoadRecord(ctx, f.Client, "istio-system")
