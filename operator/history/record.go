@@ -109,8 +109,9 @@ type Record struct {
 	// stored, always set by List, whatever a stored record claims.
 	Trust Trust `json:"trust,omitempty"`
 
-	// namespace is where List read it.
-	namespace string
+	// namespace and secret are where List read it: a Secret's name may disagree with what
+	// its payload says it is (then it is not trusted).
+	namespace, secret string
 }
 
 // Identities lists the identities of objs, at most MaxObjects, and how many were cut.

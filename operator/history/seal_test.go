@@ -158,6 +158,14 @@ func TestSealedRecords(t *testing.T) {
 	if rs[0].Untrusted() != nil {
 		t.Errorf("the sealed record is refused: %v", rs[0].Untrusted())
 	}
+	// A copy of a sealed record under another name is refused by its own name.
+	forge(t, f, secretOf(t, f, "istioctl-install-default-v1"), "istioctl-install-default-v7", payloadOf(t, rs[0]))
+	rs, _ = s.List(ctx, "default")
+	for _, r := range rs {
+		if r.Trust != history.Sealed && (!errors.As(r.Untrusted(), &untrusted) || untrusted.Object == "Secret/istio-system/istioctl-install-default-v1") {
+			t.Errorf("the copy refused as %v", r.Untrusted())
+		}
+	}
 	// A forged newest record is no reason to skip a record: the next install writes one.
 	if history.Repeats(rs, &history.Record{Outcome: history.Succeeded, Spec: "spec: {}\n"}) {
 		t.Error("Repeats trusts a forged newest record")

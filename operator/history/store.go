@@ -107,7 +107,7 @@ func (s *Store) List(ctx context.Context, rev string) ([]*Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, err)
 		}
-		r.namespace = sec.Namespace
+		r.namespace, r.secret = sec.Namespace, sec.Name
 		r.Trust = seals.Judge(u, sec.Data[DataKey])
 		if r.Trust == Sealed && sec.Name != SecretName(r.Revision, r.Number) {
 			r.Trust = Changed // sealed under its name, but it says it is another record
