@@ -63,6 +63,11 @@ func (a *Install) restore(ctx context.Context, r *run, p *InstallPlan, failed *h
 		return fmt.Errorf("install failed, and --atomic removed revision %s again (there was no earlier successful install to restore): %w", rev, cause)
 	}
 
+	if err := trusted(prev); err != nil {
+		// A record istiod's ServiceAccount could have written steers no restore.
+		events.Emit(event.Event{Type: event.Warning, Message: "install failed; --atomic restores nothing: " + err.Error()})
+		return fmt.Errorf("install failed, and --atomic did not restore revision %s (%w); what failed: %w", rev, err, cause)
+	}
 	events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
 		"install failed; --atomic: restoring revision %s to record %d (profile %s, installed by istioctl %s at %s)",
 		rev, prev.Number, prev.Profile, prev.ToolVersion, prev.Time.Format(time.RFC3339))})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/images"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -89,6 +90,20 @@ func (a *ImagesMirror) Run(ctx context.Context) (mirror.Result, error) {
 		refs = images.Unique(list)
 	}
 	return mirror.Run(ctx, mirror.Options{To: a.To, Images: refs, Parallel: a.Parallel, DryRun: a.DryRun, Event: a.Event})
+}
+
+// pinSource is the record whose digests --pin-digests takes: last, when it is sealed; an
+// untrusted one is said and not used (every image is resolved again).
+func pinSource(last *history.Record, events event.Sink) *history.Record {
+	if last == nil {
+		return nil
+	}
+	if err := last.Untrusted(); err != nil {
+		events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
+			"--pin-digests does not take the digests of install record %d, and resolves each image again: %v", last.Number, err)})
+		return nil
+	}
+	return last
 }
 
 // pinDigests pins the manifests' images to digests: those the last successful record kept

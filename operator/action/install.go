@@ -232,7 +232,7 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	// records only name the operation and spare a repeated record.
 	p.records, p.recordsErr = (&history.Store{Client: client, Namespace: recordNamespace(res)}).List(ctx, owner.Rev())
 	if a.PinDigests {
-		if p.digests, err = pinDigests(ctx, res, manifests, history.LastSucceeded(p.records)); err != nil {
+		if p.digests, err = pinDigests(ctx, res, manifests, pinSource(history.LastSucceeded(p.records), r.events)); err != nil {
 			return nil, err
 		}
 	} else if list, lerr := images.FromManifests(res.Tree, manifests); lerr == nil {

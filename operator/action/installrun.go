@@ -102,7 +102,11 @@ func (a *Install) recordRun(ctx context.Context, r *run, p *InstallPlan, out *In
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	store := &history.Store{Client: p.client, Namespace: recordNamespace(res)}
-	if err := store.Create(wctx, rec, a.HistoryMax); err != nil {
+	switch err := store.Create(wctx, rec, a.HistoryMax); {
+	case errors.Is(err, history.ErrNotSealed):
+		r.events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
+			"this run's install record %d is not sealed, so rollback, --atomic and --pin-digests will not trust it: %v", rec.Number, err)})
+	case err != nil:
 		rec.Number = 0
 		r.events.Emit(event.Event{Type: event.Warning, Message: "this run is not in the install history: " + err.Error()})
 	}

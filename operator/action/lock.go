@@ -204,7 +204,7 @@ func (r *run) recordInterrupted(ctx context.Context, prev lock.Holder) string {
 		return fmt.Sprintf("; its run is not in the install history: %v", err)
 	}
 	for _, r := range records {
-		if r.Run == prev.Identity {
+		if r.Run == prev.Identity && r.Untrusted() == nil { // a forged record does not say it finished
 			return fmt.Sprintf("; its run had finished (record %d of revision %s)", r.Number, rev)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/install"
 )
 
 // Rollback re-installs an install record of a revision: its resolved spec, resolved again
@@ -34,10 +35,15 @@ type Rollback struct {
 
 // RollbackPlan is the record a rollback re-installs and the install that does it.
 type RollbackPlan struct {
-	// Target is the record re-installed.
+	// Target is the record re-installed: sealed (history.Record.Untrusted), or the plan
+	// fails naming it.
 	Target *history.Record
 	// Install is the plan of its install.
 	Install *InstallPlan
+	// RBAC is what the rollback changes in what Roles, ClusterRoles and bindings grant;
+	// Overlays how its k8s overlays differ from the newest sealed record's (review).
+	RBAC     []install.RBACChange
+	Overlays []string
 }
 
 func (p *RollbackPlan) planState() *planned { return p.Install.planState() }
@@ -57,21 +63,28 @@ func (a *Rollback) Plan(ctx context.Context) (*RollbackPlan, error) {
 	return p, nil
 }
 
-// plan finds the record (unless another action gave it) and plans its install.
+// plan finds the record (unless another action gave it), refuses it unless it is sealed,
+// plans its install and says what that changes in RBAC and overlays (review).
 func (a *Rollback) plan(ctx context.Context, r *run) (*RollbackPlan, error) {
 	target := a.target
+	ns, rev := a.istioNamespace(), history.Rev(a.Revision)
+	if target != nil {
+		ns, rev = target.Namespace(), history.Rev(target.Revision)
+	}
+	records, err := (&history.Store{Client: r.client, Namespace: ns}).List(ctx, rev)
 	if target == nil {
-		ns := a.istioNamespace()
-		records, err := (&history.Store{Client: r.client, Namespace: ns}).List(ctx, history.Rev(a.Revision))
 		if err != nil {
 			return nil, err
 		}
 		if len(records) == 0 {
-			return nil, fmt.Errorf("no install records of revision %s in namespace %s: nothing to roll back to (see 'istioctl history', and -i)", history.Rev(a.Revision), ns)
+			return nil, fmt.Errorf("no install records of revision %s in namespace %s: nothing to roll back to (see 'istioctl history', and -i)", rev, ns)
 		}
 		if target, err = history.Target(records, a.Number); err != nil {
 			return nil, err
 		}
+	}
+	if err := trusted(target); err != nil {
+		return nil, err
 	}
 	res, manifests, err := a.renderRecord(target)
 	if err != nil {
@@ -81,7 +94,8 @@ func (a *Rollback) plan(ctx context.Context, r *run) (*RollbackPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RollbackPlan{Target: target, Install: ip}, nil
+	p := &RollbackPlan{Target: target, Install: ip}
+	return p, a.review(ctx, r, p, records)
 }
 
 // install is the Install action that carries out the rollback to t.
@@ -104,7 +118,7 @@ func (a *Rollback) steps() protocol[*RollbackPlan, *InstallResult] {
 		plan: a.plan,
 		replan: func(ctx context.Context, r *run, shown *RollbackPlan) (*RollbackPlan, []string, error) {
 			ip, diff, err := a.install(shown.Target).replan(ctx, r, shown.Install)
-			return &RollbackPlan{Target: shown.Target, Install: ip}, diff, err
+			return &RollbackPlan{Target: shown.Target, Install: ip, RBAC: shown.RBAC, Overlays: shown.Overlays}, diff, err
 		},
 		announce: func(ctx context.Context, r *run, p *RollbackPlan) { a.install(p.Target).announce(ctx, r, p.Install) },
 		carryOut: func(ctx context.Context, r *run, p *RollbackPlan) (*InstallResult, error) {

@@ -105,7 +105,7 @@ func (c *Config) pinFromRecord(ctx context.Context, client *kube.Client, res *sp
 	if err != nil {
 		return nil
 	}
-	if last := history.LastSucceeded(recs); last != nil {
+	if last := history.LastSucceeded(recs); last != nil && last.Untrusted() == nil {
 		return images.Pin(manifests, last.Digests)
 	}
 	return nil

@@ -105,6 +105,13 @@ type Record struct {
 	// Digests are the digests an install pinned its images to (install --pin-digests),
 	// by image reference: a re-run pins the same ones instead of resolving a tag again.
 	Digests map[string]string `json:"digests,omitempty"`
+	// Trust is what the record's seal says of it as List read it (seal.go): never
+	// stored, always set by List, whatever a stored record claims.
+	Trust Trust `json:"trust,omitempty"`
+
+	// namespace and secret are where List read it: a Secret's name may disagree with what
+	// its payload says it is (then it is not trusted).
+	namespace, secret string
 }
 
 // Identities lists the identities of objs, at most MaxObjects, and how many were cut.
@@ -136,12 +143,13 @@ func (r *Record) SetDescription(s string) {
 
 // Encode returns the record as gzip-compressed JSON; ErrTooLarge when that exceeds MaxPayload.
 func Encode(r *Record) ([]byte, error) {
-	if len(r.Objects) > MaxObjects {
-		c := *r
+	c := *r
+	c.Trust = "" // what List judged, not what was written
+	if len(c.Objects) > MaxObjects {
 		c.ObjectsOmitted += len(c.Objects) - MaxObjects
 		c.Objects = c.Objects[:MaxObjects]
-		r = &c
 	}
+	r = &c
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err := json.NewEncoder(zw).Encode(r); err != nil {
@@ -190,10 +198,25 @@ func Sort(rs []*Record) {
 // succeeded record before the latest one when the latest succeeded (it is what is
 // installed now), or the last succeeded record when the latest did not (failed, or
 // interrupted: what is installed is then part of it, and the last succeeded record puts
-// the cluster back in order).
+// the cluster back in order). That pick is made among the sealed records when they hold
+// one, so that a forged record cannot move it; among all of them otherwise (the caller
+// then refuses an unsealed pick, naming it).
 func Target(rs []*Record, n int) (*Record, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("no install records: nothing to roll back to")
+	}
+	if n == 0 {
+		var sealed []*Record
+		for _, r := range rs {
+			if r.Trust == Sealed {
+				sealed = append(sealed, r)
+			}
+		}
+		if len(sealed) > 0 && len(sealed) < len(rs) {
+			if r, err := Target(sealed, 0); err == nil {
+				return r, nil
+			}
+		}
 	}
 	if n > 0 {
 		for _, r := range rs {
@@ -229,15 +252,17 @@ func LastSucceeded(rs []*Record) *Record {
 	return nil
 }
 
-// Repeats says r only repeats the newest of rs (sorted by number): that one succeeded with
-// the same spec and tool version, as r did. A run that changed nothing and repeats the
-// newest record is not recorded, so an install of an unchanged spec makes no write at all.
+// Repeats says r only repeats the newest of rs (sorted by number): that one is sealed and
+// succeeded with the same spec and tool version, as r did. A run that changed nothing and
+// repeats the newest record is not recorded, so an install of an unchanged spec makes no
+// write at all; after an untrusted newest record (forged, or from before seals) it writes
+// a sealed one.
 func Repeats(rs []*Record, r *Record) bool {
 	if r.Outcome != Succeeded || len(rs) == 0 {
 		return false
 	}
 	last := rs[len(rs)-1]
-	return last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion && maps.Equal(last.Digests, r.Digests)
+	return last.Trust == Sealed && last.Outcome == Succeeded && last.Spec == r.Spec && last.ToolVersion == r.ToolVersion && maps.Equal(last.Digests, r.Digests)
 }
 
 // ToTrim lists the numbers to delete so that only the newest keep remain (keep <= 0 keeps

@@ -220,6 +220,40 @@ func TestTarget(t *testing.T) {
 	}
 }
 
+// TestTargetAmongSealed: a forged record (unsealed) does not move the pick of the previous
+// successful record; with no sealed pick, the unsealed one is picked (and refused by the
+// caller, by name).
+func TestTargetAmongSealed(t *testing.T) {
+	sealed := func(rs []*Record, unsealed ...int) []*Record {
+		for _, r := range rs {
+			r.Trust = Sealed
+			for _, n := range unsealed {
+				if r.Number == n {
+					r.Trust = Unsealed
+				}
+			}
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		name string
+		in   []*Record
+		n    int
+		want int
+	}{
+		{"a forged newest record", sealed(records(Succeeded, Succeeded, Succeeded, Succeeded), 4), 0, 2},
+		{"a forged record between", sealed(records(Succeeded, Succeeded, Succeeded), 2), 0, 1},
+		{"no sealed pick: the unsealed one", sealed(records(Succeeded, Succeeded), 1), 0, 1},
+		{"all from before seals", sealed(records(Succeeded, Succeeded), 1, 2), 0, 1},
+		{"by number, sealed or not", sealed(records(Succeeded, Succeeded, Succeeded), 3), 3, 3},
+	} {
+		got, err := Target(tc.in, tc.n)
+		if err != nil || got.Number != tc.want {
+			t.Errorf("%s: %v %v, want %d", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 func TestLastSucceeded(t *testing.T) {
 	if r := LastSucceeded(records(Succeeded, Succeeded, Failed)); r == nil || r.Number != 2 {
 		t.Errorf("got %+v", r)
@@ -275,7 +309,8 @@ func TestNamesAndSelectors(t *testing.T) {
 }
 
 func TestRepeats(t *testing.T) {
-	newest := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}
+	newest := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0", Trust: Sealed}
+	unsealed := &Record{Number: 2, Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0", Trust: Unsealed}
 	older := &Record{Number: 1, Outcome: Succeeded, Spec: "b", ToolVersion: "1.30.0"}
 	cases := []struct {
 		name string
@@ -288,6 +323,7 @@ func TestRepeats(t *testing.T) {
 		{"other spec", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "b", ToolVersion: "1.30.0"}, false},
 		{"other version", []*Record{older, newest}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.31.0"}, false},
 		{"this run failed", []*Record{older, newest}, Record{Outcome: Failed, Spec: "a", ToolVersion: "1.30.0"}, false},
+		{"newest not sealed (forged, or from before seals)", []*Record{older, unsealed}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, false},
 		{"newest failed", []*Record{older, {Number: 3, Outcome: Failed, Spec: "a", ToolVersion: "1.30.0"}}, Record{Outcome: Succeeded, Spec: "a", ToolVersion: "1.30.0"}, false},
 	}
 	for _, tc := range cases {
@@ -313,5 +349,17 @@ func TestObjectRefWireForm(t *testing.T) {
 	}
 	if b, err := json.Marshal(objs); err != nil || string(b) != stored {
 		t.Errorf("written as %s (%v), want %s", b, err, stored)
+	}
+}
+
+// TestTrustNotStored: what List judged is never written into a record, and a stored
+// record's claim is not read back as a judgement of its own.
+func TestTrustNotStored(t *testing.T) {
+	b, err := Encode(&Record{Number: 1, Trust: Sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := gunzip(t, b); strings.Contains(s, "trust") {
+		t.Errorf("stored: %s", s)
 	}
 }

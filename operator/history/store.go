@@ -94,6 +94,10 @@ func (s *Store) List(ctx context.Context, rev string) ([]*Record, error) {
 		return nil, err
 	}
 	out := make([]*Record, 0, len(secrets))
+	var seals Seals
+	if len(secrets) > 0 {
+		seals = ReadSeals(ctx, s.Client, s.Namespace)
+	}
 	for _, u := range secrets {
 		var sec corev1.Secret
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &sec); err != nil {
@@ -103,16 +107,22 @@ func (s *Store) List(ctx context.Context, rev string) ([]*Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, err)
 		}
+		r.namespace, r.secret = sec.Namespace, sec.Name
+		r.Trust = seals.Judge(u, sec.Data[DataKey])
+		if r.Trust == Sealed && sec.Name != SecretName(r.Revision, r.Number) {
+			r.Trust = Changed // sealed under its name, but it says it is another record
+		}
 		out = append(out, r)
 	}
 	Sort(out)
 	return out, nil
 }
 
-func (s *Store) secret(r *Record) (*unstructured.Unstructured, error) {
+// secret is r's Secret and its payload (what the seal covers).
+func (s *Store) secret(r *Record) (*unstructured.Unstructured, []byte, error) {
 	payload, err := Encode(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sec := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -131,14 +141,16 @@ func (s *Store) secret(r *Record) (*unstructured.Unstructured, error) {
 	}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &unstructured.Unstructured{Object: obj}, nil
+	return &unstructured.Unstructured{Object: obj}, payload, nil
 }
 
-// Create writes r as the revision's next record (setting r.Number), then deletes the
-// oldest records so that at most keep remain (keep <= 0 keeps all). Two installs recording
-// at once both succeed: the second takes the number after the first's.
+// Create writes r as the revision's next record (setting r.Number) and seals it (Seal, as
+// the same field manager, dropping the seals of the records the trim removes), then
+// deletes the oldest records so that at most keep remain (keep <= 0 keeps all). Two
+// installs recording at once both succeed: the second takes the number after the first's.
+// A record written but not sealed is an error wrapping ErrNotSealed, r.Number set.
 func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 	r.Revision = Rev(r.Revision)
 	ri, err := s.resource()
@@ -154,11 +166,11 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		for _, n := range existing {
 			r.Number = max(r.Number, n+1)
 		}
-		obj, err := s.secret(r)
+		obj, payload, err := s.secret(r)
 		if err != nil {
 			return err
 		}
-		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
+		created, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
 		if apierrors.IsAlreadyExists(err) && attempt < 5 {
 			continue
 		}
@@ -168,17 +180,26 @@ func (s *Store) Create(ctx context.Context, r *Record, keep int) error {
 		if r.Outcome == Interrupted {
 			interrupted[r.Number] = true
 		}
-		return s.trim(ctx, r.Revision, append(existing, r.Number), interrupted, listed, keep)
+		trimmed := ToTrim(append(existing, r.Number), keep, interrupted)
+		var drop []string
+		for _, n := range trimmed {
+			drop = append(drop, SecretName(r.Revision, n))
+		}
+		if err := Seal(ctx, s.Client, created, payload, ownership.FieldManager, false, drop...); err != nil {
+			return err
+		}
+		return s.trim(ctx, r.Revision, trimmed, listed)
 	}
 }
 
-// Update rewrites an existing record (its outcome and description after --atomic).
+// Update rewrites an existing record (its outcome and description after --atomic) and
+// seals it again.
 func (s *Store) Update(ctx context.Context, r *Record) error {
 	ri, err := s.resource()
 	if err != nil {
 		return err
 	}
-	obj, err := s.secret(r)
+	obj, payload, err := s.secret(r)
 	if err != nil {
 		return err
 	}
@@ -187,10 +208,11 @@ func (s *Store) Update(ctx context.Context, r *Record) error {
 		return s.Client.ExplainError(fmt.Errorf("reading install record %s/%s: %w", s.Namespace, obj.GetName(), err))
 	}
 	obj.SetResourceVersion(live.GetResourceVersion())
-	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager}); err != nil {
+	updated, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
+	if err != nil {
 		return s.Client.ExplainError(fmt.Errorf("updating install record %s/%s: %w", s.Namespace, obj.GetName(), err))
 	}
-	return nil
+	return Seal(ctx, s.Client, updated, payload, ownership.FieldManager, false)
 }
 
 // numbers lists the record numbers of a revision, from their labels, which of them are
@@ -221,16 +243,17 @@ func (s *Store) numbers(ctx context.Context, rev string) ([]int, map[int]bool, m
 	return out, interrupted, listed, nil
 }
 
-// trim deletes the records ToTrim picks, each as listed (kube.Client.DeleteAsJudged): one
-// that changed since is deleted only while its labels still make it record n of rev, and
-// one re-created since is left, for the next trim to judge.
-func (s *Store) trim(ctx context.Context, rev string, numbers []int, interrupted map[int]bool, listed map[int]*unstructured.Unstructured, keep int) error {
+// trim deletes the records numbered trimmed (ToTrim's pick), each as listed
+// (kube.Client.DeleteAsJudged): one that changed since is deleted only while its labels
+// still make it record n of rev, and one re-created since is left, for the next trim to
+// judge (unsealed: Create dropped its seal).
+func (s *Store) trim(ctx context.Context, rev string, trimmed []int, listed map[int]*unstructured.Unstructured) error {
 	sel, err := labels.Parse(Selector(rev))
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, n := range ToTrim(numbers, keep, interrupted) {
+	for _, n := range trimmed {
 		o := listed[n]
 		if o == nil {
 			continue // the record just written: never trimmed by the run that wrote it

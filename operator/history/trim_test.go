@@ -34,7 +34,7 @@ func TestTrimDeletesAsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Store{Client: fc.Client, Namespace: "istio-system"}
-	if err := s.trim(context.Background(), "default", []int{1, 2, 3}, nil, listed, 1); err != nil {
+	if err := s.trim(context.Background(), "default", ToTrim([]int{1, 2, 3}, 1, nil), listed); err != nil {
 		t.Fatal(err)
 	}
 	var sent []string

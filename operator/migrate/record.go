@@ -61,7 +61,10 @@ func recordOf(p *Plan, prev *Record) *Record {
 	return r
 }
 
-// LoadRecord reads the progress record in namespace (nil, nil: there is none).
+// LoadRecord reads the progress record in namespace (nil, nil: there is none). A record
+// whose seal does not hold (history.Seal: written or changed by another account, such as
+// istiod's ServiceAccount, which may write ConfigMaps there) is refused, naming it: resume
+// and --rollback stop.
 func LoadRecord(ctx context.Context, c *kube.Client, namespace string) (*Record, error) {
 	live, err := c.Get(ctx, recordObject(namespace, ""))
 	if err != nil {
@@ -71,6 +74,10 @@ func LoadRecord(ctx context.Context, c *kube.Client, namespace string) (*Record,
 		return nil, nil
 	}
 	data, _, _ := unstructured.NestedString(live.Object, "data", recordKey)
+	if t := history.ReadSeals(ctx, c, namespace).Judge(live, []byte(data)); t != history.Sealed {
+		return nil, &history.UntrustedError{Object: "ConfigMap/" + namespace + "/" + RecordName, Trust: t,
+			Fix: fmt.Sprintf("Resume and --rollback stop. Check what it says ('kubectl get configmap -n %s %s -o yaml'): if it is your upgrade's, put back by hand the tags and namespace labels it moved, delete it, and run the upgrade again", namespace, RecordName)}
+	}
 	var r Record
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
 		return nil, fmt.Errorf("the revision upgrade's progress record %s/%s is not readable (%w): delete it to start over", namespace, RecordName, err)
@@ -78,14 +85,17 @@ func LoadRecord(ctx context.Context, c *kube.Client, namespace string) (*Record,
 	return &r, nil
 }
 
-// saveRecord writes r.
+// saveRecord writes r and seals it (history.Seal), as this package's field manager.
 func saveRecord(ctx context.Context, c *kube.Client, namespace string, r *Record, dryRun bool) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	_, err = c.ApplyFields(ctx, recordObject(namespace, string(data)), FieldManager, dryRun)
-	return err
+	live, err := c.ApplyFields(ctx, recordObject(namespace, string(data)), FieldManager, dryRun)
+	if err != nil {
+		return err
+	}
+	return history.Seal(ctx, c, live, data, FieldManager, dryRun)
 }
 
 // deleteRecord removes the record: nothing is left to resume or roll back. It deletes the

@@ -1,6 +1,7 @@
 // Package objdiff shows how an object would change: a unified diff of the live object and
 // the object a server-side dry run returned, without the fields the server owns and with
-// Secret values masked (it tells whether a value changes, never what it is).
+// Secret values masked (it tells whether a value changes, never what it is); and how what an
+// RBAC object grants would change, rule by rule (RBAC).
 package objdiff
 
 import (

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
 
@@ -45,32 +46,14 @@ func rbacSummary(objs []*unstructured.Unstructured) (string, error) {
 	counts := map[string]int{}
 	wildcards := 0
 	rules := func(rs []rbacv1.PolicyRule) {
-		for _, r := range rs {
-			var parts []string
-			add := func(name string, v []string) {
-				if len(v) > 0 {
-					parts = append(parts, fmt.Sprintf("%s=[%s]", name, strings.Join(v, " ")))
-				}
-			}
-			// An empty string is the core API group: show it.
-			groups := make([]string, len(r.APIGroups))
-			for i, g := range r.APIGroups {
-				groups[i] = g
-				if g == "" {
-					groups[i] = `""`
-				}
-			}
-			add("apiGroups", groups)
-			add("resources", r.Resources)
-			add("resourceNames", r.ResourceNames)
-			add("nonResourceURLs", r.NonResourceURLs)
-			add("verbs", r.Verbs)
+		for i, line := range objdiff.RuleLines(rs) {
+			r := rs[i]
 			mark := ""
 			if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
 				mark = "  # wildcard"
 				wildcards++
 			}
-			fmt.Fprintf(&body, "  rule %s%s\n", strings.Join(parts, " "), mark)
+			fmt.Fprintf(&body, "  %s%s\n", line, mark)
 		}
 	}
 	binding := func(ref rbacv1.RoleRef, subjects []rbacv1.Subject) {

@@ -28,7 +28,9 @@ func newHistoryCommand(g *Globals) *cobra.Command {
 		Long: `Lists the install records kept in the istio namespace (-i): one per install, upgrade or rollback
 of a revision, numbered per revision, with the time, the outcome, the profile and the istioctl
 version. -o json prints the whole records, the resolved spec and the objects' identities included.
-'istioctl rollback N' re-installs record N.`,
+'istioctl rollback N' re-installs record N. A record whose digest, kept on the istio Namespace
+when istioctl wrote it, is missing or differs is marked UNTRUSTED: rollback and install --atomic
+refuse it (docs/history.md#sealed-records).`,
 		Example: `  # every revision's records
   istioctl history
 

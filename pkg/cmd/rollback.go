@@ -31,7 +31,9 @@ func newRollbackCommand(g *Globals) *cobra.Command {
 		Short: "Re-install an earlier install record of a revision (by default the previous successful one)",
 		Long: `Re-installs install record RECORD of the revision (see 'istioctl history'), by default the
 previous successful one: its resolved spec is resolved again with this istioctl and installed as
-install does, so what newer installs added is pruned. The rollback is recorded as a new record.`,
+install does, so what newer installs added is pruned. The rollback is recorded as a new record.
+Only a record istioctl sealed is re-installed ('istioctl history' marks the others UNTRUSTED), and
+the plan says what the rollback changes in RBAC and k8s overlays before it writes.`,
 		Example: `  # back to the previous successful install of the default revision
   istioctl rollback -y
 

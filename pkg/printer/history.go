@@ -32,12 +32,40 @@ func History(w io.Writer, records []*history.Record, f Format) error {
 		return encode(w, f, records, encoding{})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVISION\tRECORD\tUPDATED\tSTATUS\tPROFILE\tISTIOCTL VERSION\tDESCRIPTION")
+	fmt.Fprintln(tw, "REVISION\tRECORD\tUPDATED\tSTATUS\tTRUST\tPROFILE\tISTIOCTL VERSION\tDESCRIPTION")
+	untrusted := 0
 	for _, r := range records {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Revision, r.Number, r.Time.Local().Format(time.DateTime),
-			r.Outcome, dash(r.Profile), dash(r.ToolVersion), dash(r.Description))
+		word, bad := trustWord(r.Trust)
+		if bad {
+			untrusted++
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Revision, r.Number, r.Time.Local().Format(time.DateTime),
+			r.Outcome, word, dash(r.Profile), dash(r.ToolVersion), dash(r.Description))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if untrusted > 0 {
+		_, err := fmt.Fprintf(w, "\n%d UNTRUSTED record(s): istioctl keeps a digest of every record it writes on the records' Namespace, and these have none, or one that differs (written or changed by another account, or by an istioctl from before seals). rollback, install --atomic and --pin-digests do not use them; see docs/history.md#sealed-records.\n", untrusted)
+		return err
+	}
+	return nil
+}
+
+// trustWord words what a record's seal says, and whether that makes it untrusted ("-" for
+// a record not judged).
+func trustWord(t history.Trust) (string, bool) {
+	switch t {
+	case history.Sealed:
+		return "sealed", false
+	case history.Unsealed:
+		return "UNTRUSTED (no seal)", true
+	case history.Changed:
+		return "UNTRUSTED (seal differs)", true
+	case history.Unverified:
+		return "UNTRUSTED (seals unreadable)", true
+	}
+	return "-", false
 }
 
 func dash(s string) string {

@@ -15,16 +15,16 @@ import (
 func TestHistory(t *testing.T) {
 	when := time.Date(2026, 11, 29, 19, 15, 27, 0, time.Local)
 	rs := []*history.Record{
-		{Number: 1, Revision: "default", Time: when, Outcome: history.Succeeded, Profile: "default", ToolVersion: "1.30.0", Description: "install complete"},
-		{Number: 2, Revision: "default", Time: when, Outcome: history.RolledBack, Profile: "demo", ToolVersion: "1.30.0"},
+		{Number: 1, Revision: "default", Time: when, Outcome: history.Succeeded, Trust: history.Sealed, Profile: "default", ToolVersion: "1.30.0", Description: "install complete"},
+		{Number: 2, Revision: "default", Time: when, Outcome: history.RolledBack, Trust: history.Sealed, Profile: "demo", ToolVersion: "1.30.0"},
 	}
 	var buf bytes.Buffer
 	if err := History(&buf, rs, Table); err != nil {
 		t.Fatal(err)
 	}
-	want := `REVISION  RECORD  UPDATED              STATUS       PROFILE  ISTIOCTL VERSION  DESCRIPTION
-default   1       2026-11-29 19:15:27  succeeded    default  1.30.0            install complete
-default   2       2026-11-29 19:15:27  rolled-back  demo     1.30.0            -
+	want := `REVISION  RECORD  UPDATED              STATUS       TRUST   PROFILE  ISTIOCTL VERSION  DESCRIPTION
+default   1       2026-11-29 19:15:27  succeeded    sealed  default  1.30.0            install complete
+default   2       2026-11-29 19:15:27  rolled-back  sealed  demo     1.30.0            -
 `
 	if buf.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
@@ -38,8 +38,41 @@ default   2       2026-11-29 19:15:27  rolled-back  demo     1.30.0            -
 		t.Fatal(err)
 	}
 	var back []history.Record
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back) != 2 || back[1].Outcome != history.RolledBack {
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back) != 2 || back[1].Outcome != history.RolledBack || back[1].Trust != history.Sealed {
 		t.Errorf("JSON: %v %+v", err, back)
+	}
+}
+
+// TestHistoryUntrusted: a record whose seal does not hold is marked in the table, said
+// once under it, and carries its trust in the JSON.
+func TestHistoryUntrusted(t *testing.T) {
+	when := time.Date(2026, 11, 29, 19, 15, 27, 0, time.Local)
+	rs := []*history.Record{
+		{Number: 1, Revision: "default", Time: when, Outcome: history.Succeeded, Trust: history.Sealed, Profile: "default", ToolVersion: "1.31.0"},
+		{Number: 98, Revision: "default", Time: when, Outcome: history.Succeeded, Trust: history.Changed, Profile: "default", ToolVersion: "1.31.0"},
+		{Number: 99, Revision: "default", Time: when, Outcome: history.Succeeded, Trust: history.Unsealed, Profile: "demo", ToolVersion: "1.31.0"},
+	}
+	var buf bytes.Buffer
+	if err := History(&buf, rs, Table); err != nil {
+		t.Fatal(err)
+	}
+	want := `REVISION  RECORD  UPDATED              STATUS     TRUST                     PROFILE  ISTIOCTL VERSION  DESCRIPTION
+default   1       2026-11-29 19:15:27  succeeded  sealed                    default  1.31.0            -
+default   98      2026-11-29 19:15:27  succeeded  UNTRUSTED (seal differs)  default  1.31.0            -
+default   99      2026-11-29 19:15:27  succeeded  UNTRUSTED (no seal)       demo     1.31.0            -
+
+2 UNTRUSTED record(s): istioctl keeps a digest of every record it writes on the records' Namespace, and these have none, or one that differs (written or changed by another account, or by an istioctl from before seals). rollback, install --atomic and --pin-digests do not use them; see docs/history.md#sealed-records.
+`
+	if buf.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	if err := History(&buf, rs, JSON); err != nil {
+		t.Fatal(err)
+	}
+	var back []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back) != 3 || back[2]["trust"] != "unsealed" || back[1]["trust"] != "changed" {
+		t.Errorf("JSON: %v %v", err, back)
 	}
 }
 
