@@ -43,8 +43,8 @@ const (
 	Kept Type = "kept"
 	// RestorePlan: install --atomic's restore after a failed run, before it writes:
 	// GiveBack, the objects that existed before the run and that it wrote, to be given back
-	// as they were (content, labels, annotations, field managers); Remove, the objects the
-	// run created, to be removed again (nothing that existed before the run is among them);
+	// as they were (content, labels, annotations, field managers); Remove, the objects it
+	// removes (with --take-ownership only ones the run created: nothing that existed before);
 	// Message, what else the restore does (the install record it re-installs).
 	RestorePlan Type = "restore-plan"
 	// Restored: one object of a restore plan's GiveBack (Object; RestoreOutcome says what

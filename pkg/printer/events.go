@@ -285,7 +285,7 @@ var keptWords = map[event.KeptReason]string{
 // restorePlan is --atomic's restore plan: the objects given back, then the objects removed,
 // a line each, and what follows.
 func (s *textSink) restorePlan(e event.Event) {
-	fmt.Fprintf(s.w, "- --atomic restore: %d objects that existed before this run given back as they were, %d it created removed\n", len(e.GiveBack), len(e.Remove))
+	fmt.Fprintf(s.w, "- --atomic restore: %d objects given back as they were before this run, %d removed\n", len(e.GiveBack), len(e.Remove))
 	for _, o := range e.GiveBack {
 		fmt.Fprintf(s.w, "    give back %s\n", o)
 	}

@@ -70,10 +70,10 @@ func TestRestoreText(t *testing.T) {
 	checkText(t, []textCase{
 		{event.Event{Type: event.RestorePlan, Message: "then re-installs record 3", RestoreDetail: event.RestoreDetail{
 			GiveBack: []string{"Deployment/istio-system/istiod"}, Remove: []string{"ConfigMap/istio-system/new"}}},
-			"- --atomic restore: 1 objects that existed before this run given back as they were, 1 it created removed\n" +
+			"- --atomic restore: 1 objects given back as they were before this run, 1 removed\n" +
 				"    give back Deployment/istio-system/istiod\n    remove ConfigMap/istio-system/new\n  Then re-installs record 3\n"},
 		{event.Event{Type: event.RestorePlan},
-			"- --atomic restore: 0 objects that existed before this run given back as they were, 0 it created removed\n"},
+			"- --atomic restore: 0 objects given back as they were before this run, 0 removed\n"},
 		{event.Event{Type: event.Restored, Object: "Deployment/istio-system/istiod", Message: "Helm release istio-system/istiod",
 			RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreGivenBack}},
 			"  ✔ Deployment/istio-system/istiod given back to Helm release istio-system/istiod\n"},
