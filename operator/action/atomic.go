@@ -42,8 +42,12 @@ func (a *Install) restore(ctx context.Context, r *run, p *InstallPlan, out *Inst
 	}
 	prev := history.LastSucceeded(records)
 	if prev == nil && p.unrecorded {
+		left := "the failed install is left as it is"
+		if a.givesBack() {
+			left += ", but for what it adopted, which is given back"
+		}
 		events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
-			"install failed; --atomic cannot restore revision %s: it was installed before without an install record (by an istioctl without install history?), so the failed install is left as it is but for what it adopted", rev)})
+			"install failed; --atomic cannot restore revision %s: it was installed before without an install record (by an istioctl without install history?), so %s", rev, left)})
 		return withGiveBack(fmt.Errorf("install failed, and --atomic had no install record of revision %s to restore: %w", rev, cause),
 			a.giveBack(ctx, r, p, back, nil, ""))
 	}
@@ -59,8 +63,12 @@ func (a *Install) restore(ctx context.Context, r *run, p *InstallPlan, out *Inst
 	}
 
 	if prev == nil {
+		what := "its components are removed again"
+		if a.givesBack() {
+			what = "what it adopted is given back, and the components it created are removed again"
+		}
 		events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
-			"install failed; --atomic: revision %s has no earlier successful install to restore, so the components this run created are removed again (Base and its CRDs stay, as with uninstall; what existed before the run stays)", rev)})
+			"install failed; --atomic: revision %s has no earlier successful install to restore, so %s (Base and its CRDs stay, as with uninstall)", rev, what)})
 		owner := a.ownerOf(p.res)
 		u := &Uninstall{Config: a.Config, Timeout: a.ReadinessTimeout, owner: &owner, componentsOnly: true, spare: out.before}
 		t := uninstallTarget{owner: owner, recordNS: owner.Namespace}
@@ -97,8 +105,13 @@ func (a *Install) restore(ctx context.Context, r *run, p *InstallPlan, out *Inst
 }
 
 // giveBack emits the restore plan (what is given back, what removed, what else follows)
-// and gives back what the failed run wrote of what existed before it.
+// and gives back what the failed run wrote of what existed before it. A run that took no
+// snapshot (givesBack) has neither: its restore is the rollback's or the removal's alone,
+// its stream as it always was.
 func (a *Install) giveBack(ctx context.Context, r *run, p *InstallPlan, back *install.GiveBack, remove []string, then string) error {
+	if !a.givesBack() {
+		return nil
+	}
 	r.events.Emit(event.Event{Type: event.RestorePlan, Message: then,
 		RestoreDetail: event.RestoreDetail{GiveBack: back.Objects(), Remove: remove}})
 	return p.apply.GiveBack(ctx, r.events, back)

@@ -41,11 +41,11 @@ const (
 	// was left, because what the cluster holds changed since the plan read it (KeptReason
 	// says how; Object: the object, Component: its component).
 	Kept Type = "kept"
-	// RestorePlan: install --atomic's restore after a failed run, before it writes:
-	// GiveBack, the objects that existed before the run and that it wrote, to be given back
-	// as they were (content, labels, annotations, field managers); Remove, the objects it
-	// removes (with --take-ownership only ones the run created: nothing that existed before);
-	// Message, what else the restore does (the install record it re-installs).
+	// RestorePlan: the restore of a failed install --take-ownership --atomic, before it
+	// writes: GiveBack, the objects that existed before the run and that it wrote, to be
+	// given back as they were (content, labels, annotations, field managers); Remove, the
+	// objects it removes (only ones that did not exist before the run); Message, what else
+	// the restore does (the install record it re-installs).
 	RestorePlan Type = "restore-plan"
 	// Restored: one object of a restore plan's GiveBack (Object; RestoreOutcome says what
 	// became of it; Message names who manages it again; Error why it could not be written).
