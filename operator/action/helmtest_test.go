@@ -257,3 +257,23 @@ func mustContain(t *testing.T, what, out string, wants ...string) {
 		}
 	}
 }
+
+// upstreamReleases installs upstream's base and istiod charts with the helm CLI, as a new
+// user would (releases istio-base and istiod in istio-system; istiodArgs go to the second
+// install), on a purged cluster. At the test's end whatever release is left is uninstalled
+// by Helm (upstream's CRDs carry no label a purge selects: the next install would find them
+// foreign), then the cluster purged.
+func upstreamReleases(t *testing.T, c *cluster.Cluster, h *helmRun, istiodArgs ...string) {
+	t.Helper()
+	charts := upstreamCharts(t)
+	purge(t, c)
+	t.Cleanup(func() {
+		for r := range h.releases() {
+			ns, name, _ := strings.Cut(r, "/")
+			_ = h.command("helm", "uninstall", name, "--namespace", ns).Run()
+		}
+		purge(t, c)
+	})
+	h.ok("helm", "install", "istio-base", filepath.Join(charts, "base"), "--namespace", "istio-system", "--create-namespace")
+	h.ok("helm", append([]string{"install", "istiod", filepath.Join(charts, "istio-control", "istio-discovery"), "--namespace", "istio-system"}, istiodArgs...)...)
+}

@@ -72,7 +72,14 @@ type Install struct {
 	rollbackOf int
 	what       string
 	skipRelied bool
+	// spare, when set, is what existed before a failed run that this one (its --atomic
+	// restore) must not prune.
+	spare *install.Snapshot
 }
+
+// givesBack says a failed run gives back what it adopted (--take-ownership with --atomic):
+// it snapshots what exists before its first write.
+func (a *Install) givesBack() bool { return a.TakeOwnership && a.Atomic && !a.DryRun }
 
 // InstallPlan is what an install will do, decided from the spec and what the cluster holds,
 // before anything is written.
@@ -170,9 +177,11 @@ type InstallResult struct {
 	Record int
 
 	// record is the run's install record; installErr what stopped the install itself (not
-	// the Helm releases' retirement after it).
+	// the Helm releases' retirement after it); before what existed before its first write
+	// (givesBack only).
 	record     *history.Record
 	installErr error
+	before     *install.Snapshot
 }
 
 // Plan resolves and renders the spec and reads what the run depends on: the pieces it
@@ -273,6 +282,7 @@ func (a *Install) planFor(ctx context.Context, r *run, res *spec.Resolved, manif
 	if p.stale, err = p.apply.Stale(ctx, manifests); err != nil {
 		return nil, err
 	}
+	p.stale = a.spare.Without(p.stale)
 	for _, o := range p.stale {
 		p.Stale = append(p.Stale, ref.Of(o).String())
 	}

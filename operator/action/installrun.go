@@ -49,6 +49,13 @@ func (a *Install) announce(ctx context.Context, r *run, p *InstallPlan) {
 // carryOut applies the plan, then points the default revision tag at the revision and
 // retires the Helm releases the install emptied.
 func (a *Install) carryOut(ctx context.Context, r *run, p *InstallPlan) (*InstallResult, error) {
+	var before *install.Snapshot
+	if a.givesBack() {
+		var err error
+		if before, err = p.apply.Snapshot(ctx, p.manifests); err != nil {
+			return &InstallResult{installErr: err}, err // nothing written: nothing to restore
+		}
+	}
 	result, installErr := p.apply.Install(ctx, r.events, a.Hooks, p.manifests, p.stale)
 	if installErr == nil && !a.DryRun && p.defaultTag.Needed {
 		var tagged []tag.Change
@@ -63,7 +70,8 @@ func (a *Install) carryOut(ctx context.Context, r *run, p *InstallPlan) (*Instal
 		// Only once the install stands: the releases' objects are now this install's.
 		err = a.retireHelm(ctx, p, r.events)
 	}
-	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes, installErr: installErr}
+	out := &InstallResult{Applied: result.Applied(), Unchanged: result.Unchanged(), Pruned: result.Pruned(), Changes: result.Changes,
+		installErr: installErr, before: before}
 	return out, err
 }
 
@@ -175,7 +183,10 @@ func (a *Install) after(ctx context.Context, r *run, p *InstallPlan, out *Instal
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w (--atomic did not roll back: the run was interrupted)", err)
 	}
-	return a.restore(ctx, r, p, out.record, err)
+	if a.givesBack() && out.before == nil {
+		return fmt.Errorf("%w (--atomic had nothing to restore: nothing was written)", err)
+	}
+	return a.restore(ctx, r, p, out, err)
 }
 
 // replan plans again, quietly, and says how the new plan differs from the one shown.

@@ -263,20 +263,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	h := newHelmRun(t, c.Kubeconfig)
 	client := harness.Client(t, c)
 	lap := stopwatch(t)
-	charts := upstreamCharts(t)
-	purge(t, c)
-	lap("purge")
-	t.Cleanup(func() {
-		// Upstream's CRDs carry no label a purge selects: a release not retired (the test
-		// failed) is uninstalled by Helm, or the next install would find them foreign.
-		for r := range h.releases() {
-			ns, name, _ := strings.Cut(r, "/")
-			_ = h.command("helm", "uninstall", name, "--namespace", ns).Run()
-		}
-		purge(t, c)
-	})
-	h.ok("helm", "install", "istio-base", filepath.Join(charts, "base"), "--namespace", "istio-system", "--create-namespace")
-	h.ok("helm", "install", "istiod", filepath.Join(charts, "istio-control", "istio-discovery"), "--namespace", "istio-system")
+	upstreamReleases(t, c, h)
 	releases := []string{"istio-system/istio-base", "istio-system/istiod"}
 	objs := append(releaseObjects(t, h, client, "istio-base", "istio-system"), releaseObjects(t, h, client, "istiod", "istio-system")...)
 	uids, _ := liveIdentities(t, client, objs)

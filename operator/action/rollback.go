@@ -28,9 +28,11 @@ type Rollback struct {
 	Replan bool
 	Events event.Sink
 
-	// target and note are set when another action rolls back (install --atomic).
+	// target and note are set when another action rolls back (install --atomic); spare
+	// is then what existed before the failed install, which the rollback does not prune.
 	target *history.Record
 	note   string
+	spare  *install.Snapshot
 }
 
 // RollbackPlan is the record a rollback re-installs and the install that does it.
@@ -102,7 +104,7 @@ func (a *Rollback) plan(ctx context.Context, r *run) (*RollbackPlan, error) {
 func (a *Rollback) install(t *history.Record) *Install {
 	return &Install{Config: a.Config, DryRun: a.DryRun, ReadinessTimeout: a.ReadinessTimeout, HistoryMax: a.HistoryMax,
 		TakeOwnership: a.TakeOwnership, Replan: a.Replan, Events: a.Events,
-		rollbackOf: t.Number, what: fmt.Sprintf("rollback to %d%s", t.Number, a.note), skipRelied: true}
+		rollbackOf: t.Number, what: fmt.Sprintf("rollback to %d%s", t.Number, a.note), skipRelied: true, spare: a.spare}
 }
 
 // steps are the install's steps around the record the plan re-installs.

@@ -47,6 +47,9 @@ type Uninstall struct {
 	// install --atomic undoes.
 	owner          *ownership.Owner
 	componentsOnly bool
+	// spare is what existed before the failed install whose --atomic restore this is:
+	// never removed.
+	spare *install.Snapshot
 }
 
 // UninstallPlan is what an uninstall removes.
@@ -153,6 +156,7 @@ func (a *Uninstall) plan(ctx context.Context, r *run, t uninstallTarget) (*Unins
 	if extraErr != nil {
 		return nil, extraErr
 	}
+	p.targets = a.spare.Without(p.targets)
 	if !a.componentsOnly {
 		p.Leave, p.tags = extra.leave, extra.tags
 		p.targets = append(withTags(p.tags, p.targets), extra.records...)

@@ -41,6 +41,15 @@ const (
 	// was left, because what the cluster holds changed since the plan read it (KeptReason
 	// says how; Object: the object, Component: its component).
 	Kept Type = "kept"
+	// RestorePlan: the restore of a failed install --take-ownership --atomic, before it
+	// writes: GiveBack, the objects that existed before the run and that it wrote, to be
+	// given back as they were (content, labels, annotations, field managers); Remove, the
+	// objects it removes (only ones that did not exist before the run); Message, what else
+	// the restore does (the install record it re-installs).
+	RestorePlan Type = "restore-plan"
+	// Restored: one object of a restore plan's GiveBack (Object; RestoreOutcome says what
+	// became of it; Message names who manages it again; Error why it could not be written).
+	Restored Type = "restored"
 	// Check: before anything is written, a check of a piece the run relies on (an existing
 	// control plane, the CA, Prometheus) passed (Object, Message). One that failed without
 	// stopping the run is a Warning.
@@ -101,15 +110,17 @@ type Event struct {
 	DryRun bool
 
 	// The payloads, by the types that carry them.
-	ObjectChange // applied, pruned
-	PlanDetail   // plan
-	NodeBatch    // node-batch-started, -ready, -failed
-	LockChange   // lock
-	RunEnd       // done
-	BatchEnd     // batch
-	LinkChange   // link
-	TagChange    // revision-tag
-	KeptChange   // kept
+	ObjectChange   // applied, pruned
+	PlanDetail     // plan
+	NodeBatch      // node-batch-started, -ready, -failed
+	LockChange     // lock
+	RunEnd         // done
+	BatchEnd       // batch
+	LinkChange     // link
+	TagChange      // revision-tag
+	KeptChange     // kept
+	RestoreDetail  // restore-plan
+	RestoredChange // restored
 }
 
 // ObjectChange is the payload of applied and pruned events.
@@ -179,6 +190,18 @@ type LinkChange struct {
 // KeptChange is the payload of a kept event: why the object was left.
 type KeptChange struct {
 	KeptReason KeptReason
+}
+
+// RestoreDetail is the payload of a restore-plan event: the objects given back and the
+// objects removed, Kind/namespace/name each.
+type RestoreDetail struct {
+	GiveBack []string
+	Remove   []string
+}
+
+// RestoredChange is the payload of a restored event: what became of the object.
+type RestoredChange struct {
+	RestoreOutcome RestoreOutcome
 }
 
 // TagChange is the payload of a revision-tag event: what happened to the default tag.

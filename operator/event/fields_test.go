@@ -10,15 +10,17 @@ import (
 // carriers names, for each payload of Event, an event type that carries it. A new payload
 // needs its row here.
 var carriers = map[reflect.Type]Type{
-	reflect.TypeFor[ObjectChange](): Applied,
-	reflect.TypeFor[PlanDetail]():   Plan,
-	reflect.TypeFor[NodeBatch]():    NodeBatchStarted,
-	reflect.TypeFor[LockChange]():   Lock,
-	reflect.TypeFor[RunEnd]():       Done,
-	reflect.TypeFor[BatchEnd]():     Batch,
-	reflect.TypeFor[LinkChange]():   Link,
-	reflect.TypeFor[TagChange]():    RevisionTag,
-	reflect.TypeFor[KeptChange]():   Kept,
+	reflect.TypeFor[ObjectChange]():   Applied,
+	reflect.TypeFor[PlanDetail]():     Plan,
+	reflect.TypeFor[NodeBatch]():      NodeBatchStarted,
+	reflect.TypeFor[LockChange]():     Lock,
+	reflect.TypeFor[RunEnd]():         Done,
+	reflect.TypeFor[BatchEnd]():       Batch,
+	reflect.TypeFor[LinkChange]():     Link,
+	reflect.TypeFor[TagChange]():      RevisionTag,
+	reflect.TypeFor[KeptChange]():     Kept,
+	reflect.TypeFor[RestoreDetail]():  RestorePlan,
+	reflect.TypeFor[RestoredChange](): Restored,
 }
 
 // TestEveryFieldRoundTrips sets each field of Event and of its payloads, one at a time, to
@@ -116,6 +118,9 @@ func fill(v reflect.Value) {
 		return
 	case *KeptReason:
 		*x = KeptRecreated
+		return
+	case *RestoreOutcome:
+		*x = RestoreRecreated
 		return
 	case *Type:
 		*x = Warning

@@ -142,6 +142,22 @@ const (
 
 var keptReasons = []KeptReason{KeptOptOut, KeptRecreated, KeptNotOurs}
 
+// RestoreOutcome is what install --atomic's restore did with an object that existed before
+// the failed run (a restored event).
+type RestoreOutcome string
+
+// The restore outcomes: given back as it was; left, because it no longer exists or was
+// deleted and created again by someone else after the run read it (another UID); or
+// failed (Error says why). The restore never creates or deletes such an object.
+const (
+	RestoreGivenBack RestoreOutcome = "given-back"
+	RestoreGone      RestoreOutcome = "gone"
+	RestoreRecreated RestoreOutcome = "recreated"
+	RestoreFailed    RestoreOutcome = "failed"
+)
+
+var restoreOutcomes = []RestoreOutcome{RestoreGivenBack, RestoreGone, RestoreRecreated, RestoreFailed}
+
 // member checks that v is one of set; "" (unset) always is.
 func member[T ~string](what string, v T, set []T) error {
 	if v == "" || slices.Contains(set, v) {

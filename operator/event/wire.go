@@ -36,6 +36,8 @@ type wire struct {
 	Nodes         []string           `json:"nodes,omitempty"`
 	Batch         int                `json:"batch,omitempty"`
 	Batches       int                `json:"batches,omitempty"`
+	GiveBack      []string           `json:"giveBack,omitempty"`
+	Remove        []string           `json:"remove,omitempty"`
 }
 
 // The status words of the stream that derive from typed fields.
@@ -58,7 +60,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Object: e.Object, Status: e.status(), Message: e.Message, Error: e.Error, Total: e.Total, Details: e.Details,
 		Holder: e.Holder, Since: e.Since, Action: string(e.Action), Operation: e.Operation, SchemaVersion: e.SchemaVersion,
 		Plan: e.Plan, Changes: e.Changes, ExitCode: e.ExitCode, Fleet: e.Fleet, Leave: e.Leave,
-		Nodes: e.Nodes, Batch: e.Batch, Batches: e.Batches}
+		Nodes: e.Nodes, Batch: e.Batch, Batches: e.Batches, GiveBack: e.GiveBack, Remove: e.Remove}
 	if e.Type == Link {
 		w.Action = string(e.LinkOutcome) // a link's outcome is its action, as in fleet.links
 	}
@@ -95,6 +97,8 @@ func (e Event) status() string {
 		return statusRetired
 	case Kept:
 		return string(e.KeptReason)
+	case Restored:
+		return string(e.RestoreOutcome)
 	}
 	return e.Status
 }
@@ -123,7 +127,8 @@ func (e Event) check() error {
 	errs := []error{member("operation", e.Operation, operations), member("action", e.Action, actions),
 		member("lock state", e.Lock, lockStates), member("result", e.Result, runResults),
 		member("batch result", e.BatchResult, runResults), member("link outcome", e.LinkOutcome, linkOutcomes),
-		member("tag outcome", e.TagOutcome, tagOutcomes), member("kept reason", e.KeptReason, keptReasons)}
+		member("tag outcome", e.TagOutcome, tagOutcomes), member("kept reason", e.KeptReason, keptReasons),
+		member("restore outcome", e.RestoreOutcome, restoreOutcomes)}
 	if e.Fleet != nil {
 		for _, c := range e.Fleet.Clusters {
 			errs = append(errs, member("cluster outcome", c.Outcome, clusterOutcomes))
@@ -143,10 +148,11 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	*e = Event{Time: w.Time, Type: w.Type, Cluster: w.Cluster, Component: w.Component, Title: w.Title, Icon: w.Icon,
 		Object: w.Object, Message: w.Message, Error: w.Error, Total: w.Total, Details: w.Details,
-		PlanDetail: PlanDetail{SchemaVersion: w.SchemaVersion, Plan: w.Plan, Changes: w.Changes, Leave: w.Leave},
-		NodeBatch:  NodeBatch{Nodes: w.Nodes, Batch: w.Batch, Batches: w.Batches},
-		LockChange: LockChange{Holder: w.Holder, Since: w.Since},
-		RunEnd:     RunEnd{Operation: w.Operation, ExitCode: w.ExitCode, Fleet: w.Fleet}}
+		PlanDetail:    PlanDetail{SchemaVersion: w.SchemaVersion, Plan: w.Plan, Changes: w.Changes, Leave: w.Leave},
+		NodeBatch:     NodeBatch{Nodes: w.Nodes, Batch: w.Batch, Batches: w.Batches},
+		LockChange:    LockChange{Holder: w.Holder, Since: w.Since},
+		RunEnd:        RunEnd{Operation: w.Operation, ExitCode: w.ExitCode, Fleet: w.Fleet},
+		RestoreDetail: RestoreDetail{GiveBack: w.GiveBack, Remove: w.Remove}}
 	switch w.Type {
 	case Plan:
 		e.DryRun = w.Status == statusDryRun
@@ -165,6 +171,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		e.DryRun = w.Status == statusWouldRetire
 	case Kept:
 		e.KeptReason = KeptReason(w.Status)
+	case Restored:
+		e.RestoreOutcome = RestoreOutcome(w.Status)
 	default:
 		e.Status, e.Action = w.Status, Action(w.Action)
 	}

@@ -131,7 +131,7 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 	addAllowedRegistries(cmd, &a.Allowed)
 	cmd.Flags().BoolVar(&a.PinDigests, "pin-digests", false,
 		"Resolve each image (the injected proxy's too) to its digest at the registry it is pulled from and apply name:tag@digest; the install record keeps the digests, so a re-run pins the same ones")
-	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none)")
+	cmd.Flags().BoolVar(&a.Atomic, "atomic", false, "On failure, restore the previous successful install from the install history (or remove the revision's components when there is none); with --take-ownership, what existed before the run is given back as it was and never removed")
 	cmd.Flags().BoolVar(&a.RetireHelmReleases, action.RetireHelmReleasesFlag[2:], false,
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	cmd.Flags().BoolVar(&a.SkipAdmissionCheck, "skip-admission-check", false,

@@ -193,6 +193,10 @@ func (s *textSink) Emit(e event.Event) {
 		s.helmReleaseRetired(e)
 	case event.Kept:
 		fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), e.Object, keptWords[e.KeptReason])
+	case event.RestorePlan:
+		s.restorePlan(e)
+	case event.Restored:
+		s.restored(e)
 	case event.Batch:
 		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
@@ -276,6 +280,39 @@ var keptWords = map[event.KeptReason]string{
 	event.KeptOptOut:    "it was opted out of pruning (owning-resource-not-pruned) after the plan read it",
 	event.KeptRecreated: "it was deleted and created again by someone else after the plan read it (another UID)",
 	event.KeptNotOurs:   "it is no longer this install's: its labels or field managers changed after the plan read it",
+}
+
+// restorePlan is --atomic's restore plan: the objects given back, then the objects removed,
+// a line each, and what follows.
+func (s *textSink) restorePlan(e event.Event) {
+	fmt.Fprintf(s.w, "- --atomic restore: %d objects given back as they were before this run, %d removed\n", len(e.GiveBack), len(e.Remove))
+	for _, o := range e.GiveBack {
+		fmt.Fprintf(s.w, "    give back %s\n", o)
+	}
+	for _, o := range e.Remove {
+		fmt.Fprintf(s.w, "    remove %s\n", o)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(s.w, "  %s\n", upperFirst(e.Message))
+	}
+}
+
+// restored is one object of a restore's give-back.
+func (s *textSink) restored(e event.Event) {
+	switch e.RestoreOutcome {
+	case event.RestoreGivenBack:
+		fmt.Fprintf(s.w, "  %s %s given back to %s\n", green("✔"), e.Object, e.Message)
+	case event.RestoreFailed:
+		fmt.Fprintf(s.w, "  %s %s not given back: %s\n", red("✘"), e.Object, firstLine(e.Error))
+	default:
+		fmt.Fprintf(s.w, "  %s %s not given back: %s\n", yellow("!"), e.Object, notGivenBackWords[e.RestoreOutcome])
+	}
+}
+
+// notGivenBackWords say why a restore left an object that existed before the run.
+var notGivenBackWords = map[event.RestoreOutcome]string{
+	event.RestoreGone:      "it no longer exists (the restore never creates it again)",
+	event.RestoreRecreated: "it was deleted and created again by someone else during the run (another UID)",
 }
 
 // helmReleaseRetired is a retired (or, in a dry run, to be retired) Helm release and its

@@ -63,3 +63,40 @@ func TestKeptJSON(t *testing.T) {
 		t.Errorf("%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// --atomic's restore plan lists what is given back and what is removed, a line each, then
+// what follows; each object given back (or left) prints a line, whatever the view.
+func TestRestoreText(t *testing.T) {
+	checkText(t, []textCase{
+		{event.Event{Type: event.RestorePlan, Message: "then re-installs record 3", RestoreDetail: event.RestoreDetail{
+			GiveBack: []string{"Deployment/istio-system/istiod"}, Remove: []string{"ConfigMap/istio-system/new"}}},
+			"- --atomic restore: 1 objects given back as they were before this run, 1 removed\n" +
+				"    give back Deployment/istio-system/istiod\n    remove ConfigMap/istio-system/new\n  Then re-installs record 3\n"},
+		{event.Event{Type: event.RestorePlan},
+			"- --atomic restore: 0 objects given back as they were before this run, 0 removed\n"},
+		{event.Event{Type: event.Restored, Object: "Deployment/istio-system/istiod", Message: "Helm release istio-system/istiod",
+			RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreGivenBack}},
+			"  ✔ Deployment/istio-system/istiod given back to Helm release istio-system/istiod\n"},
+		{event.Event{Type: event.Restored, Object: "Service/istio-system/istiod", RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreGone}},
+			"  ! Service/istio-system/istiod not given back: it no longer exists (the restore never creates it again)\n"},
+		{event.Event{Type: event.Restored, Object: "Role/istio-system/istiod", RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreRecreated}},
+			"  ! Role/istio-system/istiod not given back: it was deleted and created again by someone else during the run (another UID)\n"},
+		{event.Event{Type: event.Restored, Object: "Role/istio-system/istiod", Error: "forbidden\nmore",
+			RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreFailed}},
+			"  ✘ Role/istio-system/istiod not given back: forbidden\n"},
+	})
+}
+
+// In -o json the restore plan carries its lists, and a restored event its outcome as status.
+func TestRestoreJSON(t *testing.T) {
+	var b bytes.Buffer
+	sink := NewEvents(&b, JSON)
+	sink.Emit(event.Event{Type: event.RestorePlan, RestoreDetail: event.RestoreDetail{GiveBack: []string{"Deployment/istio-system/istiod"}, Remove: []string{"ConfigMap/istio-system/new"}}})
+	sink.Emit(event.Event{Type: event.Restored, Object: "Deployment/istio-system/istiod", Message: "Helm release istio-system/istiod",
+		RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreGivenBack}})
+	want := `{"time":"0001-01-01T00:00:00Z","type":"restore-plan","giveBack":["Deployment/istio-system/istiod"],"remove":["ConfigMap/istio-system/new"]}` + "\n" +
+		`{"time":"0001-01-01T00:00:00Z","type":"restored","object":"Deployment/istio-system/istiod","status":"given-back","message":"Helm release istio-system/istiod"}` + "\n"
+	if b.String() != want {
+		t.Errorf("%s\nwant\n%s", b.String(), want)
+	}
+}

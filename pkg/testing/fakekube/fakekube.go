@@ -1,7 +1,8 @@
 // Package fakekube is a kube.Client over client-go's fake metadata and dynamic clients, for
-// unit tests of what the engine deletes: it records every delete with its options and
-// enforces their preconditions as the apiserver does (a conflict on a UID or
-// resourceVersion that differs).
+// unit tests of what the engine deletes and writes back: it records every delete with its
+// options and enforces their preconditions as the apiserver does (a conflict on a UID or
+// resourceVersion that differs), and every update, judged as the apiserver judges one
+// (update.go).
 package fakekube
 
 import (
@@ -29,10 +30,15 @@ type Delete struct {
 
 // Cluster holds the objects a test starts with and the deletes sent to them.
 type Cluster struct {
-	Client  *kube.Client
-	Meta    *metadatafake.FakeMetadataClient
-	mu      sync.Mutex
-	deletes []Delete
+	Client *kube.Client
+	Meta   *metadatafake.FakeMetadataClient
+	// Dynamic holds whole copies of the same objects (update.go): reads, updates.
+	Dynamic *dynamicfake.FakeDynamicClient
+	// BeforeUpdate, when set, is asked before each update is judged: an error answers it.
+	BeforeUpdate func(Update) error
+	mu           sync.Mutex
+	deletes      []Delete
+	updates      []Update
 }
 
 // New is a cluster holding objs (each with its kind, UID and resourceVersion); kinds are
@@ -40,8 +46,9 @@ type Cluster struct {
 func New(objs []*unstructured.Unstructured, extra ...schema.GroupVersionKind) (*Cluster, error) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	scheme := metadatafake.NewTestScheme()
-	var metas []runtime.Object
+	var metas, whole []runtime.Object
 	for _, o := range objs {
+		whole = append(whole, o.DeepCopy())
 		gvk := o.GroupVersionKind()
 		if !scheme.Recognizes(gvk) {
 			scheme.AddKnownTypeWithName(gvk, &metav1.PartialObjectMetadata{})
@@ -62,9 +69,10 @@ func New(objs []*unstructured.Unstructured, extra ...schema.GroupVersionKind) (*
 		mapper.Add(gvk, meta.RESTScopeRoot)
 	}
 	mc := metadatafake.NewSimpleMetadataClient(scheme, metas...)
-	c := &Cluster{Meta: mc, Client: &kube.Client{
-		Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), Metadata: mc, Mapper: mapper}}
+	dc := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), whole...)
+	c := &Cluster{Meta: mc, Dynamic: dc, Client: &kube.Client{Dynamic: dc, Metadata: mc, Mapper: mapper}}
 	mc.PrependReactor("delete", "*", c.onDelete)
+	dc.PrependReactor("update", "*", c.onUpdate)
 	return c, nil
 }
 
