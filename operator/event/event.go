@@ -41,6 +41,10 @@ const (
 	// was left, because what the cluster holds changed since the plan read it (KeptReason
 	// says how; Object: the object, Component: its component).
 	Kept Type = "kept"
+	// Skipped: a revision upgrade left an entry of its plan or progress record (a workload
+	// to restart, a namespace to relabel), because the cluster no longer holds it as the
+	// record says (SkipReason says how; Object: the object; Message: what it is now).
+	Skipped Type = "skipped"
 	// Check: before anything is written, a check of a piece the run relies on (an existing
 	// control plane, the CA, Prometheus) passed (Object, Message). One that failed without
 	// stopping the run is a Warning.
@@ -110,6 +114,7 @@ type Event struct {
 	LinkChange   // link
 	TagChange    // revision-tag
 	KeptChange   // kept
+	SkipChange   // skipped
 }
 
 // ObjectChange is the payload of applied and pruned events.
@@ -179,6 +184,11 @@ type LinkChange struct {
 // KeptChange is the payload of a kept event: why the object was left.
 type KeptChange struct {
 	KeptReason KeptReason
+}
+
+// SkipChange is the payload of a skipped event: why the entry was left.
+type SkipChange struct {
+	SkipReason SkipReason
 }
 
 // TagChange is the payload of a revision-tag event: what happened to the default tag.

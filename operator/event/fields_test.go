@@ -19,6 +19,7 @@ var carriers = map[reflect.Type]Type{
 	reflect.TypeFor[LinkChange]():   Link,
 	reflect.TypeFor[TagChange]():    RevisionTag,
 	reflect.TypeFor[KeptChange]():   Kept,
+	reflect.TypeFor[SkipChange]():   Skipped,
 }
 
 // TestEveryFieldRoundTrips sets each field of Event and of its payloads, one at a time, to
@@ -116,6 +117,9 @@ func fill(v reflect.Value) {
 		return
 	case *KeptReason:
 		*x = KeptRecreated
+		return
+	case *SkipReason:
+		*x = SkipLabelChanged
 		return
 	case *Type:
 		*x = Warning

@@ -95,6 +95,8 @@ func (e Event) status() string {
 		return statusRetired
 	case Kept:
 		return string(e.KeptReason)
+	case Skipped:
+		return string(e.SkipReason)
 	}
 	return e.Status
 }
@@ -123,7 +125,8 @@ func (e Event) check() error {
 	errs := []error{member("operation", e.Operation, operations), member("action", e.Action, actions),
 		member("lock state", e.Lock, lockStates), member("result", e.Result, runResults),
 		member("batch result", e.BatchResult, runResults), member("link outcome", e.LinkOutcome, linkOutcomes),
-		member("tag outcome", e.TagOutcome, tagOutcomes), member("kept reason", e.KeptReason, keptReasons)}
+		member("tag outcome", e.TagOutcome, tagOutcomes), member("kept reason", e.KeptReason, keptReasons),
+		member("skip reason", e.SkipReason, skipReasons)}
 	if e.Fleet != nil {
 		for _, c := range e.Fleet.Clusters {
 			errs = append(errs, member("cluster outcome", c.Outcome, clusterOutcomes))
@@ -165,6 +168,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		e.DryRun = w.Status == statusWouldRetire
 	case Kept:
 		e.KeptReason = KeptReason(w.Status)
+	case Skipped:
+		e.SkipReason = SkipReason(w.Status)
 	default:
 		e.Status, e.Action = w.Status, Action(w.Action)
 	}

@@ -193,6 +193,12 @@ func (s *textSink) Emit(e event.Event) {
 		s.helmReleaseRetired(e)
 	case event.Kept:
 		fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), e.Object, keptWords[e.KeptReason])
+	case event.Skipped:
+		why := skipWords[e.SkipReason]
+		if e.Message != "" {
+			why += " (" + e.Message + ")"
+		}
+		fmt.Fprintf(s.w, "%s %s skipped: %s\n", yellow("!"), e.Object, why)
 	case event.Batch:
 		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
@@ -276,6 +282,14 @@ var keptWords = map[event.KeptReason]string{
 	event.KeptOptOut:    "it was opted out of pruning (owning-resource-not-pruned) after the plan read it",
 	event.KeptRecreated: "it was deleted and created again by someone else after the plan read it (another UID)",
 	event.KeptNotOurs:   "it is no longer this install's: its labels or field managers changed after the plan read it",
+}
+
+// skipWords say why a revision upgrade left an entry of its record (a skipped event).
+var skipWords = map[event.SkipReason]string{
+	event.SkipDeleted:           "it was deleted since the revision upgrade recorded it",
+	event.SkipNotInjected:       "none of its pods is injected by the old or the new revision anymore",
+	event.SkipOutsideNamespaces: "it is outside --namespaces: a run without them moves it",
+	event.SkipLabelChanged:      "its istio.io/rev label changed since the revision upgrade recorded it, so it is left as it is",
 }
 
 // helmReleaseRetired is a retired (or, in a dry run, to be retired) Helm release and its
