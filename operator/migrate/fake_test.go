@@ -184,13 +184,13 @@ func (f *fakeCluster) onMetaList(a ktesting.Action) (bool, runtime.Object, error
 	if err != nil {
 		return true, nil, err
 	}
-	out := &metav1.PartialObjectMetadataList{}
+	out := &metav1.List{} // what the fake metadata client turns into its list
 	for _, it := range items {
 		m, err := partial(it)
 		if err != nil {
 			return true, nil, err
 		}
-		out.Items = append(out.Items, *m)
+		out.Items = append(out.Items, runtime.RawExtension{Object: m})
 	}
 	return true, out, nil
 }

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"strings"
@@ -207,5 +208,24 @@ func TestRelabelSkip(t *testing.T) {
 	// "default" is the default revision's name whichever way the label spells it.
 	if why, _ := relabelSkip(map[string]string{"istio.io/rev": "default"}, true, Relabel{From: "default"}); why != "" {
 		t.Errorf("istio.io/rev=default for revision default: %s", why)
+	}
+}
+
+// observe finds which recorded workloads and relabelled namespaces exist, with the
+// namespaces' labels.
+func TestObserve(t *testing.T) {
+	f := newFakeCluster(t, deployment("app", "w0"), namespace("direct", map[string]string{"istio.io/rev": "b"}), namespace("other", nil))
+	rec := &Record{From: "a", To: "b", Batches: [][]Workload{wls("app/w0", "app/w1")}, Deferred: wls("else/w2"),
+		Relabel: []Relabel{{Namespace: "direct", From: "a", To: "b"}, {Namespace: "gone", From: "a", To: "b"}}}
+	existing, labels, err := observe(context.Background(), f.client, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Workload]bool{wl("app/w0"): true, wl("app/w1"): false, wl("else/w2"): false}
+	if !reflect.DeepEqual(existing, want) {
+		t.Errorf("existing %v, want %v", existing, want)
+	}
+	if want := map[string]map[string]string{"direct": {"istio.io/rev": "b"}}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("labels %v, want %v", labels, want)
 	}
 }
