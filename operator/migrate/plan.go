@@ -197,11 +197,17 @@ func Decide(live *Live, rec *Record, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// resume continues rec: its finished batches stay done, its other batches keep the
-// workloads live bears out (within namespaces, nil: all), and its deferred workloads that
-// now qualify join fresh, which loses the workloads rec names. It returns fresh.
+// resume continues rec: its relabelled namespaces are checked, its finished batches stay
+// done, its other batches keep the workloads live bears out (within namespaces, nil: all),
+// and its deferred workloads that now qualify join fresh, which loses the workloads rec
+// names. It returns fresh.
 func (p *Plan) resume(live *Live, rec *Record, namespaces []string, fresh []Workload) []Workload {
 	p.Resumed, p.Done = true, min(rec.Done, len(rec.Batches))
+	// The namespaces the earlier run relabelled are not written again; one deleted or
+	// relabelled since is reported (its workloads are judged on their own).
+	for _, r := range rec.Relabel {
+		p.relabelChecked(live, Relabel{Namespace: r.Namespace, From: r.To, To: r.To})
+	}
 	p.Batches = append(p.Batches, rec.Batches[:p.Done]...)
 	for _, b := range rec.Batches[p.Done:] {
 		if b = p.checked(live, b, namespaces); len(b) > 0 {
@@ -232,8 +238,9 @@ func (p *Plan) batch(ws []Workload, size int) {
 // (live): its tags undone; its relabels undone where the namespace exists and still carries
 // the label the run set; the workloads of its batches begun that exist and whose pods its
 // From or To injects restarted back to its From, in the same batches, then its deferred
-// workloads that moved (some pod on its To). The other entries are skipped. A rollback
-// returns every workload the record names: o.Namespaces is refused.
+// workloads that moved (some pod on its To; those that never moved are left as they are).
+// The other entries are skipped. A rollback returns every workload the record names:
+// o.Namespaces is refused.
 func Reverse(live *Live, rec *Record, o Options) (*Plan, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("no revision upgrade to roll back: no progress record %s (it is written by upgrade --strategy revision and removed by --prune-old)", RecordName)
@@ -246,7 +253,9 @@ func Reverse(live *Live, rec *Record, o Options) (*Plan, error) {
 		p.Tags = append(p.Tags, TagMove{Tag: t.Tag, From: t.To, To: t.From})
 	}
 	for _, r := range rec.Relabel {
-		p.relabelChecked(live, Relabel{Namespace: r.Namespace, From: r.To, To: r.From})
+		if back := (Relabel{Namespace: r.Namespace, From: r.To, To: r.From}); p.relabelChecked(live, back) {
+			p.Relabel = append(p.Relabel, back)
+		}
 	}
 	begun := min(rec.Done+1, len(rec.Batches))
 	for _, b := range rec.Batches[:begun] {
@@ -256,9 +265,10 @@ func Reverse(live *Live, rec *Record, o Options) (*Plan, error) {
 	}
 	var moved []Workload
 	for _, w := range rec.Deferred {
-		if live.injectedBy(w, rec.To) {
-			moved = append(moved, w)
+		if live.Existing[w] && !live.injectedBy(w, rec.To) {
+			continue // it never moved: nothing to return
 		}
+		moved = append(moved, w)
 	}
 	p.batch(p.checked(live, moved, nil), o.BatchSize)
 	p.Deferred = nil // nothing is kept: the rollback removes the record

@@ -140,8 +140,9 @@ func (s Skip) Event() event.Event {
 func namespaceRef(ns string) string { return ref.New("Namespace", "", ns).String() }
 
 // checked keeps the workloads of ws that a run between p.From and p.To restarts, limited
-// to namespaces (nil: all); it notes the others in p.Skipped, and those that may yet move
-// (all but the deleted) in p.Deferred.
+// to namespaces (nil: all); it notes the others in p.Skipped and p.Deferred: the record
+// keeps them, so that a later run (a rollback too) checks them again and says what it
+// left, a deleted workload included.
 func (p *Plan) checked(l *Live, ws []Workload, namespaces []string) []Workload {
 	var keep []Workload
 	for _, w := range ws {
@@ -151,22 +152,20 @@ func (p *Plan) checked(l *Live, ws []Workload, namespaces []string) []Workload {
 			continue
 		}
 		p.Skipped = append(p.Skipped, Skip{Object: w.String(), Reason: why, Now: now})
-		if why != event.SkipDeleted {
-			p.Deferred = append(p.Deferred, w)
-		}
+		p.Deferred = append(p.Deferred, w)
 	}
 	return keep
 }
 
-// relabelChecked keeps r when its namespace still carries r.From, else notes it in
+// relabelChecked says whether r's namespace still carries r.From; if not, it notes why in
 // p.Skipped.
-func (p *Plan) relabelChecked(l *Live, r Relabel) {
+func (p *Plan) relabelChecked(l *Live, r Relabel) bool {
 	labels, exists := l.Labels[r.Namespace]
 	if why, now := relabelSkip(labels, exists, r); why != "" {
 		p.Skipped = append(p.Skipped, Skip{Object: namespaceRef(r.Namespace), Reason: why, Now: now})
-		return
+		return false
 	}
-	p.Relabel = append(p.Relabel, r)
+	return true
 }
 
 // SkipEvents are the skipped events of the plan's left-out entries, in order.

@@ -51,6 +51,7 @@ func without(l *Live, rev string, w Workload) {
 func TestDecideChecksTheRecord(t *testing.T) {
 	rec := func() *Record {
 		return &Record{From: "a", To: "b", Done: 1,
+			Relabel:  []Relabel{{Namespace: "direct", From: "a", To: "b"}, {Namespace: "by-prod", From: "a", To: "b"}},
 			Batches:  [][]Workload{wls("by-default/w0"), wls("by-default/w1", "by-prod/w0"), wls("enabled/w0", "enabled/w1")},
 			Deferred: wls("direct/w0")}
 	}
@@ -71,7 +72,7 @@ func TestDecideChecksTheRecord(t *testing.T) {
 			},
 			wantBatches:  "by-default/w0 | by-default/w1 | enabled/w0 | direct/w0 by-prod/w1 direct/w1",
 			wantSkipped:  []string{"Deployment/by-prod/w0 deleted", "Deployment/enabled/w1 not-injected"},
-			wantDeferred: wls("enabled/w1")},
+			wantDeferred: wls("by-prod/w0", "enabled/w1")},
 		{name: "a workload half moved (pods on both revisions) is restarted",
 			change: func(l *Live) {
 				b := find(l.Revisions, "b")
@@ -84,12 +85,19 @@ func TestDecideChecksTheRecord(t *testing.T) {
 			wantBatches:  "by-default/w0 | enabled/w0 enabled/w1",
 			wantSkipped:  []string{"Deployment/by-default/w1 outside-namespaces", "Deployment/by-prod/w0 outside-namespaces", "Deployment/direct/w0 outside-namespaces"},
 			wantDeferred: wls("by-default/w1", "by-prod/w0", "direct/w0")},
-		{name: "a deleted workload outside --namespaces is dropped, not deferred",
+		{name: "a deleted workload is reported as deleted, within --namespaces or not",
 			namespaces:   []string{"enabled"},
 			change:       func(l *Live) { l.Existing[wl("by-prod/w0")] = false },
 			wantBatches:  "by-default/w0 | enabled/w0 enabled/w1",
 			wantSkipped:  []string{"Deployment/by-default/w1 outside-namespaces", "Deployment/by-prod/w0 deleted", "Deployment/direct/w0 outside-namespaces"},
-			wantDeferred: wls("by-default/w1", "direct/w0")},
+			wantDeferred: wls("by-default/w1", "by-prod/w0", "direct/w0")},
+		{name: "a namespace the run relabelled, deleted or relabelled since, is reported",
+			change: func(l *Live) {
+				delete(l.Labels, "direct")
+				l.Labels["by-prod"] = map[string]string{"istio.io/rev": "a"}
+			},
+			wantBatches: "by-default/w0 | by-default/w1 by-prod/w0 | enabled/w0 enabled/w1 | direct/w0 by-prod/w1 direct/w1",
+			wantSkipped: []string{"Namespace/direct deleted", "Namespace/by-prod label-changed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rec()
@@ -144,9 +152,10 @@ func TestReverseChecksTheRecord(t *testing.T) {
 		Relabel: []Relabel{{Namespace: "direct", From: "a", To: "b"}, {Namespace: "gone", From: "a", To: "b"},
 			{Namespace: "changed", From: "a", To: "b"}, {Namespace: "unlabelled", From: "a", To: "b"}},
 		Batches:  [][]Workload{wls("by-default/w0", "by-prod/w0", "enabled/w0"), wls("enabled/w1")},
-		Deferred: wls("direct/w1", "by-prod/w1")}
+		Deferred: wls("direct/w1", "by-prod/w1", "enabled/w9")}
 	l := liveOf(revs(), rec)
 	l.Existing[wl("by-prod/w0")] = false
+	l.Existing[wl("enabled/w9")] = false
 	without(l, "a", wl("enabled/w0"))
 	without(l, "a", wl("direct/w1"))
 	b := find(l.Revisions, "b")
@@ -163,7 +172,7 @@ func TestReverseChecksTheRecord(t *testing.T) {
 		t.Errorf("relabels %v, want %v", p.Relabel, want)
 	}
 	wantSkipped := []string{"Namespace/gone deleted", "Namespace/changed label-changed", "Namespace/unlabelled label-changed",
-		"Deployment/by-prod/w0 deleted", "Deployment/enabled/w0 not-injected"}
+		"Deployment/by-prod/w0 deleted", "Deployment/enabled/w0 not-injected", "Deployment/enabled/w9 deleted"}
 	if got := skips(p); !reflect.DeepEqual(got, wantSkipped) {
 		t.Errorf("skipped %v, want %v", got, wantSkipped)
 	}
@@ -171,7 +180,7 @@ func TestReverseChecksTheRecord(t *testing.T) {
 		t.Errorf("the changed label's skip says %q, want %q", got, want)
 	}
 	// The batch begun (the first) goes back, the one never begun is not touched; of the
-	// deferred, only the one that moved.
+	// deferred, the one that moved goes back, the deleted one is reported.
 	if got, want := names(p.Batches), "by-default/w0 | direct/w1"; got != want {
 		t.Errorf("batches %s, want %s", got, want)
 	}
