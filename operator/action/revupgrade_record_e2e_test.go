@@ -1,13 +1,10 @@
 package action_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -207,42 +204,21 @@ func recSkipped(rec *event.Recorder) map[string]event.SkipReason {
 
 // recNoWritesOutside reads the audit log from since: no request may have written (create,
 // update, patch) namespace doomed, and the revision upgrade's field manager may have
-// written Deployments only in namespace within ("": anywhere).
+// written Deployments only in namespace within ("": anywhere), never in doomed.
 func recNoWritesOutside(t *testing.T, c *cluster.Cluster, since time.Time, within, doomed string) {
 	t.Helper()
-	f, err := os.Open(c.AuditLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e struct {
-			Verb           string    `json:"verb"`
-			RequestURI     string    `json:"requestURI"`
-			StageTimestamp time.Time `json:"stageTimestamp"`
-			ObjectRef      struct{ Resource, Namespace, Name, Subresource string }
-		}
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit log line %q: %v", sc.Text(), err)
-		}
-		write := e.Verb == "create" || e.Verb == "update" || e.Verb == "patch"
-		if e.StageTimestamp.Before(since) || !write || e.ObjectRef.Subresource != "" {
-			continue
+	revAudit(t, c, since, func(e revAuditEntry) {
+		if e.Verb != "create" && e.Verb != "update" && e.Verb != "patch" {
+			return
 		}
 		if e.ObjectRef.Resource == "namespaces" && (e.ObjectRef.Name == doomed || strings.Contains(e.RequestURI, "/namespaces/"+doomed)) {
 			t.Errorf("a %s of the deleted namespace %s: %s", e.Verb, doomed, e.RequestURI)
 		}
-		ours := strings.Contains(e.RequestURI, "fieldManager="+migrate.FieldManager)
-		if ours && e.ObjectRef.Resource == "deployments" && within != "" && e.ObjectRef.Namespace != within {
-			t.Errorf("the resume within %s wrote Deployment %s/%s", within, e.ObjectRef.Namespace, e.ObjectRef.Name)
+		if e.ObjectRef.Resource != "deployments" || !strings.Contains(e.RequestURI, "fieldManager="+migrate.FieldManager) {
+			return
 		}
-		if ours && e.ObjectRef.Resource == "deployments" && e.ObjectRef.Namespace == doomed {
-			t.Errorf("a write into the deleted namespace %s: %s", doomed, e.RequestURI)
+		if (within != "" && e.ObjectRef.Namespace != within) || e.ObjectRef.Namespace == doomed {
+			t.Errorf("a restart of Deployment %s/%s (within %q): %s", e.ObjectRef.Namespace, e.ObjectRef.Name, within, e.RequestURI)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
