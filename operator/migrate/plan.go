@@ -28,7 +28,8 @@ type Options struct {
 	From, To string
 	// Tags are the tags to move from From to To; nil: every tag pointing at From.
 	Tags []string
-	// Namespaces limit the workloads restarted to these namespaces (a first subset); nil: all.
+	// Namespaces limit the workloads restarted to these namespaces (a first subset), those a
+	// resumed run's record names too; nil: all. A rollback refuses them.
 	Namespaces []string
 	// Relabel relabels the namespaces labelled istio.io/rev=<From> to To; without it they
 	// are left (and their workloads with them).
