@@ -138,6 +138,7 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 	return p, nil
 }
 
+// emitAll emits es to s, in order.
 func emitAll(s event.Sink, es []event.Event) {
 	for _, e := range es {
 		s.Emit(e)
