@@ -84,16 +84,18 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 	if err != nil {
 		return nil, err
 	}
-	revs, err := revision.List(ctx, r.client, ns)
+	live, err := migrate.Observe(ctx, r.client, ns, rec)
 	if err != nil {
 		return nil, err
 	}
+	revs := live.Revisions
 	p := &RevisionUpgradePlan{planned: planned{client: r.client}, record: rec}
 	if a.Rollback {
-		if p.Migration, err = migrate.Reverse(rec, a.Migrate.MaxUnavailable); err != nil {
+		if p.Migration, err = migrate.Reverse(live, rec, a.Migrate); err != nil {
 			return nil, err
 		}
 		p.From, p.To = p.Migration.From, p.Migration.To
+		emitAll(r.events, p.Migration.SkipEvents())
 		return p, nil
 	}
 	p.To = ownership.Rev(a.Spec.Revision)
@@ -122,9 +124,10 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 	}
 	o := a.Migrate
 	o.From, o.To = p.From, p.To
-	if p.Migration, err = migrate.Decide(revs, rec, o); err != nil {
+	if p.Migration, err = migrate.Decide(live, rec, o); err != nil {
 		return nil, err
 	}
+	emitAll(r.events, p.Migration.SkipEvents())
 	for _, ns := range p.Migration.Left {
 		r.events.Emit(event.Event{Type: event.Warning, Object: ref.New("Namespace", "", ns).String(),
 			Message: fmt.Sprintf("labelled %s=%s: its workloads stay on revision %s (relabel it with --relabel)", ownership.LabelRevision, p.From, p.From)})
@@ -133,6 +136,13 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 		r.events.Emit(event.Event{Type: event.Warning, Object: "Pod/" + pod, Message: "no controller owns it: it stays on revision " + p.From + " until it is recreated"})
 	}
 	return p, nil
+}
+
+// emitAll emits es to s, in order.
+func emitAll(s event.Sink, es []event.Event) {
+	for _, e := range es {
+		s.Emit(e)
+	}
 }
 
 // istiodOf names rv's istiod (or, without one, or), the object the hop gate judges.

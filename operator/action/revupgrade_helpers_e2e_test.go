@@ -190,31 +190,9 @@ func revSetNodeSelector(t *testing.T, c *cluster.Cluster, ns, name string, sel m
 // pod, which the gate waits for through the Deployment's readiness).
 func revRestartsInFlight(t *testing.T, c *cluster.Cluster, since time.Time) int {
 	t.Helper()
-	f, err := os.Open(c.AuditLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	type entry struct {
-		Verb           string    `json:"verb"`
-		RequestURI     string    `json:"requestURI"`
-		StageTimestamp time.Time `json:"stageTimestamp"`
-		ObjectRef      struct {
-			Resource, Namespace, Name, Subresource string
-		} `json:"objectRef"`
-	}
 	inFlight := map[string]bool{} // ns/workload
 	most := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit log line %q: %v", sc.Text(), err)
-		}
-		if e.StageTimestamp.Before(since) || e.ObjectRef.Subresource != "" {
-			continue
-		}
+	revAudit(t, c, since, func(e revAuditEntry) {
 		switch {
 		case e.Verb == "patch" && e.ObjectRef.Resource == "deployments" && strings.Contains(e.RequestURI, "fieldManager="+migrate.FieldManager):
 			inFlight[e.ObjectRef.Namespace+"/"+e.ObjectRef.Name] = true
@@ -226,9 +204,41 @@ func revRestartsInFlight(t *testing.T, c *cluster.Cluster, since time.Time) int 
 				delete(inFlight, e.ObjectRef.Namespace+"/"+strings.Join(parts[:len(parts)-2], "-"))
 			}
 		}
+	})
+	return most
+}
+
+// revAuditEntry is an entry of the apiserver's audit log: the fields these tests read.
+type revAuditEntry struct {
+	Verb           string    `json:"verb"`
+	RequestURI     string    `json:"requestURI"`
+	StageTimestamp time.Time `json:"stageTimestamp"`
+	ObjectRef      struct {
+		Resource, Namespace, Name, Subresource string
+	} `json:"objectRef"`
+}
+
+// revAudit calls fn with each entry of the audit log from since, in order; requests to
+// subresources are left out.
+func revAudit(t *testing.T, c *cluster.Cluster, since time.Time, fn func(revAuditEntry)) {
+	t.Helper()
+	f, err := os.Open(c.AuditLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e revAuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit log line %q: %v", sc.Text(), err)
+		}
+		if !e.StageTimestamp.Before(since) && e.ObjectRef.Subresource == "" {
+			fn(e)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return most
 }

@@ -50,6 +50,10 @@ const (
 	// Restored: one object of a restore plan's GiveBack (Object; RestoreOutcome says what
 	// became of it; Message names who manages it again; Error why it could not be written).
 	Restored Type = "restored"
+	// Skipped: a revision upgrade left an entry of its plan or progress record (a workload
+	// to restart, a namespace to relabel), because the cluster no longer holds it as the
+	// record says (SkipReason says how; Object: the object; Message: what it is now).
+	Skipped Type = "skipped"
 	// Check: before anything is written, a check of a piece the run relies on (an existing
 	// control plane, the CA, Prometheus) passed (Object, Message). One that failed without
 	// stopping the run is a Warning.
@@ -121,6 +125,7 @@ type Event struct {
 	KeptChange     // kept
 	RestoreDetail  // restore-plan
 	RestoredChange // restored
+	SkipChange     // skipped
 }
 
 // ObjectChange is the payload of applied and pruned events.
@@ -202,6 +207,11 @@ type RestoreDetail struct {
 // RestoredChange is the payload of a restored event: what became of the object.
 type RestoredChange struct {
 	RestoreOutcome RestoreOutcome
+}
+
+// SkipChange is the payload of a skipped event: why the entry was left.
+type SkipChange struct {
+	SkipReason SkipReason
 }
 
 // TagChange is the payload of a revision-tag event: what happened to the default tag.

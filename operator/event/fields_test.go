@@ -21,6 +21,7 @@ var carriers = map[reflect.Type]Type{
 	reflect.TypeFor[KeptChange]():     Kept,
 	reflect.TypeFor[RestoreDetail]():  RestorePlan,
 	reflect.TypeFor[RestoredChange](): Restored,
+	reflect.TypeFor[SkipChange]():     Skipped,
 }
 
 // TestEveryFieldRoundTrips sets each field of Event and of its payloads, one at a time, to
@@ -121,6 +122,9 @@ func fill(v reflect.Value) {
 		return
 	case *RestoreOutcome:
 		*x = RestoreRecreated
+		return
+	case *SkipReason:
+		*x = SkipLabelChanged
 		return
 	case *Type:
 		*x = Warning

@@ -158,6 +158,23 @@ const (
 
 var restoreOutcomes = []RestoreOutcome{RestoreGivenBack, RestoreGone, RestoreRecreated, RestoreFailed}
 
+// SkipReason is why a revision upgrade left an entry of its plan or progress record (a
+// skipped event).
+type SkipReason string
+
+// The skip reasons: the object was deleted since; none of the workload's pods is injected
+// by the old or the new revision anymore; the workload is outside --namespaces (a later run
+// without it moves it); the namespace's istio.io/rev label no longer carries the recorded
+// value.
+const (
+	SkipDeleted           SkipReason = "deleted"
+	SkipNotInjected       SkipReason = "not-injected"
+	SkipOutsideNamespaces SkipReason = "outside-namespaces"
+	SkipLabelChanged      SkipReason = "label-changed"
+)
+
+var skipReasons = []SkipReason{SkipDeleted, SkipNotInjected, SkipOutsideNamespaces, SkipLabelChanged}
+
 // member checks that v is one of set; "" (unset) always is.
 func member[T ~string](what string, v T, set []T) error {
 	if v == "" || slices.Contains(set, v) {

@@ -99,6 +99,8 @@ func (e Event) status() string {
 		return string(e.KeptReason)
 	case Restored:
 		return string(e.RestoreOutcome)
+	case Skipped:
+		return string(e.SkipReason)
 	}
 	return e.Status
 }
@@ -128,7 +130,8 @@ func (e Event) check() error {
 		member("lock state", e.Lock, lockStates), member("result", e.Result, runResults),
 		member("batch result", e.BatchResult, runResults), member("link outcome", e.LinkOutcome, linkOutcomes),
 		member("tag outcome", e.TagOutcome, tagOutcomes), member("kept reason", e.KeptReason, keptReasons),
-		member("restore outcome", e.RestoreOutcome, restoreOutcomes)}
+		member("restore outcome", e.RestoreOutcome, restoreOutcomes),
+		member("skip reason", e.SkipReason, skipReasons)}
 	if e.Fleet != nil {
 		for _, c := range e.Fleet.Clusters {
 			errs = append(errs, member("cluster outcome", c.Outcome, clusterOutcomes))
@@ -173,6 +176,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		e.KeptReason = KeptReason(w.Status)
 	case Restored:
 		e.RestoreOutcome = RestoreOutcome(w.Status)
+	case Skipped:
+		e.SkipReason = SkipReason(w.Status)
 	default:
 		e.Status, e.Action = w.Status, Action(w.Action)
 	}

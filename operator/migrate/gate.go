@@ -95,15 +95,20 @@ func workloadGVK(w Workload) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: w.Kind}
 }
 
+// object is w's reference as an object to read.
+func (w Workload) object() *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(workloadGVK(w))
+	obj.SetNamespace(w.Namespace)
+	obj.SetName(w.Name)
+	return obj
+}
+
 // gated judges one workload from the watches: its own readiness, then its pods'. gen is the
 // generation its restart wrote (0: not restarted by this run): a cached object older than
 // that is the one from before the restart.
 func (r *Runner) gated(ctx context.Context, w *kube.Watcher, wl Workload, rev string, gen int64) (verdict, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(workloadGVK(wl))
-	obj.SetNamespace(wl.Namespace)
-	obj.SetName(wl.Name)
-	live, err := w.Get(ctx, obj, "")
+	live, err := w.Get(ctx, wl.object(), "")
 	if err != nil {
 		return verdict{}, err
 	}

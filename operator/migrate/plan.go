@@ -28,7 +28,8 @@ type Options struct {
 	From, To string
 	// Tags are the tags to move from From to To; nil: every tag pointing at From.
 	Tags []string
-	// Namespaces limit the workloads restarted to these namespaces (a first subset); nil: all.
+	// Namespaces limit the workloads restarted to these namespaces (a first subset), those a
+	// resumed run's record names too; nil: all. A rollback refuses them.
 	Namespaces []string
 	// Relabel relabels the namespaces labelled istio.io/rev=<From> to To; without it they
 	// are left (and their workloads with them).
@@ -86,6 +87,12 @@ type Plan struct {
 	// Rollback says the plan returns the workloads of an earlier run to its From (the
 	// plan's To): its tags and relabels are the record's, reversed.
 	Rollback bool
+	// Skipped are the entries of the record (workloads, relabels) the cluster no longer
+	// bears out, left out of the plan, each with why.
+	Skipped []Skip
+	// Deferred are the recorded workloads left out of this run that may yet move: the
+	// record keeps them for a later run.
+	Deferred []Workload
 }
 
 // Remaining counts the workloads of the batches not finished yet.
@@ -125,9 +132,12 @@ func (p *Plan) Writes() []string {
 	return out
 }
 
-// Decide plans the migration from what revision.List found (revs) and the progress record
-// of an earlier run (nil: none).
-func Decide(revs []*revision.Revision, rec *Record, o Options) (*Plan, error) {
+// Decide plans the migration from what the cluster holds (live) and the progress record
+// of an earlier run (nil: none). A resumed run's recorded batches are checked against live
+// as fresh ones are: only the workloads that exist, whose pods From or To injects, within
+// o.Namespaces, are restarted; the others are skipped.
+func Decide(live *Live, rec *Record, o Options) (*Plan, error) {
+	revs := live.Revisions
 	if o.BatchSize < 1 {
 		return nil, fmt.Errorf("--batch-size must be at least 1, not %d", o.BatchSize)
 	}
@@ -182,32 +192,87 @@ func Decide(revs []*revision.Revision, rec *Record, o Options) (*Plan, error) {
 	}
 	sort.Slice(fresh, func(i, j int) bool { return fresh[i].String() < fresh[j].String() })
 	if rec != nil && rec.From == o.From && rec.To == o.To {
-		p.Resumed, p.Batches, p.Done = true, rec.Batches, rec.Done
-		fresh = slices.DeleteFunc(fresh, func(w Workload) bool { return rec.has(w) })
+		fresh = p.resume(live, rec, o.Namespaces, fresh)
 	}
-	for len(fresh) > 0 {
-		n := min(o.BatchSize, len(fresh))
-		p.Batches = append(p.Batches, fresh[:n:n])
-		fresh = fresh[n:]
-	}
+	p.batch(fresh, o.BatchSize)
 	return p, nil
 }
 
-// Reverse plans the rollback of the run rec records: its tags and relabels undone, the
-// workloads of its batches begun restarted back to its From, in the same batches.
-func Reverse(rec *Record, maxUnavailable int) (*Plan, error) {
+// resume continues rec: its relabelled namespaces are checked, its finished batches stay
+// done, its other batches keep the workloads live bears out (within namespaces, nil: all),
+// and its deferred workloads that now qualify join fresh, which loses the workloads rec
+// names. It returns fresh.
+func (p *Plan) resume(live *Live, rec *Record, namespaces []string, fresh []Workload) []Workload {
+	p.Resumed, p.Done = true, min(rec.Done, len(rec.Batches))
+	// The namespaces the earlier run relabelled are not written again; one deleted or
+	// relabelled since is reported (its workloads are judged on their own).
+	for _, r := range rec.Relabel {
+		p.relabelChecked(live, Relabel{Namespace: r.Namespace, From: r.To, To: r.To})
+	}
+	p.Batches = append(p.Batches, rec.Batches[:p.Done]...)
+	for _, b := range rec.Batches[p.Done:] {
+		if b = p.checked(live, b, namespaces); len(b) > 0 {
+			p.Batches = append(p.Batches, b)
+		}
+	}
+	recorded := map[Workload]bool{}
+	for _, w := range rec.workloads() {
+		recorded[w] = true
+	}
+	fresh = slices.DeleteFunc(fresh, func(w Workload) bool { return recorded[w] })
+	return append(p.checked(live, rec.Deferred, namespaces), fresh...)
+}
+
+// batch appends ws to the plan's batches, size a batch (below 1: all in one).
+func (p *Plan) batch(ws []Workload, size int) {
+	if size < 1 {
+		size = len(ws)
+	}
+	for len(ws) > 0 {
+		n := min(size, len(ws))
+		p.Batches = append(p.Batches, ws[:n:n])
+		ws = ws[n:]
+	}
+}
+
+// Reverse plans the rollback of the run rec records, checked against what the cluster holds
+// (live): its tags undone; its relabels undone where the namespace exists and still carries
+// the label the run set; the workloads of its batches begun that exist and whose pods its
+// From or To injects restarted back to its From, in the same batches, then its deferred
+// workloads that moved (some pod on its To; those that never moved are left as they are).
+// The other entries are skipped. A rollback returns every workload the record names:
+// o.Namespaces is refused.
+func Reverse(live *Live, rec *Record, o Options) (*Plan, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("no revision upgrade to roll back: no progress record %s (it is written by upgrade --strategy revision and removed by --prune-old)", RecordName)
 	}
-	p := &Plan{From: rec.To, To: rec.From, MaxUnavailable: maxUnavailable, Rollback: true}
+	if o.Namespaces != nil {
+		return nil, fmt.Errorf("--namespaces with --rollback: a rollback returns every workload the revision upgrade moved; run it without --namespaces")
+	}
+	p := &Plan{From: rec.To, To: rec.From, MaxUnavailable: o.MaxUnavailable, Rollback: true}
 	for _, t := range rec.Tags {
 		p.Tags = append(p.Tags, TagMove{Tag: t.Tag, From: t.To, To: t.From})
 	}
 	for _, r := range rec.Relabel {
-		p.Relabel = append(p.Relabel, Relabel{Namespace: r.Namespace, From: r.To, To: r.From})
+		if back := (Relabel{Namespace: r.Namespace, From: r.To, To: r.From}); p.relabelChecked(live, back) {
+			p.Relabel = append(p.Relabel, back)
+		}
 	}
 	begun := min(rec.Done+1, len(rec.Batches))
-	p.Batches = rec.Batches[:begun]
+	for _, b := range rec.Batches[:begun] {
+		if b = p.checked(live, b, nil); len(b) > 0 {
+			p.Batches = append(p.Batches, b)
+		}
+	}
+	var moved []Workload
+	for _, w := range rec.Deferred {
+		if live.Existing[w] && !live.injectedBy(w, rec.To) {
+			continue // it never moved: nothing to return
+		}
+		moved = append(moved, w)
+	}
+	p.batch(p.checked(live, moved, nil), o.BatchSize)
+	p.Deferred = nil // nothing is kept: the rollback removes the record
 	return p, nil
 }
 

@@ -68,7 +68,7 @@ func TestDecide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.opts
 			o.From, o.To = "a", "b"
-			p, err := Decide(revs(), tc.rec, o)
+			p, err := Decide(liveOf(revs(), tc.rec), tc.rec, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,19 +98,39 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideRefuses(t *testing.T) {
-	if _, err := Decide(revs(), nil, Options{From: "a", To: "b"}); err == nil || !strings.Contains(err.Error(), "--batch-size") {
+	if _, err := Decide(&Live{Revisions: revs()}, nil, Options{From: "a", To: "b"}); err == nil || !strings.Contains(err.Error(), "--batch-size") {
 		t.Errorf("batch size 0: %v", err)
 	}
 }
 
+// liveOf is a cluster holding revs and, of rec, every workload (injected by a) and every
+// relabelled namespace, labelled with the revision the record moved it to.
+func liveOf(revs []*revision.Revision, rec *Record) *Live {
+	l := &Live{Revisions: revs, Existing: map[Workload]bool{}, Labels: map[string]map[string]string{}}
+	if rec == nil {
+		return l
+	}
+	a := find(revs, "a")
+	for _, w := range rec.workloads() {
+		l.Existing[w] = true
+		if !l.injectedBy(w, "a") && !l.injectedBy(w, "b") {
+			a.Workloads = append(a.Workloads, revision.Workload{Namespace: w.Namespace, Kind: w.Kind, Name: w.Name})
+		}
+	}
+	for _, r := range rec.Relabel {
+		l.Labels[r.Namespace] = map[string]string{"istio.io/rev": r.To}
+	}
+	return l
+}
+
 func TestReverse(t *testing.T) {
-	if _, err := Reverse(nil, 0); err == nil {
+	if _, err := Reverse(&Live{}, nil, Options{}); err == nil {
 		t.Fatal("a rollback without a record went ahead")
 	}
 	rec := &Record{From: "a", To: "b", Done: 1, Tags: []TagMove{{Tag: "default", From: "a", To: "b"}},
 		Relabel: []Relabel{{Namespace: "direct", From: "a", To: "b"}},
 		Batches: [][]Workload{{{Name: "x"}}, {{Name: "y"}}, {{Name: "z"}}}}
-	p, err := Reverse(rec, 0)
+	p, err := Reverse(liveOf(revs(), rec), rec, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,22 +37,24 @@ type Record struct {
 	Batches [][]Workload `json:"batches"`
 	// Done counts the batches finished (Ready and injected by To).
 	Done int `json:"done"`
+	// Deferred are workloads an earlier run recorded and left out of its batches (outside
+	// its --namespaces, or no pod of theirs injected by From or To then): a later run checks
+	// them again, and a rollback returns those that moved.
+	Deferred []Workload `json:"deferred,omitempty"`
 }
 
-func (r *Record) has(w Workload) bool {
+// workloads are every workload the record names, batched or deferred.
+func (r *Record) workloads() []Workload {
+	var out []Workload
 	for _, b := range r.Batches {
-		for _, x := range b {
-			if x == w {
-				return true
-			}
-		}
+		out = append(out, b...)
 	}
-	return false
+	return append(out, r.Deferred...)
 }
 
 // recordOf is the record a forward plan starts (or continues) with.
 func recordOf(p *Plan, prev *Record) *Record {
-	r := &Record{From: p.From, To: p.To, Batches: p.Batches, Done: p.Done}
+	r := &Record{From: p.From, To: p.To, Batches: p.Batches, Done: p.Done, Deferred: p.Deferred}
 	if prev != nil && prev.From == p.From && prev.To == p.To {
 		r.Tags, r.Relabel = append(r.Tags, prev.Tags...), append(r.Relabel, prev.Relabel...)
 	}

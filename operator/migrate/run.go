@@ -8,10 +8,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kube"
-	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -114,14 +114,37 @@ func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error)
 	return res, nil
 }
 
-// relabel points a namespace's istio.io/rev label at the new revision, as FieldManager.
+// relabel points a namespace's istio.io/rev label at the new revision, as FieldManager:
+// only while the namespace exists and carries l.From (relabelSkip, judged on a read just
+// before), and sent as read (kube.Client.ApplyFieldsAsRead), so a namespace deleted since
+// is never created again and one relabelled by someone else meanwhile is judged again.
+// One it leaves is reported by a skipped event.
 func (r *Runner) relabel(ctx context.Context, l Relabel) error {
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": l.Namespace, "labels": map[string]any{ownership.LabelRevision: ownership.Rev(l.To)}}}}
-	if _, err := r.Client.ApplyFields(ctx, ns, FieldManager, r.DryRun); err != nil {
-		return fmt.Errorf("relabelling namespace %s: %w", l.Namespace, err)
+	for attempt := 1; ; attempt++ {
+		live, err := r.Client.Reread(ctx, ns)
+		if err != nil {
+			return fmt.Errorf("relabelling namespace %s: %w", l.Namespace, err)
+		}
+		var labels map[string]string
+		if live != nil {
+			labels = live.GetLabels()
+		}
+		if why, now := relabelSkip(labels, live != nil, l); why != "" {
+			r.Events.Emit(Skip{Object: namespaceRef(l.Namespace), Reason: why, Now: now}.Event())
+			return nil
+		}
+		_, err = r.Client.ApplyFieldsAsRead(ctx, ns, live, FieldManager, r.DryRun)
+		if kube.IsChanged(err) && attempt < kube.DeleteAttempts {
+			continue // changed since the read: judged again on a new one
+		}
+		if err != nil {
+			return fmt.Errorf("relabelling namespace %s: %w", l.Namespace, err)
+		}
+		break
 	}
-	r.Events.Emit(event.Event{Type: event.Applied, Object: ref.New("Namespace", "", l.Namespace).String(),
+	r.Events.Emit(event.Event{Type: event.Applied, Object: namespaceRef(l.Namespace),
 		ObjectChange: event.ObjectChange{Action: event.ActionConfigured, Status: fmt.Sprintf("labelled %s=%s (was %s)", ownership.LabelRevision, ownership.Rev(l.To), ownership.Rev(l.From))}})
 	return nil
 }
@@ -143,9 +166,18 @@ func (r *Runner) batch(ctx context.Context, w *kube.Watcher, p *Plan, i int) (in
 	deadline := time.Now().Add(r.Timeout)
 	restarted := 0
 	for start := 0; start < len(b); start += group {
-		ws := b[start:min(start+group, len(b))]
-		var todo []Workload
-		for _, wl := range ws {
+		var kept, todo []Workload
+		uids := map[Workload]types.UID{}
+		for _, wl := range b[start:min(start+group, len(b))] {
+			live, err := r.current(ctx, w, wl)
+			if err != nil {
+				return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: wl, Cause: err}
+			}
+			if live == nil { // deleted since the plan: nothing to restart, nothing to create
+				r.Events.Emit(Skip{Object: wl.String(), Reason: event.SkipDeleted}.Event())
+				continue
+			}
+			kept = append(kept, wl)
 			if w != nil {
 				if done, err := r.gated(ctx, w, wl, p.To, 0); err != nil {
 					return restarted, &BatchError{Batch: i + 1, Batches: len(p.Batches), Workload: wl, Cause: err}
@@ -154,8 +186,9 @@ func (r *Runner) batch(ctx context.Context, w *kube.Watcher, p *Plan, i int) (in
 				}
 			}
 			todo = append(todo, wl)
+			uids[wl] = live.GetUID()
 		}
-		gens, err := r.restartAll(ctx, todo)
+		gens, err := r.restartAll(ctx, todo, uids)
 		restarted += len(gens)
 		if err != nil {
 			var be *BatchError
@@ -167,7 +200,7 @@ func (r *Runner) batch(ctx context.Context, w *kube.Watcher, p *Plan, i int) (in
 		if w == nil {
 			continue
 		}
-		if err := r.gate(ctx, w, ws, p.To, gens, deadline); err != nil {
+		if err := r.gate(ctx, w, kept, p.To, gens, deadline); err != nil {
 			var be *BatchError
 			if errors.As(err, &be) {
 				be.Batch, be.Batches = i+1, len(p.Batches)
@@ -182,16 +215,26 @@ func (r *Runner) batch(ctx context.Context, w *kube.Watcher, p *Plan, i int) (in
 // one after the other they took longer than the rollouts they start.
 const restartsAtOnce = 8
 
-// restartAll restarts ws side by side and returns the generation each restart wrote, by
-// workload; the error names the first workload, in ws's order, whose restart failed.
-func (r *Runner) restartAll(ctx context.Context, ws []Workload) (map[Workload]int64, error) {
+// current is wl as it is now (nil: it no longer exists): from the batch's watches, or read
+// in a dry run, which watches nothing.
+func (r *Runner) current(ctx context.Context, w *kube.Watcher, wl Workload) (*unstructured.Unstructured, error) {
+	if w != nil {
+		return w.Get(ctx, wl.object(), "")
+	}
+	return r.Client.Reread(ctx, wl.object())
+}
+
+// restartAll restarts ws (each the object with its UID in uids) side by side and returns
+// the generation each restart wrote, by workload; the error names the first workload, in
+// ws's order, whose restart failed.
+func (r *Runner) restartAll(ctx context.Context, ws []Workload, uids map[Workload]types.UID) (map[Workload]int64, error) {
 	gens := make([]int64, len(ws))
 	errs := make([]error, len(ws))
 	var g errgroup.Group
 	g.SetLimit(restartsAtOnce)
 	for k, wl := range ws {
 		g.Go(func() error {
-			gens[k], errs[k] = r.restart(ctx, wl)
+			gens[k], errs[k] = r.restart(ctx, wl, uids[wl])
 			return nil
 		})
 	}
@@ -211,8 +254,10 @@ func (r *Runner) restartAll(ctx context.Context, ws []Workload) (map[Workload]in
 }
 
 // restart sets the restart annotation on w's pod template: its controller replaces its
-// pods, which the injector of the namespace's revision injects.
-func (r *Runner) restart(ctx context.Context, w Workload) (int64, error) {
+// pods, which the injector of the namespace's revision injects. The write goes only to the
+// object with uid (kube.Client.ApplyFieldsTo): one deleted since fails the restart and is
+// never created again.
+func (r *Runner) restart(ctx context.Context, w Workload, uid types.UID) (int64, error) {
 	now := time.Now
 	if r.Now != nil {
 		now = r.Now
@@ -221,7 +266,10 @@ func (r *Runner) restart(ctx context.Context, w Workload) (int64, error) {
 		"metadata": map[string]any{"name": w.Name, "namespace": w.Namespace},
 		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
 			"annotations": map[string]any{RestartAnnotation: now().UTC().Format(time.RFC3339Nano)}}}}}}
-	live, err := r.Client.ApplyFields(ctx, o, FieldManager, r.DryRun)
+	live, err := r.Client.ApplyFieldsTo(ctx, o, uid, FieldManager, r.DryRun)
+	if kube.IsChanged(err) {
+		return 0, fmt.Errorf("restarting: it was deleted since it was read, and is not created again: %w", err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("restarting: %w", err)
 	}

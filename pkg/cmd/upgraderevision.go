@@ -38,7 +38,7 @@ func withRevisionStrategy(cmd *cobra.Command, a *InstallCommand) *cobra.Command 
 	fs.StringVar(&s.ToRevision, "to-revision", "", "With --strategy revision: the new revision (default: from this istioctl's version, e.g. 1-31-0)")
 	fs.IntVar(&s.BatchSize, "batch-size", 5, "With --strategy revision: how many workloads a batch restarts")
 	fs.IntVar(&s.MaxUnavailable, "max-unavailable", 0, "With --strategy revision: how many workloads of a batch restart at once (0: the whole batch)")
-	fs.StringSliceVar(&s.Namespaces, "namespaces", nil, "With --strategy revision: restart only the workloads of these namespaces (a first subset; run again without it for the rest)")
+	fs.StringSliceVar(&s.Namespaces, "namespaces", nil, "With --strategy revision: restart only the workloads of these namespaces, a resumed run's recorded ones too (a first subset; run again without it for the rest; not with --rollback)")
 	fs.BoolVar(&s.Relabel, "relabel", false, "With --strategy revision: relabel the namespaces labelled istio.io/rev=<old revision> to the new one (without it they stay on the old revision)")
 	fs.BoolVar(&s.Rollback, "rollback", false, "With --strategy revision: return the workloads the last revision upgrade moved (its tags, labels and restarts) to the old revision")
 	fs.BoolVar(&s.PruneOld, "prune-old", false, "With --strategy revision: once every workload moved, remove the old revision (refused while any pod uses it)")

@@ -197,6 +197,12 @@ func (s *textSink) Emit(e event.Event) {
 		s.restorePlan(e)
 	case event.Restored:
 		s.restored(e)
+	case event.Skipped:
+		why := skipWords[e.SkipReason]
+		if e.Message != "" {
+			why += " (" + e.Message + ")"
+		}
+		fmt.Fprintf(s.w, "%s %s skipped: %s\n", yellow("!"), e.Object, why)
 	case event.Batch:
 		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
@@ -313,6 +319,14 @@ func (s *textSink) restored(e event.Event) {
 var notGivenBackWords = map[event.RestoreOutcome]string{
 	event.RestoreGone:      "it no longer exists (the restore never creates it again)",
 	event.RestoreRecreated: "it was deleted and created again by someone else during the run (another UID)",
+}
+
+// skipWords say why a revision upgrade left an entry of its record (a skipped event).
+var skipWords = map[event.SkipReason]string{
+	event.SkipDeleted:           "it was deleted since the revision upgrade recorded it",
+	event.SkipNotInjected:       "none of its pods is injected by the old or the new revision anymore",
+	event.SkipOutsideNamespaces: "it is outside --namespaces: a run without them moves it",
+	event.SkipLabelChanged:      "its istio.io/rev label changed since the revision upgrade recorded it, so it is left as it is",
 }
 
 // helmReleaseRetired is a retired (or, in a dry run, to be retired) Helm release and its

@@ -34,6 +34,33 @@ func TestKeptText(t *testing.T) {
 	})
 }
 
+// An entry a revision upgrade left prints a line naming it and why, with what it is now.
+func TestSkippedText(t *testing.T) {
+	checkText(t, []textCase{
+		{event.Event{Type: event.Skipped, Object: "Deployment/a/w0", SkipChange: event.SkipChange{SkipReason: event.SkipDeleted}},
+			"! Deployment/a/w0 skipped: it was deleted since the revision upgrade recorded it\n"},
+		{event.Event{Type: event.Skipped, Object: "Deployment/a/w1", Message: "revisions 1-29 and 1-31",
+			SkipChange: event.SkipChange{SkipReason: event.SkipNotInjected}},
+			"! Deployment/a/w1 skipped: none of its pods is injected by the old or the new revision anymore (revisions 1-29 and 1-31)\n"},
+		{event.Event{Type: event.Skipped, Object: "Deployment/b/w0", SkipChange: event.SkipChange{SkipReason: event.SkipOutsideNamespaces}},
+			"! Deployment/b/w0 skipped: it is outside --namespaces: a run without them moves it\n"},
+		{event.Event{Type: event.Skipped, Object: "Namespace/c", Message: "istio.io/rev=canary now, b recorded",
+			SkipChange: event.SkipChange{SkipReason: event.SkipLabelChanged}},
+			"! Namespace/c skipped: its istio.io/rev label changed since the revision upgrade recorded it, so it is left as it is (istio.io/rev=canary now, b recorded)\n"},
+	})
+}
+
+// In -o json a skipped event names the object, its reason as status and what it is now.
+func TestSkippedJSON(t *testing.T) {
+	var b bytes.Buffer
+	NewEvents(&b, JSON).Emit(event.Event{Type: event.Skipped, Object: "Namespace/c", Message: "istio.io/rev=canary now, b recorded",
+		SkipChange: event.SkipChange{SkipReason: event.SkipLabelChanged}})
+	want := `{"time":"0001-01-01T00:00:00Z","type":"skipped","object":"Namespace/c","status":"label-changed","message":"istio.io/rev=canary now, b recorded"}` + "\n"
+	if b.String() != want {
+		t.Errorf("%s\nwant\n%s", b.String(), want)
+	}
+}
+
 // textCase is an event and the text view's lines for it.
 type textCase struct {
 	e    event.Event

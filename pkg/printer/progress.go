@@ -296,7 +296,8 @@ func (s *liveSink) lines(out *bytes.Buffer, e event.Event) {
 // whole says the lines of an event of type t are a report, never cut.
 func whole(t event.Type) bool {
 	return t == event.Warning || t == event.ComponentFailed || t == event.ComponentSkipped || t == event.Batch || t == event.NodeBatchFailed || t == event.Kept ||
-		t == event.RestorePlan || t == event.Restored
+		t == event.RestorePlan || t == event.Restored ||
+		t == event.Skipped
 }
 
 // draw writes the live lines, each cut to the terminal's width and ended by a newline, so
