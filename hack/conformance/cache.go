@@ -30,7 +30,10 @@ func (c *cache) path(cs Case) (string, error) {
 		Files    map[string]string
 		Base     string
 		Warnings string `json:",omitempty"`
-	}{fmt.Sprint(fi.Size(), fi.ModTime().UnixNano()), cs.Args, cs.Files, upstreamHubTag, ""}
+		// Results cached before objects were keyed by ref's string form (Kind/name when
+		// cluster-scoped, not Kind//name) would differ from ours in every such object.
+		Keys string
+	}{fmt.Sprint(fi.Size(), fi.ModTime().UnixNano()), cs.Args, cs.Files, upstreamHubTag, "", "ref"}
 	// Results cached before deprecation warnings were kept lack them; only a case whose
 	// input names a setting upstream's manifest generate warns of can have any.
 	if mentionsWarned(cs) {

@@ -121,7 +121,7 @@ func judgeObjects(corpus *Corpus, c Case, up, ours Result) Outcome {
 			o.Problem = fmt.Sprintf("listed as %s, but the refusal names no file:line (or --set flag) and field: %s", d.ID, ours.Error)
 		}
 	case "render":
-		// the objects are Kind/namespace/name patterns (path.Match: * stops at a /)
+		// the objects are patterns of keys, Kind/namespace/name or Kind/name (path.Match: * stops at a /)
 		allowed := func(k string) bool {
 			for _, pattern := range d.Objects {
 				if ok, _ := path.Match(pattern, k); ok {

@@ -37,8 +37,8 @@ type Difference struct {
 	Kind string `json:"kind"`
 	// Ours is, for a verdict difference, what we do: "rejected" or "accepted".
 	Ours string `json:"ours,omitempty"`
-	// Objects are, for a render difference, the objects that may differ: Kind/namespace/name
-	// patterns, as path.Match reads them.
+	// Objects are, for a render difference, the objects that may differ: patterns of their
+	// keys (Kind/namespace/name, Kind/name when cluster-scoped), as path.Match reads them.
 	Objects []string `json:"objects,omitempty"`
 	Reason  string   `json:"reason"`
 	// Protects says, for a refusal, what would fail at apply time or be installed broken

@@ -22,7 +22,7 @@ type Recorded struct {
 type RecordedCase struct {
 	Verdict string `json:"verdict"`
 	Error   string `json:"error,omitempty"`
-	// Objects maps each rendered object (Kind/namespace/name) to its fingerprint in the pool.
+	// Objects maps each rendered object (fingerprint.Key) to its fingerprint in the pool.
 	Objects map[string]string `json:"objects,omitempty"`
 	// Deprecations are the settings upstream warned are deprecated.
 	Deprecations []string `json:"deprecations,omitempty"`

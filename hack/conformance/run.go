@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
@@ -186,13 +184,9 @@ func parsed(manifest []byte) (Result, error) {
 	}
 	r := Result{Accepted: true, Objects: fingerprint.Deep(objs), Normalised: map[string]map[string]any{}}
 	for _, o := range objs {
-		r.Normalised[key(o)] = fingerprint.Normalise(o)
+		r.Normalised[fingerprint.Key(o)] = fingerprint.Normalise(o)
 	}
 	return r, nil
-}
-
-func key(o *unstructured.Unstructured) string {
-	return fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
 }
 
 // firstError is the first line of stderr that says Error (or the first line at all).

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // Labels compared; chart version labels differ by design (our charts are versioned 1.30.0).
@@ -42,14 +44,13 @@ type Container struct {
 	Probes []string `json:"probes,omitempty"`
 }
 
-// Key is an object's key in a fingerprint: Kind/namespace/name with the namespace's slot
-// kept empty for a cluster-scoped object (Kind//name). It is not ref's string form: the
-// recorded fingerprints (testdata/upstream) are keyed this way, and stay byte-identical.
+// Key is an object's key in a fingerprint: its reference's one string form, Kind/namespace/name
+// or Kind/name for a cluster-scoped object (ref.Ref.String).
 func Key(o *unstructured.Unstructured) string {
-	return fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+	return ref.Of(o).String()
 }
 
-// Of fingerprints objects, keyed by Kind/namespace/name.
+// Of fingerprints objects, keyed by Key.
 func Of(objs []*unstructured.Unstructured) map[string]Object {
 	out := map[string]Object{}
 	for _, o := range objs {
