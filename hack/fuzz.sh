@@ -18,19 +18,6 @@ targets=(
 	"./operator/render FuzzParseAsYAMLv3"
 	"./operator/render FuzzEmitAsYAMLv2"
 )
-# --prebuild: only build each target's instrumented test binary, as an idle-class process
-# (hack/test.sh runs it beside make test's tests to fill the build cache for make e2e). Idle,
-# not just niced: a nice 19 compile still holds a core for its time slice when a test's
-# process wakes; an idle-class one gives way at once.
-if [ "$budget" = --prebuild ]; then
-	out=$(mktemp -d)
-	trap 'rm -rf "$out"' EXIT
-	for t in "${targets[@]}"; do
-		read -r pkg name <<<"$t"
-		chrt --idle 0 nice -n 19 go test -c -fuzz "^${name}\$" -o "$out/fuzz.test" "$pkg"
-	done
-	exit 0
-fi
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -133,10 +133,6 @@ report() {
 }
 cleanup() {
 	local rc=$? st
-	if [ -n "${prebuild:-}" ]; then
-		pkill -P "$prebuild" 2>/dev/null || true
-		kill "$prebuild" 2>/dev/null || true
-	fi
 	if [ $rc != 0 ]; then
 		for st in "$tmp"/cluster-*; do
 			[ ! -d "$st" ] || report "$st" "shared cluster $(basename "$st")"
@@ -213,21 +209,8 @@ for i in $(seq "$lanes"); do
 	lane "$i" >"$tmp/lane-$i" 2>&1 &
 	running+=($!)
 done
-# While make test's tests wait on their clusters, the fuzz targets' instrumented build (every
-# package below them compiled again with coverage counters: minutes on a new machine) fills
-# the build cache at the lowest priority, so make e2e's short fuzz runs only link. It takes
-# only CPU the tests leave idle; what it fails to build, the fuzz run reports.
-prebuild=
-if [ "$tier" = test ] && [ -z "${RUN:-}${PKGS:-}" ]; then
-	"$root/hack/fuzz.sh" --prebuild >"$tmp/fuzz-prebuild.log" 2>&1 &
-	prebuild=$!
-fi
 "$bins/testfmt" -json "$results/$tier-$(date +%Y%m%d-%H%M%S).json" -keep-on-failure "${streams[@]}" || rc=$?
 for pid in "${running[@]}"; do wait "$pid" || rc=1; done
-if [ -n "$prebuild" ] && ! wait "$prebuild"; then
-	log "the fuzz targets' prebuild failed (make e2e's fuzz run builds them again):"
-	tail -n 20 "$tmp/fuzz-prebuild.log" >&2
-fi
 if [ "$tier" = e2e ] && [ -z "${RUN:-}" ]; then
 	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
 	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}" || rc=1
