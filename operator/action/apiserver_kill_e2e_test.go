@@ -17,6 +17,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
@@ -77,7 +78,7 @@ func TestAPIServerKilledDuringInstallE2E(t *testing.T) {
 		}
 		rendered[p] = map[string]bool{}
 		for _, o := range objs {
-			rendered[p][o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+			rendered[p][ref.Of(o).String()] = true
 		}
 	}
 
@@ -250,11 +251,11 @@ func firstLineOf(s string) string {
 func prunedBy(o *unstructured.Unstructured, want map[string]bool, before map[string]*unstructured.Unstructured) bool {
 	l := o.GetLabels()
 	if l[ownership.LabelManaged] == "Reconcile" && l[ownership.LabelComponent] != "" && l[ownership.LabelRevision] == "default" &&
-		!want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
+		!want[ref.Of(o).String()] {
 		return true
 	}
-	for _, ref := range o.GetOwnerReferences() {
-		if owner, ok := before[ref.Kind+"/"+o.GetNamespace()+"/"+ref.Name]; ok && prunedBy(owner, want, before) {
+	for _, or := range o.GetOwnerReferences() {
+		if owner, ok := before[ref.New(or.Kind, o.GetNamespace(), or.Name).String()]; ok && prunedBy(owner, want, before) {
 			return true
 		}
 	}

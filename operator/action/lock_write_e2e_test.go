@@ -20,6 +20,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/lock"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -125,7 +126,7 @@ func lockNoCanary(t *testing.T, c *cluster.Cluster) {
 		}
 		for _, o := range items {
 			if l := o.GetLabels(); l[ownership.LabelRevision] == "canary" && l[ownership.LabelComponent] != "" && o.GetKind() != "CustomResourceDefinition" {
-				t.Errorf("%s/%s/%s of revision canary survived its uninstall", o.GetKind(), o.GetNamespace(), o.GetName())
+				t.Errorf("%s of revision canary survived its uninstall", ref.Of(&o))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -43,7 +44,7 @@ func TestPruneKeepsWhatChangedE2E(t *testing.T) {
 		t.Fatalf("CNI's ServiceAccounts: %v (%v)", sas, err)
 	}
 	optedOut, recreated := cms.Items[0].Name, sas.Items[0].Name
-	optedOutRef, recreatedRef := "ConfigMap/"+ns+"/"+optedOut, "ServiceAccount/"+ns+"/"+recreated
+	optedOutRef, recreatedRef := ref.New("ConfigMap", ns, optedOut).String(), ref.New("ServiceAccount", ns, recreated).String()
 
 	// Between the plan and the prune: the plan has read the stale set by the time a
 	// component starts, and the prune comes after every component is ready.

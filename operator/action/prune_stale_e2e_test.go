@@ -43,20 +43,18 @@ func TestPruneOnlyStaleE2E(t *testing.T) {
 	client := harness.Client(t, c)
 
 	// What the second install must prune: CNI's objects, listed by their labels before any
-	// decoy carries them; as the snapshot names them (Kind/namespace/name) and as events do.
-	var stale, staleObjects []string
+	// decoy carries them; by ref's string form, as the snapshot and events name them.
+	var stale []string
 	for _, gvk := range install.PruneKinds {
 		items, err := client.List(ctx, gvk, ownership.LabelComponent+"=Cni,"+ownership.LabelOwner+"="+name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, o := range items {
-			stale = append(stale, gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName())
-			staleObjects = append(staleObjects, ref.Of(&o).String())
+			stale = append(stale, ref.Of(&o).String())
 		}
 	}
 	sort.Strings(stale)
-	sort.Strings(staleObjects)
 	if len(stale) < 4 || !slices.Contains(stale, "DaemonSet/"+ns+"/istio-cni-node") {
 		t.Fatalf("CNI's objects: %v", stale)
 	}
@@ -145,7 +143,7 @@ func TestPruneOnlyStaleE2E(t *testing.T) {
 		if d.ns == "" {
 			t.Cleanup(func() { _ = ri.Delete(context.Background(), d.name, metav1.DeleteOptions{}) })
 		}
-		decoyIDs = append(decoyIDs, d.gvk.Kind+"/"+d.ns+"/"+d.name)
+		decoyIDs = append(decoyIDs, ref.OfGVK(d.gvk, d.ns, d.name).String())
 	}
 
 	before := harness.ObjectVersions(t, c)
@@ -162,8 +160,8 @@ func TestPruneOnlyStaleE2E(t *testing.T) {
 		removed = append(removed, e.Object)
 	}
 	sort.Strings(removed)
-	if strings.Join(removed, "\n") != strings.Join(staleObjects, "\n") || res.Pruned != len(staleObjects) {
-		t.Errorf("pruned (%d):\n  %s\nwant exactly CNI's objects:\n  %s", res.Pruned, strings.Join(removed, "\n  "), strings.Join(staleObjects, "\n  "))
+	if strings.Join(removed, "\n") != strings.Join(stale, "\n") || res.Pruned != len(stale) {
+		t.Errorf("pruned (%d):\n  %s\nwant exactly CNI's objects:\n  %s", res.Pruned, strings.Join(removed, "\n  "), strings.Join(stale, "\n  "))
 	}
 	// The only differences: the stale objects are gone.
 	var want []string

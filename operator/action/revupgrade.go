@@ -133,7 +133,7 @@ func (a *RevisionUpgrade) plan(ctx context.Context, r *run) (*RevisionUpgradePla
 			Message: fmt.Sprintf("labelled %s=%s: its workloads stay on revision %s (relabel it with --relabel)", ownership.LabelRevision, p.From, p.From)})
 	}
 	for _, pod := range p.Migration.Unrestartable {
-		r.events.Emit(event.Event{Type: event.Warning, Object: "Pod/" + pod, Message: "no controller owns it: it stays on revision " + p.From + " until it is recreated"})
+		r.events.Emit(event.Event{Type: event.Warning, Object: pod.String(), Message: "no controller owns it: it stays on revision " + p.From + " until it is recreated"})
 	}
 	return p, nil
 }

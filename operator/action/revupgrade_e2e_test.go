@@ -16,6 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
@@ -94,7 +95,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 		for i := range 5 {
 			name := fmt.Sprintf("w%d", i)
 			revApp(t, c, ns, name)
-			all = append(all, "Deployment/"+ns+"/"+name)
+			all = append(all, ref.New("Deployment", ns, name).String())
 		}
 	}
 	sort.Strings(all)

@@ -350,13 +350,13 @@ func targetsDiff(before, now []string) []string {
 
 // withTags puts the tag objects first, then the other targets that are not among them.
 func withTags(tags, targets []*unstructured.Unstructured) []*unstructured.Unstructured {
-	seen := map[string]bool{}
+	seen := map[ref.Ref]bool{}
 	out := append([]*unstructured.Unstructured{}, tags...)
 	for _, t := range tags {
-		seen[t.GroupVersionKind().GroupKind().String()+"/"+ref.Of(t).String()] = true
+		seen[ref.Of(t)] = true
 	}
 	for _, t := range targets {
-		if !seen[t.GroupVersionKind().GroupKind().String()+"/"+ref.Of(t).String()] {
+		if !seen[ref.Of(t)] {
 			out = append(out, t)
 		}
 	}

@@ -206,7 +206,7 @@ func (s *survey) pod(ctx context.Context, pod *unstructured.Unstructured) (*read
 		return r, "", err
 	}
 	sa, _, _ := unstructured.NestedString(pod.Object, "spec", "serviceAccountName")
-	if !s.rendered["ServiceAccount/"+pod.GetNamespace()+"/"+sa] {
+	if !s.rendered[ref.New("ServiceAccount", pod.GetNamespace(), sa).String()] {
 		return r, "", nil
 	}
 	note := fmt.Sprintf("asked as ServiceAccount default: ServiceAccount %s does not exist until the install creates it", sa)

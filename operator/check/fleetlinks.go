@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -54,7 +55,7 @@ func fleetLinks(ctx context.Context, env *Env) []Result {
 
 func linkResult(ctx context.Context, f *FleetLinks, l FleetLink, client *kube.Client) Result {
 	verify := f.Verify
-	obj := fmt.Sprintf("Secret/%s/%s in cluster %s", l.Namespace, l.Name, l.Into)
+	obj := ref.New("Secret", l.Namespace, l.Name).String() + " in cluster " + l.Into
 	res := Result{Object: obj}
 	if client == nil {
 		res.Message = fmt.Sprintf("cannot be checked: cluster %s cannot be reached", l.Into)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,7 +111,7 @@ func InjectorOverlaps(mwc *unstructured.Unstructured, others []unstructured.Unst
 		sort.Strings(names)
 		out = append(out, Result{
 			Check: "injector-overlap", Section: SectionExisting, Severity: Error, Code: CodeInjectorOverlap,
-			Object:  "MutatingWebhookConfiguration/" + own.Name,
+			Object:  ref.New("MutatingWebhookConfiguration", "", own.Name).String(),
 			Message: fmt.Sprintf("Webhook %s overlaps with others: [%s]. This may cause injection to occur twice.", wh.Name, strings.Join(names, " ")),
 		})
 	}

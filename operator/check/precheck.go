@@ -213,7 +213,7 @@ func gatewayAPI(ctx context.Context, env *Env) []Result {
 				served[fmt.Sprint(m["name"])] = true
 			}
 		}
-		r := Result{Object: "CustomResourceDefinition/" + o.GetName(), Passed: true, Message: "serves the versions istiod uses"}
+		r := Result{Object: ref.Of(o).String(), Passed: true, Message: "serves the versions istiod uses"}
 		if want := need[n][0]; want != "" && !served[want] {
 			r.Passed, r.Message = false, fmt.Sprintf("does not serve %s, which istiod reads", want)
 		} else if want := need[n][1]; want != "" && !served[want] {

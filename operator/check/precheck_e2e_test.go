@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -43,7 +44,7 @@ func TestPrecheckAlphaAnnotationsPaged(t *testing.T) {
 		}
 		if i%3 == 0 {
 			svc.Annotations = map[string]string{alpha: "true"}
-			want["Service/"+ns+"/"+svc.Name] = true
+			want[ref.New("Service", ns, svc.Name).String()] = true
 		}
 		if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -41,7 +41,7 @@ func injectorOverlap(ctx context.Context, env *Env) []Result {
 		w := &list[i]
 		l := w.GetLabels()
 		ours := l[ownership.LabelOwnerNamespace] == env.IstioNamespace && l[ownership.LabelRevision] == rev
-		r := Result{Object: "MutatingWebhookConfiguration/" + w.GetName(), Passed: true,
+		r := Result{Object: ref.New("MutatingWebhookConfiguration", "", w.GetName()).String(), Passed: true,
 			Message: fmt.Sprintf("injector of revision %q", l[ownership.LabelRevision])}
 		if rev == ownership.DefaultRevision && l["istio.io/tag"] == "default" {
 			// An install of the default revision points the default tag at itself.

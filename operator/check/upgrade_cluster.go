@@ -132,7 +132,7 @@ func nativeSidecarWebhooks(ctx context.Context, env *Env) []Result {
 			}
 		}
 		if len(names) > 0 {
-			out = append(out, Result{Object: "MutatingWebhookConfiguration/" + w.GetName(),
+			out = append(out, Result{Object: ref.New("MutatingWebhookConfiguration", "", w.GetName()).String(),
 				Message: fmt.Sprintf("webhook(s) %s also mutate pods: with native sidecars istio-proxy is an init container they may not expect", strings.Join(names, ", "))})
 		}
 	}

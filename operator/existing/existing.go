@@ -119,7 +119,7 @@ func DaemonSet(ctx context.Context, c *kube.Client, namespace, name string) (*Pi
 func CRDs(ctx context.Context, c *kube.Client, names []string) ([]*Piece, error) {
 	out := make([]*Piece, 0, len(names))
 	for _, n := range names {
-		p := &Piece{Object: "CustomResourceDefinition/" + n}
+		p := &Piece{Object: ref.New("CustomResourceDefinition", "", n).String()}
 		if err := p.read(ctx, c, kube.CRDGVK, "", n); err != nil {
 			return nil, err
 		}

@@ -57,7 +57,7 @@ func TestInventoryCallersAgree(t *testing.T) {
 	var ours []string
 	for _, name := range []string{"ours-a", "ours-b"} {
 		apply(cm(name, owner.Labels(component.Pilot)))
-		ours = append(ours, "ConfigMap/"+ns+"/"+name)
+		ours = append(ours, ref.New("ConfigMap", ns, name).String())
 	}
 	apply(cm("ours-gateway", owner.Labels(component.IngressGateways)))
 	ours = append(ours, "ConfigMap/"+ns+"/ours-gateway")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/install"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 )
@@ -145,13 +146,13 @@ type world struct {
 	live      []*unstructured.Unstructured
 	manifests []render.Manifest
 	// want is the identity of every object the prune must pick.
-	want map[string]bool
+	want map[ref.Ref]bool
 	// what says which case produced each live object, for failure messages.
-	what map[string]pruneCase
+	what map[ref.Ref]pruneCase
 }
 
 func newWorld(rng *rand.Rand) *world {
-	w := &world{rng: rng, want: map[string]bool{}, what: map[string]pruneCase{}}
+	w := &world{rng: rng, want: map[ref.Ref]bool{}, what: map[ref.Ref]pruneCase{}}
 	w.owner = ownership.Owner{
 		Name:      pick(rng, "", "", "installed-state", "prod"),
 		Namespace: pick(rng, "istio-system", "istio-system", "mesh"),
@@ -208,9 +209,7 @@ func object(gvk schema.GroupVersionKind, ns, name string, labels map[string]stri
 	return o
 }
 
-func id(o *unstructured.Unstructured) string {
-	return o.GroupVersionKind().GroupKind().String() + "/" + o.GetNamespace() + "/" + o.GetName()
-}
+func id(o *unstructured.Unstructured) ref.Ref { return ref.Of(o) }
 
 func (w *world) rendered(o *unstructured.Unstructured) bool {
 	for _, m := range w.manifests {
@@ -460,12 +459,12 @@ func (w *world) generate(c pruneCase) *unstructured.Unstructured {
 
 // check compares the decision with the generated truth.
 func (w *world) check(got []*unstructured.Unstructured) string {
-	gotIDs := map[string]bool{}
+	gotIDs := map[ref.Ref]bool{}
 	var wrong []string
 	for _, o := range got {
 		k := id(o)
 		if gotIDs[k] {
-			wrong = append(wrong, "picked twice: "+k)
+			wrong = append(wrong, "picked twice: "+k.String())
 		}
 		gotIDs[k] = true
 		if !w.want[k] {
@@ -479,7 +478,7 @@ func (w *world) check(got []*unstructured.Unstructured) string {
 	}
 	for k := range w.want {
 		if !gotIDs[k] {
-			wrong = append(wrong, "kept stale "+k)
+			wrong = append(wrong, "kept stale "+k.String())
 		}
 	}
 	sort.Strings(wrong)

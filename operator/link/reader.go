@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -117,7 +118,7 @@ func (r *Reader) Bindings() []string {
 	var out []string
 	for _, o := range r.Objects {
 		if o.GetKind() == "ClusterRoleBinding" {
-			out = append(out, "ClusterRoleBinding/"+o.GetName())
+			out = append(out, ref.Of(o).String())
 		}
 	}
 	return out
@@ -127,11 +128,7 @@ func (r *Reader) Bindings() []string {
 func (r *Reader) Names() []string {
 	var out []string
 	for _, o := range r.Objects {
-		if o.GetNamespace() != "" {
-			out = append(out, o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName())
-		} else {
-			out = append(out, o.GetKind()+"/"+o.GetName())
-		}
+		out = append(out, ref.Of(o).String())
 	}
 	return out
 }

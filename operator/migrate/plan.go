@@ -75,7 +75,7 @@ type Plan struct {
 	Left []string
 	// Unrestartable are the pods of From in migrating namespaces that no controller owns:
 	// nothing restarts them.
-	Unrestartable []string
+	Unrestartable []ref.Ref
 	// Batches are the workloads restarted together, in order; Done how many of them an
 	// earlier run finished (they are not restarted again).
 	Batches [][]Workload
@@ -117,7 +117,7 @@ func (p *Plan) Writes() []string {
 		out = append(out, fmt.Sprintf("revision tag %s: %s -> %s", t.Tag, t.From, t.To))
 	}
 	for _, r := range p.Relabel {
-		out = append(out, fmt.Sprintf("Namespace/%s: label %s=%s -> %s (field manager %s)", r.Namespace, ownership.LabelRevision, r.From, r.To, FieldManager))
+		out = append(out, fmt.Sprintf("%s: label %s=%s -> %s (field manager %s)", ref.New("Namespace", "", r.Namespace), ownership.LabelRevision, r.From, r.To, FieldManager))
 	}
 	for i, b := range p.Batches {
 		if i < p.Done {
@@ -186,7 +186,7 @@ func Decide(live *Live, rec *Record, o Options) (*Plan, error) {
 			fresh = append(fresh, Workload{Namespace: w.Namespace, Kind: w.Kind, Name: w.Name})
 		default:
 			for _, pod := range w.Pods {
-				p.Unrestartable = append(p.Unrestartable, w.Namespace+"/"+pod.Pod)
+				p.Unrestartable = append(p.Unrestartable, ref.New("Pod", w.Namespace, pod.Pod))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/revision"
 )
 
@@ -78,7 +79,7 @@ func TestDecide(t *testing.T) {
 			if p.Done != tc.wantDone || len(p.Relabel) != tc.wantRelabel || !reflect.DeepEqual(p.Left, tc.wantLeft) {
 				t.Errorf("done %d relabel %v left %v; want %d, %d, %v", p.Done, p.Relabel, p.Left, tc.wantDone, tc.wantRelabel, tc.wantLeft)
 			}
-			if !reflect.DeepEqual(p.Unrestartable, []string{"enabled/bare"}) && tc.opts.Namespaces == nil {
+			if !reflect.DeepEqual(p.Unrestartable, []ref.Ref{ref.New("Pod", "enabled", "bare")}) && tc.opts.Namespaces == nil {
 				t.Errorf("unrestartable %v, want the bare pod", p.Unrestartable)
 			}
 			if tc.rec == nil && len(p.Tags) != 2 {

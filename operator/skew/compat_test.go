@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/objdiff"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/skew"
@@ -100,7 +101,7 @@ func renderWith(t *testing.T, sets ...string) map[string]*unstructured.Unstructu
 	_, ms := rendertest.Sets(t, sets...)
 	out := map[string]*unstructured.Unstructured{}
 	for _, o := range render.All(ms) {
-		out[fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())] = o
+		out[ref.Of(o).String()] = o
 	}
 	return out
 }

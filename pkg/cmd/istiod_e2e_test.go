@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kptr "k8s.io/utils/ptr"
 
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -373,7 +374,7 @@ func TestRealIstiodPurgeE2E(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, cm := range cms.Items {
-				out = append(out, "ConfigMap/"+cm.Namespace+"/"+cm.Name)
+				out = append(out, ref.New("ConfigMap", cm.Namespace, cm.Name).String())
 			}
 		}
 		if _, err := c.Kube.CoreV1().Secrets("istio-system").Get(ctx, "istio-ca-secret", metav1.GetOptions{}); err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/install"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 )
@@ -53,8 +54,8 @@ func ObjectVersions(t testing.TB, c *cluster.Cluster) map[string]string {
 }
 
 // Objects lists every object of SnapshotKinds in the cluster (all namespaces, any labels)
-// by Kind/namespace/name, but install records (operator/history: trimmed to the newest
-// ones by design).
+// by ref's string form (Kind/namespace/name, Kind/name when cluster-scoped), but install
+// records (operator/history: trimmed to the newest ones by design).
 func Objects(t testing.TB, c *cluster.Cluster) map[string]*unstructured.Unstructured {
 	t.Helper()
 	client, err := kube.NewClientForConfig(c.Config, ownership.KubeOptions()...)
@@ -69,7 +70,7 @@ func Objects(t testing.TB, c *cluster.Cluster) map[string]*unstructured.Unstruct
 		}
 		for i := range items {
 			if o := &items[i]; o.GetLabels()[history.LabelRecord] != "true" {
-				out[gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = o
+				out[ref.OfGVK(gvk, o.GetNamespace(), o.GetName()).String()] = o
 			}
 		}
 	}
