@@ -1,7 +1,9 @@
 // Package fakekube is a kube.Client over client-go's fake metadata and dynamic clients, for
 // unit tests of what the engine deletes: it records every delete with its options and
 // enforces their preconditions as the apiserver does (a conflict on a UID or
-// resourceVersion that differs).
+// resourceVersion that differs). Both clients hold the objects a test starts with (reads
+// and lists whole through the dynamic one); a delete sent through the metadata client
+// removes the object from both.
 package fakekube
 
 import (
@@ -31,6 +33,7 @@ type Delete struct {
 type Cluster struct {
 	Client  *kube.Client
 	Meta    *metadatafake.FakeMetadataClient
+	Dynamic *dynamicfake.FakeDynamicClient
 	mu      sync.Mutex
 	deletes []Delete
 }
@@ -40,7 +43,8 @@ type Cluster struct {
 func New(objs []*unstructured.Unstructured, extra ...schema.GroupVersionKind) (*Cluster, error) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	scheme := metadatafake.NewTestScheme()
-	var metas []runtime.Object
+	var metas, whole []runtime.Object
+	lists := map[schema.GroupVersionResource]string{}
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
 		if !scheme.Recognizes(gvk) {
@@ -57,13 +61,16 @@ func New(objs []*unstructured.Unstructured, extra ...schema.GroupVersionKind) (*
 			return nil, err
 		}
 		metas = append(metas, &m)
+		whole = append(whole, o.DeepCopy())
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		lists[plural] = gvk.Kind + "List"
 	}
 	for _, gvk := range extra {
 		mapper.Add(gvk, meta.RESTScopeRoot)
 	}
 	mc := metadatafake.NewSimpleMetadataClient(scheme, metas...)
-	c := &Cluster{Meta: mc, Client: &kube.Client{
-		Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), Metadata: mc, Mapper: mapper}}
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, whole...)
+	c := &Cluster{Meta: mc, Dynamic: dc, Client: &kube.Client{Dynamic: dc, Metadata: mc, Mapper: mapper}}
 	mc.PrependReactor("delete", "*", c.onDelete)
 	return c, nil
 }
@@ -95,6 +102,7 @@ func (c *Cluster) onDelete(a ktesting.Action) (bool, runtime.Object, error) {
 	if len(d.DeleteOptions.DryRun) > 0 {
 		return true, nil, nil
 	}
+	_ = c.Dynamic.Tracker().Delete(d.Resource, d.Namespace, d.Name)
 	return false, nil, nil
 }
 
