@@ -43,16 +43,7 @@ func TestFleetLinkIdentityE2E(t *testing.T) {
 	t.Run("links annotated with the alias: the full file removes no link, revokes no token", func(t *testing.T) {
 		b := b.with(t)
 		fleetReannotate(t, b, "cluster-2", "cluster-2-alias")
-		before := b.versions()
-		res, rec, err := b.install(ctx, kc, fleetExample)
-		if err != nil {
-			t.Fatalf("fleet install: %v", err)
-		}
-		if diff := fleetBedDiff(before, b.versions(), true); len(diff) > 0 {
-			t.Errorf("fleet install with the links naming the alias changed:\n  %s", strings.Join(diff, "\n  "))
-		}
-		fleetLinksUnchanged(t, res.FleetOutcome)
-		fleetKeptSameCluster(t, rec, "cluster-2", "cluster-2-alias")
+		b.changesNothing(kc, fleetExample, "cluster-2-alias")
 	})
 
 	t.Run("the file naming cluster-2 by its alias: no link removed, no token revoked", func(t *testing.T) {
@@ -65,16 +56,7 @@ func TestFleetLinkIdentityE2E(t *testing.T) {
 				}
 			}
 		})
-		before := b.versions()
-		res, rec, err := b.install(ctx, kc, aliased)
-		if err != nil {
-			t.Fatalf("fleet install: %v", err)
-		}
-		if diff := fleetBedDiff(before, b.versions(), true); len(diff) > 0 {
-			t.Errorf("fleet install naming cluster-2 by its alias changed:\n  %s", strings.Join(diff, "\n  "))
-		}
-		fleetLinksUnchanged(t, res.FleetOutcome)
-		fleetKeptSameCluster(t, rec, "cluster-2", "cluster-2")
+		b.changesNothing(kc, aliased, "cluster-2")
 	})
 
 	t.Run("cluster-2 truly dropped: only the fleet's links in its istio namespace go", func(t *testing.T) {
@@ -180,29 +162,34 @@ func fleetReannotate(t *testing.T, b *fleetBed, from, to string) {
 	}
 }
 
-// fleetLinksUnchanged fails t unless every link of the run is unchanged.
-func fleetLinksUnchanged(t *testing.T, o event.FleetOutcome) {
+// changesNothing is fleet install of file through kubeconfig kc, which must change no
+// object of any cluster (links and tokens included) and leave every link unchanged, with a
+// kept event saying the links that name context kctx are cluster-2's.
+func (b *fleetBed) changesNothing(kc, file, kctx string) {
+	t := b.t
 	t.Helper()
-	if len(o.Links) == 0 {
+	before := b.versions()
+	res, rec, err := b.install(context.Background(), kc, file)
+	if err != nil {
+		t.Fatalf("fleet install: %v", err)
+	}
+	if diff := fleetBedDiff(before, b.versions(), true); len(diff) > 0 {
+		t.Errorf("fleet install changed:\n  %s", strings.Join(diff, "\n  "))
+	}
+	if len(res.Links) == 0 {
 		t.Error("the run has no links")
 	}
-	for _, l := range o.Links {
+	for _, l := range res.Links {
 		if l.Outcome != event.LinkUnchanged {
 			t.Errorf("link %s in %s: %s %s, want unchanged", l.Secret, l.Into, l.Outcome, l.Error)
 		}
 	}
-}
-
-// fleetKeptSameCluster fails t unless a kept event says the links naming context are
-// cluster's, a cluster of the file.
-func fleetKeptSameCluster(t *testing.T, rec *event.Recorder, cluster, context string) {
-	t.Helper()
 	for _, e := range rec.Of(event.Kept) {
-		if e.Cluster == cluster && e.KeptReason == event.KeptSameCluster && strings.Contains(e.Message, "context "+context) {
+		if e.Cluster == "cluster-2" && e.KeptReason == event.KeptSameCluster && strings.Contains(e.Message, "context "+kctx+",") {
 			return
 		}
 	}
-	t.Errorf("no kept event says context %s is %s: %v", context, cluster, rec.Of(event.Kept))
+	t.Errorf("no kept event says context %s is cluster-2: %v", kctx, rec.Of(event.Kept))
 }
 
 // fleetPutSecret creates a Secret with labels in c (not by istioctl), deleted when the
