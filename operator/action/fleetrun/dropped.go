@@ -61,16 +61,16 @@ type candidate struct {
 	Contexts  []string
 }
 
-// members is what judge knows of the file's clusters: each context's cluster identity
+// fileClusters is what judge knows of the file's clusters: each context's cluster identity
 // ("" when it could not be read), each identity's cluster name, and those not identified.
-type members struct {
+type fileClusters struct {
 	contexts     map[string]string
 	names        map[string]string
 	unidentified []string
 }
 
-func (p *Plan) identities() members {
-	out := members{contexts: map[string]string{}, names: map[string]string{}}
+func (p *Plan) identities() fileClusters {
+	out := fileClusters{contexts: map[string]string{}, names: map[string]string{}}
 	for _, m := range p.Members {
 		out.contexts[m.Context] = m.uid
 		if m.uid == "" {
@@ -87,7 +87,7 @@ func (p *Plan) identities() members {
 // reaches a cluster of the file: the recorded one is not there); a KeptLink for each record
 // that a context name alone would have taken for a dropped cluster and that proves none.
 // ns is where a dropped cluster's links are, for the commands a KeptLink gives.
-func judge(records []linkRecord, ms members, fleetName, ns string) ([]candidate, []KeptLink) {
+func judge(records []linkRecord, ms fileClusters, fleetName, ns string) ([]candidate, []KeptLink) {
 	byUID := map[string]*candidate{}
 	kept := map[string]KeptLink{}
 	keep := func(k KeptLink) {
@@ -152,7 +152,7 @@ func judge(records []linkRecord, ms members, fleetName, ns string) ([]candidate,
 	return out, keeps
 }
 
-func clusterWith(ms members, uid string) string {
+func clusterWith(ms fileClusters, uid string) string {
 	if n := ms.names[uid]; n != "" {
 		return "cluster " + n
 	}

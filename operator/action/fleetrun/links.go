@@ -141,11 +141,14 @@ func (p *Plan) holderOf(l *LinkPlan) *Member {
 }
 
 // removeLink deletes a link Secret under its cluster's lock, as it was read and only while
-// it is still a link of this fleet that istioctl wrote (else it is kept, and events says
+// it is still a link of this fleet that istioctl wrote (else it is kept, and events say
 // so), then the tokens the cluster whose credentials it held issued for it (when that
 // cluster is identified and answers: else they stay, and the result says so).
 func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Member, events event.Sink) (event.LinkOutcome, error) {
 	if into == nil || !into.Reached() {
+		if into != nil && into.Err != nil {
+			return event.LinkLeftOut, fmt.Errorf("cluster %s: %w", l.Into, into.Err)
+		}
 		return event.LinkLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
 	}
 	if l.obj == nil {
