@@ -50,6 +50,10 @@ type CreateRemoteSecret struct {
 	ApplyTo string
 	// Labels and Annotations are put on the Secret besides upstream's (a fleet's).
 	Labels, Annotations map[string]string
+	// Hints are annotations put on a Secret this run writes that one Keep leaves need not
+	// carry: a fleet's context name, one kubeconfig's word for the cluster (the identity it
+	// records goes in Annotations), so another name for the same cluster rewrites nothing.
+	Hints map[string]string
 	// Keep leaves a Secret ApplyTo holds already as it is while it carries Labels, reaches
 	// the server the new one would, and its token still authenticates: a fleet install
 	// that changes nothing writes nothing, and issues no token.
@@ -408,6 +412,9 @@ func (a *CreateRemoteSecret) carryOut(ctx context.Context, p *RemoteSecretPlan) 
 	secret := link.Secret(p.typ, p.ClusterID, p.namespace, kc)
 	for k, v := range a.Labels {
 		secret.Labels[k] = v
+	}
+	for k, v := range a.Hints {
+		secret.Annotations[k] = v
 	}
 	for k, v := range a.Annotations {
 		secret.Annotations[k] = v

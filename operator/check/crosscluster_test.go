@@ -34,6 +34,8 @@ func TestCrossCluster(t *testing.T) {
 		{"a primary that is a remote", []ClusterFacts{facts("a", "primary", "", "a", "m"), facts("b", "remote", "a", "b", "m"), facts("c", "remote", "b", "c", "m")},
 			[]string{"mesh-primaries (Cluster c)"}},
 		{"an external's name is its config cluster's", []ClusterFacts{facts("cp", "external", "", "cfg", "m"), facts("cfg", "config", "cp", "cfg", "m")}, nil},
+		{"one cluster through two contexts", []ClusterFacts{withUID(facts("a", "primary", "", "a", "m"), "u1"), withUID(facts("b", "primary", "", "b", "m"), "u1"),
+			withUID(facts("c", "remote", "a", "c", "m"), "u2")}, []string{"mesh-distinct (Clusters a, b)"}},
 		{"a cluster that cannot be read is named, its values still compared", []ClusterFacts{facts("a", "primary", "", "a", "m"), unread},
 			[]string{"mesh-read (Cluster b)"}},
 	} {
@@ -72,4 +74,9 @@ func TestCrossClusterRegistry(t *testing.T) {
 			t.Errorf("the registry has no %s", id)
 		}
 	}
+}
+
+func withUID(f ClusterFacts, uid string) ClusterFacts {
+	f.UID = uid
+	return f
 }

@@ -60,6 +60,8 @@ type ClusterFacts struct {
 	Root, RootSubject string
 	// LinkServers are the apiservers of its link Secrets: "Secret ns/name key" -> server.
 	LinkServers map[string]string
+	// UID is the cluster's identity (link.ClusterUID); "" when it could not be read.
+	UID string
 }
 
 // defaultClusterName is what the charts call a cluster that sets no clusterName.
@@ -103,6 +105,9 @@ func readLive(ctx context.Context, m ClusterInput, f *ClusterFacts) error {
 		}
 		f.MeshValues, f.Known = v, ok
 	}
+	// Its identity only tells two contexts of one cluster apart: one that cannot be read
+	// leaves the cluster out of that comparison, not out of the others.
+	f.UID, _ = link.ClusterUID(ctx, m.Client)
 	nsObj := &unstructured.Unstructured{}
 	nsObj.SetAPIVersion("v1")
 	nsObj.SetKind("Namespace")

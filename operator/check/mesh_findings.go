@@ -82,6 +82,29 @@ func crossNames(members []ClusterFacts) []Result {
 	return out
 }
 
+// crossDistinct: no two clusters of the mesh are one cluster reached through two contexts
+// (the same kube-system UID, link.ClusterUID): its istiod reads itself without a link, and
+// a fleet tells its clusters apart by that identity.
+func crossDistinct(members []ClusterFacts) []Result {
+	byUID := map[string][]string{}
+	for _, m := range members {
+		if m.UID != "" {
+			byUID[m.UID] = append(byUID[m.UID], m.Name)
+		}
+	}
+	var out []Result
+	for _, uid := range sortedKeys(byUID) {
+		if names := byUID[uid]; len(names) > 1 {
+			out = append(out, Result{Object: "(Clusters " + strings.Join(names, ", ") + ")", Message: fmt.Sprintf(
+				"%s are one cluster (kube-system UID %s) reached through different contexts: name each cluster once", strings.Join(names, " and "), uid)})
+		}
+	}
+	if len(out) == 0 && len(byUID) > 0 {
+		out = append(out, Result{Object: "(Mesh)", Passed: true, Message: fmt.Sprintf("%d clusters, each one of its own", len(byUID))})
+	}
+	return out
+}
+
 // crossMeshID: one values.global.meshID in every cluster; an unset one counts as a
 // different ID (it falls back to the trust domain).
 func crossMeshID(members []ClusterFacts) []Result {

@@ -143,6 +143,8 @@ var registry = []Check{
 	// across the clusters of a mesh: precheck --remote-contexts, fleet precheck and verify
 	cross("mesh-read", "Every cluster of the mesh can be read", Error,
 		"check the context with kubectl --context CONTEXT version", crossRead),
+	cross("mesh-distinct", "Every cluster of the mesh is a cluster of its own", Error,
+		"name each cluster once: two contexts that reach one cluster (the same kube-system UID) are one cluster", crossDistinct),
 	cross("mesh-cluster-name", "Every cluster has a name of its own", Error,
 		"give each cluster a DNS-1123 name of its own (values.global.multiCluster.clusterName; the fleet file's clusters[].name)", crossNames),
 	cross("mesh-id", "Every cluster has the mesh's one mesh ID", Error,

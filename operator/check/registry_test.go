@@ -72,7 +72,7 @@ func TestSelections(t *testing.T) {
 		{"relied", External(), "relied-control-plane", "prometheus", 8},
 		{"admission", Admission(), "admission", "references", 2},
 		{"links", Links(), "link-namespace", "link-istiod", 11},
-		{"cross-cluster", CrossCluster(), "mesh-read", "mesh-link-server", 7},
+		{"cross-cluster", CrossCluster(), "mesh-read", "mesh-link-server", 8},
 		{"hop", Select(GateHop), "upgrade-hop", "upgrade-hop", 1},
 		{"ownership", Select(GateOwnership), "ownership", "ownership", 1},
 	} {

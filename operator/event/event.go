@@ -39,7 +39,10 @@ const (
 	Pruned Type = "pruned"
 	// Kept: an object the plan was to delete (prune, uninstall, a Helm release's record)
 	// was left, because what the cluster holds changed since the plan read it (KeptReason
-	// says how; Object: the object, Component: its component).
+	// says how; Object: the object, Component: its component). In a fleet run: a link
+	// Secret, or the links of a cluster the file no longer names, left because nothing
+	// proves they are the fleet's to delete (Cluster: where they are; Message: why, and
+	// what to do).
 	Kept Type = "kept"
 	// RestorePlan: the restore of a failed install --take-ownership --atomic, before it
 	// writes: GiveBack, the objects that existed before the run and that it wrote, to be

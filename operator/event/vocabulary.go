@@ -140,7 +140,20 @@ const (
 	KeptNotOurs   KeptReason = "not-ours"
 )
 
-var keptReasons = []KeptReason{KeptOptOut, KeptRecreated, KeptNotOurs}
+// The reasons a fleet run keeps what a context name or a label alone would have had it
+// delete: the cluster a link records is one of the file's (the same kube-system UID:
+// another context names it), the link records no cluster identity (written by an older
+// istioctl), that the cluster left the fleet is not proven (its context reaches another
+// cluster, or a cluster of the file could not be identified), or a Secret carries the
+// fleet's label but is no link this istioctl wrote.
+const (
+	KeptSameCluster KeptReason = "same-cluster"
+	KeptNoIdentity  KeptReason = "no-identity"
+	KeptUnproven    KeptReason = "unproven"
+	KeptNotALink    KeptReason = "not-a-link"
+)
+
+var keptReasons = []KeptReason{KeptOptOut, KeptRecreated, KeptNotOurs, KeptSameCluster, KeptNoIdentity, KeptUnproven, KeptNotALink}
 
 // RestoreOutcome is what install --atomic's restore did with an object that existed before
 // the failed run (a restored event).

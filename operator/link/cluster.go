@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -22,7 +23,10 @@ func fromUnstructured(o *unstructured.Unstructured, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into)
 }
 
-// ClusterUID is upstream's ID for a cluster given no --name: its kube-system Namespace's UID.
+// ClusterUID is the one reader of a cluster's identity: its kube-system Namespace's UID,
+// upstream's ID for a cluster given no --name. Unlike a kubeconfig context's name it is
+// the cluster's own: what a fleet's links record of the cluster whose credentials they
+// hold, and the only ground on which a run takes one cluster for another.
 func ClusterUID(ctx context.Context, c *kube.Client) (string, error) {
 	o := &unstructured.Unstructured{}
 	o.SetGroupVersionKind(kube.NamespaceGVK)
@@ -148,4 +152,19 @@ func Secrets(ctx context.Context, c *kube.Client, ns string) (links []Link, ever
 // SecretsIn lists the link Secrets of namespace ns as objects (for --apply-to and uninstall).
 func SecretsIn(ctx context.Context, c *kube.Client, ns string) ([]unstructured.Unstructured, error) {
 	return c.ListIn(ctx, kube.SecretGVK, ns, ownership.LabelMultiCluster+"=true")
+}
+
+// Written says s is a link Secret this istioctl wrote: labelled istio/multiCluster=true and
+// applied by LinkFieldManager (its managedFields say so). A fleet deletes no other Secret:
+// anyone who may write Secrets can set a label, and only our applies carry our manager.
+func Written(s *unstructured.Unstructured) bool {
+	if (s.GetKind() != "" && s.GetKind() != "Secret") || s.GetLabels()[ownership.LabelMultiCluster] != "true" {
+		return false
+	}
+	for _, m := range s.GetManagedFields() {
+		if m.Manager == ownership.LinkFieldManager && m.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,10 @@ package link
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
 // TestOwnName covers each source of a cluster's own name and their precedence, with the
@@ -45,6 +48,39 @@ func TestOwnName(t *testing.T) {
 	} {
 		if got := OwnName(tc.src); got != tc.want {
 			t.Errorf("%s: OwnName = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestWritten: a link Secret is ours only with the multicluster label and an apply by the
+// link's field manager; a label alone, another manager, or an update by ours is not.
+func TestWritten(t *testing.T) {
+	secret := func(labels map[string]string, managers ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		s := &unstructured.Unstructured{}
+		s.SetAPIVersion("v1")
+		s.SetKind("Secret")
+		s.SetNamespace("istio-system")
+		s.SetName("istio-remote-secret-cluster-2")
+		s.SetLabels(labels)
+		s.SetManagedFields(managers)
+		return s
+	}
+	mc := map[string]string{ownership.LabelMultiCluster: "true", ownership.LabelFleetName: "bed"}
+	ours := metav1.ManagedFieldsEntry{Manager: ownership.LinkFieldManager, Operation: metav1.ManagedFieldsOperationApply}
+	kubectl := metav1.ManagedFieldsEntry{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate}
+	for _, tc := range []struct {
+		name string
+		s    *unstructured.Unstructured
+		want bool
+	}{
+		{"label and our apply", secret(mc, kubectl, ours), true},
+		{"the fleet's label alone", secret(map[string]string{ownership.LabelFleetName: "bed"}, ours), false},
+		{"another manager", secret(mc, kubectl), false},
+		{"our manager, not by apply", secret(mc, metav1.ManagedFieldsEntry{Manager: ownership.LinkFieldManager, Operation: metav1.ManagedFieldsOperationUpdate}), false},
+		{"no managed fields", secret(mc), false},
+	} {
+		if got := Written(tc.s); got != tc.want {
+			t.Errorf("%s: Written = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -51,6 +51,13 @@ const (
 // cluster still reaches it, to remove the links in it and the tokens it issued.
 const AnnotationFleetFrom = "fleet.istioctl-installer.github.io/from-context"
 
+// AnnotationFleetFromUID, beside AnnotationFleetFrom, is the identity of that cluster: its
+// kube-system namespace's UID (link.ClusterUID). A context name is one kubeconfig's word
+// for a cluster (another operator's, a renamed one, or two for one cluster say otherwise);
+// the UID is the cluster's own. A run takes a cluster for one the file dropped only when
+// the recorded context reaches a cluster of this UID, and no cluster of the file has it.
+const AnnotationFleetFromUID = "fleet.istioctl-installer.github.io/from-cluster-uid"
+
 // FleetSelector selects the link Secrets of the fleet of that name.
 func FleetSelector(name string) string { return LabelFleetName + "=" + name }
 

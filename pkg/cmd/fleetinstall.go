@@ -147,5 +147,9 @@ func (a *FleetWriteCommand) show(ctx context.Context, plan *fleetrun.Plan) {
 	for _, l := range plan.Links {
 		links = append(links, printer.FleetPlanLink{Into: l.Into, From: l.From, Secret: l.Secret, Action: l.Action})
 	}
-	printer.FleetPlan(a.Out, clusters, links)
+	var kept []printer.FleetPlanKept
+	for _, k := range plan.Kept {
+		kept = append(kept, printer.FleetPlanKept{Cluster: k.Cluster, Object: k.Object, Message: k.Message, Reason: k.Reason})
+	}
+	printer.FleetPlan(a.Out, clusters, links, kept...)
 }

@@ -192,7 +192,14 @@ func (s *textSink) Emit(e event.Event) {
 	case event.HelmReleaseRetired:
 		s.helmReleaseRetired(e)
 	case event.Kept:
-		fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), e.Object, keptWords[e.KeptReason])
+		what := e.Object
+		if what == "" {
+			what = "links" // a fleet's links in a cluster it no longer names
+		}
+		fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), what, keptWords[e.KeptReason])
+		if e.Message != "" {
+			fmt.Fprintf(s.w, "    %s\n", e.Message)
+		}
 	case event.RestorePlan:
 		s.restorePlan(e)
 	case event.Restored:
@@ -286,6 +293,11 @@ var keptWords = map[event.KeptReason]string{
 	event.KeptOptOut:    "it was opted out of pruning (owning-resource-not-pruned) after the plan read it",
 	event.KeptRecreated: "it was deleted and created again by someone else after the plan read it (another UID)",
 	event.KeptNotOurs:   "it is no longer this install's: its labels or field managers changed after the plan read it",
+	// a fleet's links
+	event.KeptSameCluster: "the context its link names is not the fleet file's, but the cluster is (the same kube-system UID)",
+	event.KeptNoIdentity:  "its link records no cluster identity (an older istioctl wrote it): a context name alone proves no cluster left the fleet",
+	event.KeptUnproven:    "that the cluster left the fleet is not proven",
+	event.KeptNotALink:    "it carries the fleet's label but is no link Secret istioctl wrote (the istio/multiCluster label and an apply by istioctl-remote-secret)",
 }
 
 // restorePlan is --atomic's restore plan: the objects given back, then the objects removed,

@@ -31,6 +31,8 @@ func TestKeptText(t *testing.T) {
 			"! Service/istio-system/b kept: it was deleted and created again by someone else after the plan read it (another UID)\n"},
 		{event.Event{Type: event.Kept, Object: "Role/istio-system/c", KeptChange: event.KeptChange{KeptReason: event.KeptNotOurs}},
 			"! Role/istio-system/c kept: it is no longer this install's: its labels or field managers changed after the plan read it\n"},
+		{event.Event{Type: event.Kept, Cluster: "cluster-2", Message: "context cluster-2-alias is cluster-2", KeptChange: event.KeptChange{KeptReason: event.KeptSameCluster}},
+			"! links kept: the context its link names is not the fleet file's, but the cluster is (the same kube-system UID)\n    context cluster-2-alias is cluster-2\n"},
 	})
 }
 

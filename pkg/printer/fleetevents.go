@@ -291,9 +291,34 @@ type FleetPlanLink struct {
 	Action             event.LinkStep
 }
 
+// FleetPlanKept is what a fleet run leaves that a context name or a label alone would have
+// had it delete (Object "": the links in Cluster), and why.
+type FleetPlanKept struct {
+	Cluster, Object, Message string
+	Reason                   event.KeptReason
+}
+
 // FleetPlan prints what a fleet run will do, before it asks: each cluster's change summary
-// under its name, then the links.
-func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) {
+// under its name, then the links, then what it keeps.
+func FleetPlan(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink, kept ...FleetPlanKept) {
+	fleetPlanClusters(w, clusters, links)
+	if len(kept) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Kept:")
+	for _, k := range kept {
+		what := k.Object
+		if what == "" {
+			what = "its links"
+		}
+		fmt.Fprintf(w, "  %s %s in %s: %s\n", yellow("!"), what, k.Cluster, keptWords[k.Reason])
+		if k.Message != "" {
+			fmt.Fprintf(w, "    %s\n", k.Message)
+		}
+	}
+}
+
+func fleetPlanClusters(w io.Writer, clusters []FleetPlanCluster, links []FleetPlanLink) {
 	for _, c := range clusters {
 		fmt.Fprintf(w, "Cluster %s (%s):\n", c.Name, c.Role)
 		switch {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fatih/color"
+
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
 )
@@ -93,4 +95,18 @@ func TestFleetPlan(t *testing.T) {
 			{Into: "cluster-2", From: "cluster-1", Secret: "istio-system/istio-remote-secret-cluster-1", Action: "check"},
 			{Into: "cluster-2", From: "cluster-9", Secret: "istio-system/istio-remote-secret-cluster-9", Action: "remove"}})
 	golden.Check(t, "../../testdata/printer/fleet-plan.txt", buf.Bytes())
+}
+
+// What a fleet run keeps comes after the links, each with its reason and what to do.
+func TestFleetPlanKept(t *testing.T) {
+	color.NoColor = true
+	var buf bytes.Buffer
+	FleetPlan(&buf, nil, nil, FleetPlanKept{Cluster: "cluster-2", Reason: event.KeptSameCluster, Message: "context cluster-2-alias is cluster-2"},
+		FleetPlanKept{Cluster: "cluster-9", Object: "Secret/istio-system/by-hand", Reason: event.KeptNotALink})
+	want := "Kept:\n  ! its links in cluster-2: the context its link names is not the fleet file's, but the cluster is (the same kube-system UID)\n" +
+		"    context cluster-2-alias is cluster-2\n" +
+		"  ! Secret/istio-system/by-hand in cluster-9: it carries the fleet's label but is no link Secret istioctl wrote (the istio/multiCluster label and an apply by istioctl-remote-secret)\n"
+	if buf.String() != want {
+		t.Errorf("%q\nwant\n%q", buf.String(), want)
+	}
 }

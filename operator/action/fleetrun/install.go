@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -40,6 +42,9 @@ type Plan struct {
 	// Links are the link Secrets to create, check (kept while their token authenticates)
 	// and remove.
 	Links []*LinkPlan
+	// Kept are the links left that a context name or a label alone would have had the run
+	// delete, each with why (the run says each in a kept event).
+	Kept []KeptLink
 
 	f *fleet.Fleet
 	// dropped are the clusters the file no longer names that this fleet's links point at.
@@ -62,6 +67,8 @@ type Member struct {
 	installer *action.Install
 	uninstall *action.Uninstall
 	client    *kube.Client
+	// uid is its identity once reached (link.ClusterUID).
+	uid string
 	// address is the east-west gateway address of its primary it was planned with, when
 	// the file gives it none.
 	address string
@@ -91,8 +98,13 @@ type LinkPlan struct {
 	Action             LinkStep
 
 	link *fleet.Link
-	// fromContext is where the credentials come from (a removed link's annotation).
-	fromContext string
+	// fromContext and fromUID are where the credentials come from (a removed link's
+	// annotations: the context it was reached through, the cluster's identity).
+	fromContext, fromUID string
+	// obj is the Secret to remove, as read; holder the cluster holding it when the file no
+	// longer names that cluster.
+	obj    *unstructured.Unstructured
+	holder *Member
 }
 
 // secretRef is the link Secret's reference, from Secret's namespace/name.
@@ -116,7 +128,7 @@ func (a *Install) Plan(ctx context.Context) (*Plan, error) {
 	for _, m := range p.Members {
 		a.planAddress(ctx, p, m)
 	}
-	p.Links, err = a.planLinks(ctx, p, f.Links)
+	p.Links, err = a.planLinks(ctx, p, f.Links, a.reach)
 	return p, err
 }
 
@@ -156,16 +168,15 @@ func (a *Fleet) newMember(c *fleet.Cluster) *Member {
 	return &Member{Name: c.Name, Context: c.Context, Role: string(c.Role), Primary: c.Primary, cluster: c, cfg: a.member(c, a.clusterWarn(c.Name))}
 }
 
-// reach connects to the member's cluster; false (with its Err) when it does not answer.
-// Every action of the member then goes through that one client.
+// reach connects to the member's cluster and reads its identity; false (with its Err) when
+// it does not answer. Every action of the member then goes through that one client.
 func (a *Fleet) reach(ctx context.Context, m *Member) bool {
 	client, err := m.cfg.Connect(ctx)
 	if err != nil {
 		m.Err = fmt.Errorf("cannot reach it through context %s: %w", m.Context, err)
 		return false
 	}
-	m.client, m.cfg = client, m.cfg.Reached(client)
-	return true
+	return identify(ctx, m, client)
 }
 
 func (a *Fleet) clusterWarn(name string) func(string) {
@@ -237,6 +248,7 @@ func orDiscard(s event.Sink) event.Sink {
 // converge installs every cluster and makes every link, each as soon as what it needs
 // stands.
 func (a *Install) converge(ctx context.Context, p *Plan) (*Result, error) {
+	p.sayKept(a.Events)
 	res := p.newResult()
 	hooks := schedule.New()
 	var nodes []schedule.Node
@@ -273,6 +285,13 @@ func (r *Result) end(ctx context.Context) error {
 // newResult is a result with a row for each cluster and link of the plan, to fill in.
 func (p *Plan) newResult() *Result {
 	return &Result{FleetOutcome: event.FleetOutcome{Clusters: make([]event.FleetCluster, len(p.Members)), Links: make([]event.FleetLink, len(p.Links))}}
+}
+
+// sayKept emits a kept event for each link the plan leaves, before the run writes.
+func (p *Plan) sayKept(events event.Sink) {
+	for _, k := range p.Kept {
+		keptEvent(events, k)
+	}
 }
 
 func (p *Plan) members() map[string]*Member {

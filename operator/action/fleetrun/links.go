@@ -13,16 +13,19 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/link"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/schedule"
 )
 
 // planLinks decides each link: the ones the file implies are created, or checked when
-// there already; the ones of this fleet (its labels) it no longer implies are removed, in
-// the clusters of the file and in those an earlier run linked and the file dropped (reached
-// through the context the links' annotation names).
-func (a *Fleet) planLinks(ctx context.Context, p *Plan, desired func(ns func(*fleet.Cluster) string) []fleet.Link) ([]*LinkPlan, error) {
+// there already; the link Secrets of this fleet it no longer implies are removed, in the
+// clusters of the file and in those it dropped. Only link Secrets this istioctl wrote
+// (link.Written) are removed, and a cluster counts as dropped only by the identity its
+// links record (planDropped), never by a context name; reach connects to a cluster and
+// reads its identity (Fleet.reach).
+func (a *Fleet) planLinks(ctx context.Context, p *Plan, desired func(ns func(*fleet.Cluster) string) []fleet.Link, reach func(context.Context, *Member) bool) ([]*LinkPlan, error) {
 	members := p.members()
 	ns := func(c *fleet.Cluster) string {
 		if m := members[c.Name]; m.Namespace != "" {
@@ -31,9 +34,7 @@ func (a *Fleet) planLinks(ctx context.Context, p *Plan, desired func(ns func(*fl
 		return resolvedNamespace(p.f, c)
 	}
 	found := map[string]map[string]*unstructured.Unstructured{}
-	// dropped: the contexts of clusters the file no longer names, by the cluster name its
-	// links carry.
-	dropped := map[string]string{}
+	var records []linkRecord
 	for _, m := range p.Members {
 		if !m.Reached() {
 			continue
@@ -46,8 +47,8 @@ func (a *Fleet) planLinks(ctx context.Context, p *Plan, desired func(ns func(*fl
 		for i := range secrets {
 			s := &secrets[i]
 			found[m.Name][s.GetName()] = s
-			if from := s.GetAnnotations()[ownership.AnnotationFleetFrom]; from != "" && !p.hasContext(from) {
-				dropped[from] = s.GetAnnotations()[ownership.AnnotationCluster]
+			if link.Written(s) {
+				records = append(records, recordOf(m.Name, s))
 			}
 		}
 	}
@@ -61,78 +62,42 @@ func (a *Fleet) planLinks(ctx context.Context, p *Plan, desired func(ns func(*fl
 		out = append(out, lp)
 	}
 	for _, m := range p.Members {
-		out = append(out, removals(m.Name, found[m.Name])...)
+		out = append(out, p.removals(m.Name, nil, found[m.Name])...)
 	}
-	more, err := a.planDropped(ctx, p, dropped)
-	return append(out, more...), err
+	return append(out, a.planDropped(ctx, p, records, reach)...), nil
 }
 
-func (p *Plan) hasContext(ctx string) bool {
-	for _, m := range p.Members {
-		if m.Context == ctx {
-			return true
-		}
-	}
-	return false
-}
-
-// removals are the link Secrets of into to remove, in name order.
-func removals(into string, secrets map[string]*unstructured.Unstructured) []*LinkPlan {
+// removals are the link Secrets of into to remove, in name order (holder: the cluster
+// when the file no longer names it): those this istioctl wrote. Any other Secret with the
+// fleet's label is kept, and the plan says so.
+func (p *Plan) removals(into string, holder *Member, secrets map[string]*unstructured.Unstructured) []*LinkPlan {
 	var out []*LinkPlan
 	for _, n := range slices.Sorted(maps.Keys(secrets)) {
 		s := secrets[n]
-		out = append(out, &LinkPlan{Into: into, From: s.GetAnnotations()[ownership.AnnotationCluster], Secret: s.GetNamespace() + "/" + n,
-			Action: LinkRemove, fromContext: s.GetAnnotations()[ownership.AnnotationFleetFrom]})
+		obj := ref.Of(s).String()
+		if !link.Written(s) {
+			p.Kept = append(p.Kept, KeptLink{Cluster: into, Object: obj, Reason: event.KeptNotALink,
+				Message: fmt.Sprintf("it carries the label %s but was not applied as a link by %s: delete it yourself if it is of no use", ownership.FleetSelector(p.Fleet), ownership.LinkFieldManager)})
+			continue
+		}
+		ann := s.GetAnnotations()
+		out = append(out, &LinkPlan{Into: into, From: ann[ownership.AnnotationCluster], Secret: s.GetNamespace() + "/" + n,
+			Action: LinkRemove, fromContext: ann[ownership.AnnotationFleetFrom], fromUID: ann[ownership.AnnotationFleetFromUID], obj: s, holder: holder})
 	}
 	return out
-}
-
-// planDropped adds, for each cluster the file no longer names but this fleet's links still
-// point at, a member reached through that context (installed by nothing: its control plane
-// stays) and the removal of this fleet's links in it. One that cannot be reached is left
-// out with its error.
-func (a *Fleet) planDropped(ctx context.Context, p *Plan, dropped map[string]string) ([]*LinkPlan, error) {
-	var out []*LinkPlan
-	for _, kctx := range slices.Sorted(maps.Keys(dropped)) {
-		name := dropped[kctx]
-		if name == "" {
-			name = "context " + kctx
-		}
-		m := a.newMember(&fleet.Cluster{Name: name, Context: kctx})
-		m.Role = "dropped"
-		p.dropped = append(p.dropped, m)
-		if !a.reach(ctx, m) {
-			out = append(out, &LinkPlan{Into: name, Secret: "the link Secrets of fleet " + p.Fleet, Action: LinkRemove})
-			continue
-		}
-		secrets, err := m.client.ListIn(ctx, kube.SecretGVK, "", ownership.FleetSelector(p.Fleet))
-		if err != nil {
-			m.Err = err
-			continue
-		}
-		byName := map[string]*unstructured.Unstructured{}
-		for j := range secrets {
-			byName[secrets[j].GetName()] = &secrets[j]
-		}
-		out = append(out, removals(m.Name, byName)...)
-	}
-	return out, nil
 }
 
 // runLink carries out one link step once the clusters it needs stand: a create or check
 // through create-remote-secret's action (Keep: a link whose token still authenticates is
 // left as it is), a removal with the tokens issued for it.
 func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map[string]*Member, hooks *schedule.Hooks) (event.LinkOutcome, error) {
-	into := members[l.Into]
-	if into == nil {
-		into = p.droppedMember(l.Into)
-	}
+	into := p.holderOf(l)
 	if l.Action == LinkRemove {
-		if members[l.Into] != nil {
+		if l.holder == nil {
 			// After the cluster's own install: one writer of it at a time in this run.
 			_ = hooks.Wait(ctx, l.Into)
 		}
-		return a.removeLink(ctx, p, l, into)
+		return a.removeLink(ctx, p, l, into, a.Events)
 	}
 	if err := hooks.Wait(ctx, l.Into, l.From); err != nil {
 		return event.LinkLeftOut, needError(err)
@@ -140,13 +105,7 @@ func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map
 	from := members[l.From]
 	into.mu.Lock()
 	defer into.mu.Unlock()
-	rs := &action.CreateRemoteSecret{
-		Config: &action.Config{Kube: from.cfg.Kube, IstioNamespace: l.link.Secret.Namespace, Lock: a.Lock, Warn: a.clusterWarn(l.Into), Version: a.Version,
-			NewClient: func() (*kube.Client, error) { return from.client, nil }},
-		Name: l.From, Type: string(l.link.Type), ApplyTo: into.Context, CreateServiceAccount: true,
-		Labels: ownership.FleetLabels(p.MeshID, p.Fleet), Annotations: map[string]string{ownership.AnnotationFleetFrom: from.Context}, Keep: true,
-	}
-	res, err := rs.Run(ctx, nil)
+	res, err := a.remoteSecret(p, l, from, into).Run(ctx, nil)
 	switch {
 	case err != nil:
 		return event.LinkFailed, err
@@ -158,28 +117,51 @@ func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map
 	return event.LinkRotated, nil
 }
 
-func (p *Plan) droppedMember(name string) *Member {
-	for _, m := range p.dropped {
-		if m.Name == name {
-			return m
-		}
+// remoteSecret is create-remote-secret's action making link l from cluster from into
+// cluster into: the link records from's identity (a label-like annotation a kept link must
+// carry) beside the context it was reached through (a hint: another name for the same
+// cluster rewrites nothing and revokes no token).
+func (a *Fleet) remoteSecret(p *Plan, l *LinkPlan, from, into *Member) *action.CreateRemoteSecret {
+	return &action.CreateRemoteSecret{
+		Config: &action.Config{Kube: from.cfg.Kube, IstioNamespace: l.link.Secret.Namespace, Lock: a.Lock, Warn: a.clusterWarn(l.Into), Version: a.Version,
+			NewClient: func() (*kube.Client, error) { return from.client, nil }},
+		Name: l.From, Type: string(l.link.Type), ApplyTo: into.Context, CreateServiceAccount: true,
+		Labels: ownership.FleetLabels(p.MeshID, p.Fleet), Keep: true,
+		Annotations: map[string]string{ownership.AnnotationFleetFromUID: from.uid},
+		Hints:       map[string]string{ownership.AnnotationFleetFrom: from.Context},
 	}
-	return nil
 }
 
-// removeLink deletes a link Secret under its cluster's lock, then the tokens the cluster
-// whose credentials it held issued for it (when that cluster answers: else they stay, and
-// the result says so).
-func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Member) (event.LinkOutcome, error) {
+// holderOf is the cluster holding l's Secret: a cluster of the file, or one it dropped.
+func (p *Plan) holderOf(l *LinkPlan) *Member {
+	if l.holder != nil {
+		return l.holder
+	}
+	return p.members()[l.Into]
+}
+
+// removeLink deletes a link Secret under its cluster's lock, as it was read and only while
+// it is still a link of this fleet that istioctl wrote (else it is kept, and events say
+// so), then the tokens the cluster whose credentials it held issued for it (when that
+// cluster is identified and answers: else they stay, and the result says so).
+func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Member, events event.Sink) (event.LinkOutcome, error) {
 	if into == nil || !into.Reached() {
+		if into != nil && into.Err != nil {
+			return event.LinkLeftOut, fmt.Errorf("cluster %s: %w", l.Into, into.Err)
+		}
 		return event.LinkLeftOut, fmt.Errorf("cluster %s cannot be reached", l.Into)
 	}
-	secret := l.secretRef()
-	ns, name := secret.Namespace, secret.Name
+	if l.obj == nil {
+		return event.LinkLeftOut, fmt.Errorf("no link Secret of cluster %s was read to remove", l.Into)
+	}
+	ns := l.obj.GetNamespace()
 	var revokeErr error
+	var kept *unstructured.Unstructured
 	into.mu.Lock()
 	err := into.cfg.WriteLocked(ctx, into.client, "fleet-links", ns, func(ctx context.Context) error {
-		if err := link.DeleteLink(ctx, into.client, ns, name, nil, true, false); err != nil {
+		live, err := into.client.DeleteAsJudged(ctx, l.obj, false, func(live *unstructured.Unstructured) bool { return fleetLink(live, p.Fleet) })
+		if err != nil || live != nil {
+			kept = live
 			return err
 		}
 		// In the same run: the tokens go with the link they were issued for.
@@ -187,46 +169,67 @@ func (a *Fleet) removeLink(ctx context.Context, p *Plan, l *LinkPlan, into *Memb
 		return nil
 	})
 	into.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil:
 		return event.LinkFailed, err
-	}
-	if revokeErr != nil {
+	case kept != nil:
+		reason, why := event.KeptNotALink, "it changed since the plan read it and is no longer a link of this fleet that istioctl wrote"
+		if kept.GetUID() != l.obj.GetUID() {
+			reason, why = event.KeptRecreated, "it was deleted and created again by someone else since the plan read it"
+		}
+		keptEvent(events, KeptLink{Cluster: l.Into, Object: l.secretRef().String(), Reason: reason, Message: why})
+		return event.LinkUnchanged, nil
+	case revokeErr != nil:
 		return event.LinkRemoved, fmt.Errorf("removed, but the tokens issued for it stay: %w", revokeErr)
 	}
 	return event.LinkRemoved, nil
 }
 
-// revokeTokens deletes the token Secrets the link's credentials came from: those its
-// source cluster issued for the cluster the link was in alone.
+// fleetLink is the rule a removal is judged by again: a link Secret istioctl wrote that
+// carries fleet's label.
+func fleetLink(s *unstructured.Unstructured, fleet string) bool {
+	return s.GetLabels()[ownership.LabelFleetName] == fleet && link.Written(s)
+}
+
+// revokeTokens deletes the token Secrets the link's credentials came from: those the
+// cluster it records (by identity, never by context name) issued for the cluster the link
+// was in alone.
 func (a *Fleet) revokeTokens(ctx context.Context, p *Plan, l *LinkPlan, into *Member, ns string) error {
-	if l.fromContext == "" {
+	if l.fromContext == "" && l.fromUID == "" {
 		return nil
 	}
-	var source *kube.Client
+	byHand := fmt.Sprintf("once no link uses them, delete them in the cluster it read: kubectl -n %s delete secret -l %s=%s", ns, ownership.LabelTokenFor, into.uid)
+	if l.fromUID == "" {
+		return fmt.Errorf("it records context %s but no cluster identity (an older istioctl wrote it), and a context name alone revokes nothing; %s", l.fromContext, byHand)
+	}
+	var source *Member
 	for _, m := range append(append([]*Member(nil), p.Members...), p.dropped...) {
-		if m.Context == l.fromContext && m.Reached() {
-			source = m.client
+		if m.Reached() && m.uid == l.fromUID {
+			source = m
+			break
 		}
 	}
 	if source == nil {
-		return fmt.Errorf("context %s cannot be reached", l.fromContext)
+		return fmt.Errorf("the cluster it read (kube-system UID %s, context %s) is not reached in this run; %s", l.fromUID, l.fromContext, byHand)
 	}
-	uid, err := link.ClusterUID(ctx, into.client)
-	if err != nil {
-		return err
-	}
-	tokens, err := link.TokenSecrets(ctx, source, ns, ownership.ReaderServiceAccount)
+	tokens, err := link.TokenSecrets(ctx, source.client, ns, ownership.ReaderServiceAccount)
 	if err != nil {
 		return err
 	}
 	for _, t := range tokens {
-		if t.ForCluster == uid {
-			if err := t.Delete(ctx, source, false); err != nil {
+		if t.ForCluster == into.uid {
+			if err := t.Delete(ctx, source.client, false); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// keptEvent says a link, or a cluster's links, stay and why.
+func keptEvent(events event.Sink, k KeptLink) {
+	event.Stamped(orDiscard(events)).Emit(event.Event{Type: event.Kept, Cluster: k.Cluster, Object: k.Object, Message: k.Message,
+		KeptChange: event.KeptChange{KeptReason: k.Reason}})
 }
 
 // linkEvent says what happened to a link, in the cluster holding it.

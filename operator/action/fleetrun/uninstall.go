@@ -50,7 +50,7 @@ func (a *Uninstall) Plan(ctx context.Context) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Links, err = a.planLinks(ctx, p, func(func(*fleet.Cluster) string) []fleet.Link { return nil })
+	p.Links, err = a.planLinks(ctx, p, func(func(*fleet.Cluster) string) []fleet.Link { return nil }, a.reach)
 	return p, err
 }
 
@@ -62,16 +62,13 @@ func (a *Uninstall) Run(ctx context.Context, p *Plan) (*Result, error) {
 
 // remove removes the links, then the clusters, each as soon as what it serves is gone.
 func (a *Uninstall) remove(ctx context.Context, p *Plan) (*Result, error) {
+	p.sayKept(a.Events)
 	res := p.newResult()
 	hooks := schedule.New()
 	links := make([]schedule.Node, len(p.Links))
 	for i, l := range p.Links {
 		links[i] = schedule.Node{Name: "link " + l.Into + " " + l.Secret, Run: func(ctx context.Context) error {
-			into := p.members()[l.Into]
-			if into == nil {
-				into = p.droppedMember(l.Into)
-			}
-			outcome, err := a.removeLink(ctx, p, l, into)
+			outcome, err := a.removeLink(ctx, p, l, p.holderOf(l), a.Events)
 			res.Links[i] = linkRow(l, outcome, err)
 			linkEvent(a.Events, l, outcome, err)
 			return err

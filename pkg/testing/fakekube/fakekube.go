@@ -2,7 +2,8 @@
 // unit tests of what the engine deletes and writes back: it records every delete with its
 // options and enforces their preconditions as the apiserver does (a conflict on a UID or
 // resourceVersion that differs), and every update, judged as the apiserver judges one
-// (update.go).
+// (update.go). Both clients hold the objects a test starts with (the dynamic one whole: reads,
+// lists, updates); a delete sent through the metadata client removes the object from both.
 package fakekube
 
 import (
@@ -47,8 +48,8 @@ func New(objs []*unstructured.Unstructured, extra ...schema.GroupVersionKind) (*
 	mapper := meta.NewDefaultRESTMapper(nil)
 	scheme := metadatafake.NewTestScheme()
 	var metas, whole []runtime.Object
+	lists := map[schema.GroupVersionResource]string{}
 	for _, o := range objs {
-		whole = append(whole, o.DeepCopy())
 		gvk := o.GroupVersionKind()
 		if !scheme.Recognizes(gvk) {
 			scheme.AddKnownTypeWithName(gvk, &metav1.PartialObjectMetadata{})
@@ -64,12 +65,15 @@ func New(objs []*unstructured.Unstructured, extra ...schema.GroupVersionKind) (*
 			return nil, err
 		}
 		metas = append(metas, &m)
+		whole = append(whole, o.DeepCopy())
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		lists[plural] = gvk.Kind + "List"
 	}
 	for _, gvk := range extra {
 		mapper.Add(gvk, meta.RESTScopeRoot)
 	}
 	mc := metadatafake.NewSimpleMetadataClient(scheme, metas...)
-	dc := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), whole...)
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, whole...)
 	c := &Cluster{Meta: mc, Dynamic: dc, Client: &kube.Client{Dynamic: dc, Metadata: mc, Mapper: mapper}}
 	mc.PrependReactor("delete", "*", c.onDelete)
 	dc.PrependReactor("update", "*", c.onUpdate)
@@ -103,6 +107,7 @@ func (c *Cluster) onDelete(a ktesting.Action) (bool, runtime.Object, error) {
 	if len(d.DeleteOptions.DryRun) > 0 {
 		return true, nil, nil
 	}
+	_ = c.Dynamic.Tracker().Delete(d.Resource, d.Namespace, d.Name)
 	return false, nil, nil
 }
 
