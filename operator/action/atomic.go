@@ -87,8 +87,14 @@ func (a *Install) restore(ctx context.Context, r *run, p *InstallPlan, out *Inst
 
 	if err := trusted(prev); err != nil {
 		// A record istiod's ServiceAccount could have written steers no restore.
-		events.Emit(event.Event{Type: event.Warning, Message: "install failed; --atomic restores nothing: " + err.Error()})
-		return fmt.Errorf("install failed, and --atomic did not restore revision %s (%w); what failed: %w", rev, err, cause)
+		// What this run adopted is still given back: its snapshot is this run's own reading.
+		nothing := "nothing"
+		if a.givesBack() {
+			nothing += " but what it adopted, which is given back"
+		}
+		events.Emit(event.Event{Type: event.Warning, Message: "install failed; --atomic restores " + nothing + ": " + err.Error()})
+		return withGiveBack(fmt.Errorf("install failed, and --atomic did not restore revision %s (%w); what failed: %w", rev, err, cause),
+			a.giveBack(ctx, r, p, back, nil, ""))
 	}
 	events.Emit(event.Event{Type: event.Warning, Message: fmt.Sprintf(
 		"install failed; --atomic: restoring revision %s to record %d (profile %s, installed by istioctl %s at %s)",

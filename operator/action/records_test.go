@@ -120,7 +120,7 @@ func TestAtomicRestoresNoUntrusted(t *testing.T) {
 	a := &Install{Config: cfg, Atomic: true, Events: rec}
 	p := &InstallPlan{planned: planned{client: f.Client}, res: res}
 	cause := errors.New("istiod did not become ready")
-	err = a.restore(context.Background(), cfg.begin(f.Client, rec, false), p, nil, cause)
+	err = a.restore(context.Background(), cfg.begin(f.Client, rec, false), p, &InstallResult{}, cause)
 	var untrusted *history.UntrustedError
 	if !errors.Is(err, cause) || !errors.As(err, &untrusted) || untrusted.Object != "Secret/istio-system/istioctl-install-default-v2" ||
 		!strings.Contains(err.Error(), "--atomic did not restore revision default") {

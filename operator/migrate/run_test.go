@@ -125,7 +125,8 @@ func TestRestartNeverCreates(t *testing.T) {
 // A batch skips a workload deleted since the plan, with a skipped event, and restarts the
 // rest (a dry run: read, not watched).
 func TestBatchSkipsDeleted(t *testing.T) {
-	f := newFakeCluster(t, deployment("app", "w0"), deployment("app", "w2"))
+	// istio-system holds the record's seal (history.Seal).
+	f := newFakeCluster(t, namespace("istio-system", nil), deployment("app", "w0"), deployment("app", "w2"))
 	rec := &event.Recorder{}
 	r := &Runner{Client: f.client, Namespace: "istio-system", Events: rec, DryRun: true}
 	p := &Plan{From: "a", To: "b", Batches: [][]Workload{wls("app/w0", "app/w1", "app/w2")}}

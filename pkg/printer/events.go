@@ -192,24 +192,13 @@ func (s *textSink) Emit(e event.Event) {
 	case event.HelmReleaseRetired:
 		s.helmReleaseRetired(e)
 	case event.Kept:
-		what := e.Object
-		if what == "" {
-			what = "links" // a fleet's links in a cluster it no longer names
-		}
-		fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), what, keptWords[e.KeptReason])
-		if e.Message != "" {
-			fmt.Fprintf(s.w, "    %s\n", e.Message)
-		}
+		s.kept(e)
 	case event.RestorePlan:
 		s.restorePlan(e)
 	case event.Restored:
 		s.restored(e)
 	case event.Skipped:
-		why := skipWords[e.SkipReason]
-		if e.Message != "" {
-			why += " (" + e.Message + ")"
-		}
-		fmt.Fprintf(s.w, "%s %s skipped: %s\n", yellow("!"), e.Object, why)
+		s.skipped(e)
 	case event.Batch:
 		if e.BatchResult == event.RunSucceeded {
 			fmt.Fprintf(s.w, "%s %s\n", green("✔"), e.Message)
@@ -298,6 +287,27 @@ var keptWords = map[event.KeptReason]string{
 	event.KeptNoIdentity:  "its link records no cluster identity (an older istioctl wrote it): a context name alone proves no cluster left the fleet",
 	event.KeptUnproven:    "that the cluster left the fleet is not proven",
 	event.KeptNotALink:    "it carries the fleet's label but is no link Secret istioctl wrote (the istio/multiCluster label and an apply by istioctl-remote-secret)",
+}
+
+// kept is an object a delete left, and why.
+func (s *textSink) kept(e event.Event) {
+	what := e.Object
+	if what == "" {
+		what = "links" // a fleet's links in a cluster it no longer names
+	}
+	fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), what, keptWords[e.KeptReason])
+	if e.Message != "" {
+		fmt.Fprintf(s.w, "    %s\n", e.Message)
+	}
+}
+
+// skipped is an entry of a revision upgrade's record it left, and why.
+func (s *textSink) skipped(e event.Event) {
+	why := skipWords[e.SkipReason]
+	if e.Message != "" {
+		why += " (" + e.Message + ")"
+	}
+	fmt.Fprintf(s.w, "%s %s skipped: %s\n", yellow("!"), e.Object, why)
 }
 
 // restorePlan is --atomic's restore plan: the objects given back, then the objects removed,
