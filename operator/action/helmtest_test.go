@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
@@ -22,6 +25,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // The migration tests (migrate_e2e_test.go) drive the real helm CLI (bin/helm, built by
@@ -272,8 +276,40 @@ func upstreamReleases(t *testing.T, c *cluster.Cluster, h *helmRun, istiodArgs .
 			ns, name, _ := strings.Cut(r, "/")
 			_ = h.command("helm", "uninstall", name, "--namespace", ns).Run()
 		}
+		dropKeptCRDs(t, c)
 		purge(t, c)
 	})
 	h.ok("helm", "install", "istio-base", filepath.Join(charts, "base"), "--namespace", "istio-system", "--create-namespace")
 	h.ok("helm", append([]string{"install", "istiod", filepath.Join(charts, "istio-control", "istio-discovery"), "--namespace", "istio-system"}, istiodArgs...)...)
+}
+
+// dropKeptCRDs deletes the CRDs helm uninstall left (upstream's base chart marks them
+// helm.sh/resource-policy: keep) and waits until they are gone: a Helm release's CRD left
+// behind is another tool's object to every later install.
+func dropKeptCRDs(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	crds := c.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	kept := func() []string {
+		l, err := crds.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, o := range l.Items {
+			if o.GetAnnotations()["meta.helm.sh/release-name"] != "" {
+				names = append(names, o.GetName())
+			}
+		}
+		return names
+	}
+	for _, name := range kept() {
+		if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	harness.Eventually(t, time.Minute, "the CRDs helm uninstall kept are deleted", func() (bool, string) {
+		left := kept()
+		return len(left) == 0, strings.Join(left, ", ")
+	})
 }
