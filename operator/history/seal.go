@@ -184,7 +184,7 @@ func (r *Record) Untrusted() error {
 	if name == "" {
 		name = SecretName(r.Revision, r.Number)
 	}
-	return &UntrustedError{Object: "Secret/" + r.namespace + "/" + name, Trust: r.Trust,
+	return &UntrustedError{Object: ref.New("Secret", r.namespace, name).String(), Trust: r.Trust,
 		Fix: fmt.Sprintf("Check what it holds ('istioctl history -r %s -o json'); to install its spec, install it with 'istioctl install -f': that run writes a sealed record. Records an istioctl from before seals wrote stay untrusted: re-run install to seal what stands",
 			Rev(r.Revision))}
 }

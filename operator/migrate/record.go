@@ -9,6 +9,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
 // The progress record lives in the cluster, not on the machine that ran the command: a
@@ -77,7 +78,7 @@ func LoadRecord(ctx context.Context, c *kube.Client, namespace string) (*Record,
 	}
 	data, _, _ := unstructured.NestedString(live.Object, "data", recordKey)
 	if t := history.ReadSeals(ctx, c, namespace).Judge(live, []byte(data)); t != history.Sealed {
-		return nil, &history.UntrustedError{Object: "ConfigMap/" + namespace + "/" + RecordName, Trust: t,
+		return nil, &history.UntrustedError{Object: ref.New("ConfigMap", namespace, RecordName).String(), Trust: t,
 			Fix: fmt.Sprintf("Resume and --rollback stop. Check what it says ('kubectl get configmap -n %s %s -o yaml'): if it is your upgrade's, put back by hand the tags and namespace labels it moved, delete it, and run the upgrade again", namespace, RecordName)}
 	}
 	var r Record
