@@ -2,12 +2,12 @@ package fleet
 
 import (
 	"fmt"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 )
 
 // Secret is the cacerts Secret istiod signs with, in namespace, read from the set's files:
@@ -20,7 +20,7 @@ func (cc *CACerts) Secret(namespace string) (*corev1.Secret, error) {
 		Data:       map[string][]byte{},
 	}
 	for _, k := range CACertsFiles {
-		b, err := os.ReadFile(cc.Files[k])
+		b, err := bounded.ReadFile(cc.Files[k])
 		if err != nil {
 			return nil, fmt.Errorf("cacerts %s: %w", cc.Dir, err)
 		}

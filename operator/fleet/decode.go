@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -28,7 +29,7 @@ func LoadOffline(path string, contexts []string) (*Fleet, error) {
 }
 
 func load(path string, contexts []string, offline bool) (*Fleet, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the fleet file: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/istioctl-installer/istioctl/manifests"
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 
 	"github.com/istioctl-installer/istioctl/operator/render/internal/fastyaml"
 )
@@ -153,7 +154,7 @@ func (c *Charts) Files(dir string) ([]*loader.BufferedFile, error) {
 		var data []byte
 		if s, ok := c.readInPlace(p); ok {
 			data = unsafe.Slice(unsafe.StringData(s), len(s))
-		} else if data, err = fs.ReadFile(c.fsys, p); err != nil {
+		} else if data, err = bounded.ReadFS(c.fsys, p); err != nil {
 			return err
 		}
 		files = append(files, &loader.BufferedFile{Name: strings.TrimPrefix(p, dir+"/"), Data: data})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/profiles"
 )
 
@@ -64,13 +65,13 @@ func (p *Profiles) Load(ref string) (map[string]any, v1alpha1.Lines, v1alpha1.Pr
 	var err error
 	if IsPath(ref) {
 		source = ref
-		data, err = os.ReadFile(ref)
+		data, err = bounded.ReadFile(ref)
 	} else {
 		source = fmt.Sprintf("%s %q", p.origin, ref)
 		if p.origin != "built-in profile" {
 			source = path.Join(p.origin, ref+".yaml")
 		}
-		data, err = fs.ReadFile(p.fsys, ref+".yaml")
+		data, err = bounded.ReadFS(p.fsys, ref+".yaml")
 		if errors.Is(err, fs.ErrNotExist) {
 			names, _ := p.Names()
 			hint := ""

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 )
 
 // Options are the inputs of a resolution, lowest precedence first: the default profile,
@@ -184,9 +185,9 @@ func (r *resolution) readFiles() (map[string]any, []func()) {
 			if stdin == nil {
 				stdin = os.Stdin
 			}
-			data, err = io.ReadAll(stdin)
+			data, err = bounded.ReadStdin(stdin)
 		} else {
-			data, err = os.ReadFile(f)
+			data, err = bounded.ReadFile(f)
 		}
 		if err != nil {
 			r.problems = append(r.problems, v1alpha1.Problem{Source: name, Msg: fmt.Sprintf("cannot read: %v", err)})

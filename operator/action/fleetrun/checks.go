@@ -3,10 +3,10 @@ package fleetrun
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/fleet"
 	"github.com/istioctl-installer/istioctl/operator/kube"
@@ -176,7 +176,7 @@ func declaredMesh(f *fleet.Fleet, c *fleet.Cluster, res *spec.Resolved) (*check.
 		v.GatewayNetworks = append(v.GatewayNetworks, c.Network)
 	}
 	if cc := f.CACertsOf(c); cc != nil {
-		root, err := os.ReadFile(cc.Files["root-cert.pem"])
+		root, err := bounded.ReadFile(cc.Files["root-cert.pem"])
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: cacerts %s: %w", c.Name, cc.Dir, err)
 		}
