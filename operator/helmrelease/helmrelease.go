@@ -11,7 +11,6 @@ package helmrelease
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -27,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
@@ -187,19 +187,16 @@ func decodeRecord(o *unstructured.Unstructured) (*record, error) {
 	return decode([]byte(text))
 }
 
-// decode reads a release record's payload: base64 text of (usually gzipped) JSON.
+// decode reads a release record's payload: base64 text of (usually gzipped) JSON. The
+// unzipped JSON is bounded (bounded.MaxUnzipped): a 1 MiB Secret can inflate to 1 GiB.
 func decode(payload []byte) (*record, error) {
 	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(payload)))
 	if err != nil {
 		return nil, fmt.Errorf("the release is not base64: %w", err)
 	}
 	if bytes.HasPrefix(data, gzipMagic) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("the release does not unzip: %w", err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("the release does not unzip: %w", err)
+		if data, err = bounded.Gunzip(data, "the release"); err != nil {
+			return nil, err
 		}
 	}
 	var r record

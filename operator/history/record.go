@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 )
 
@@ -165,14 +165,10 @@ func Encode(r *Record) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Decode reads a record Encode wrote.
+// Decode reads a record Encode wrote. The unzipped JSON is bounded (bounded.MaxUnzipped):
+// anyone who may write a Secret in the istio namespace can write a gzip bomb there.
 func Decode(b []byte) (*Record, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("decoding install record: %w", err)
-	}
-	// Bounded: a record is at most MaxPayload compressed; refuse absurd expansions.
-	data, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	data, err := bounded.Gunzip(b, "the record")
 	if err != nil {
 		return nil, fmt.Errorf("decoding install record: %w", err)
 	}

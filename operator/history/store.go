@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
+	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -105,7 +106,7 @@ func (s *Store) List(ctx context.Context, rev string) ([]*Record, error) {
 		}
 		r, err := Decode(sec.Data[DataKey])
 		if err != nil {
-			return nil, fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, err)
+			return nil, fmt.Errorf("%s: %w", ref.Of(u), err)
 		}
 		r.namespace, r.secret = sec.Namespace, sec.Name
 		r.Trust = seals.Judge(u, sec.Data[DataKey])
