@@ -43,7 +43,7 @@ func Decode(source, dir string, data []byte, contexts []string) (*Fleet, error) 
 }
 
 func decode(source, dir string, data []byte, contexts []string, offline bool) (*Fleet, error) {
-	d := &decoder{source: source, f: &Fleet{Source: source, Dir: dir}, offline: offline}
+	d := &decoder{source: source, f: &Fleet{Source: source, Dir: dir}, offline: offline, budget: v1alpha1.NewBudget(source)}
 	root, ok := d.document(data)
 	if !ok {
 		return nil, d.problems
@@ -68,6 +68,14 @@ type decoder struct {
 	lines map[string]int
 	// offline: contexts missing from the kubeconfig are warnings (LoadOffline).
 	offline bool
+	// budget is the file's: the fleet's own fields and every spec decoded from it spend
+	// from it, so N overlays aliasing one large node cost what N copies of it would.
+	budget *v1alpha1.Budget
+}
+
+// spend counts a node of the file; false once the file has expanded past its budget.
+func (d *decoder) spend(n *yaml.Node, path string) bool {
+	return d.budget.Spend(n, path, &d.problems)
 }
 
 func (d *decoder) add(line int, path, msg string) {
@@ -116,6 +124,9 @@ func (d *decoder) object(n *yaml.Node, path string, fs fields) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		p := join(path, k.Value)
+		if !d.spend(v, p) {
+			return
+		}
 		if first, dup := seen[k.Value]; dup {
 			d.add(k.Line, p, fmt.Sprintf("duplicate key (first at line %d)", first))
 			continue
@@ -192,7 +203,11 @@ func (d *decoder) spec(n *yaml.Node) {
 				return
 			}
 			for i, item := range v.Content {
-				d.cluster(item, fmt.Sprintf("%s[%d]", p, i))
+				p := fmt.Sprintf("%s[%d]", p, i)
+				if !d.spend(item, p) {
+					return
+				}
+				d.cluster(item, p)
 			}
 		},
 	})
@@ -246,7 +261,7 @@ func (d *decoder) cacerts(n *yaml.Node, path string) *CACerts {
 
 // iop decodes an IstioOperator spec embedded in the file.
 func (d *decoder) iop(n *yaml.Node, path string) *spec.Doc {
-	tree, lines, ps := v1alpha1.DecodeSpecNode(d.source, n, path)
+	tree, lines, ps := v1alpha1.DecodeSpecNode(d.source, n, path, d.budget)
 	d.problems = append(d.problems, ps...)
 	return &spec.Doc{Source: d.source, Tree: tree, Lines: lines}
 }

@@ -96,7 +96,7 @@ type Lines map[string]int
 // It returns the document as a generic tree (maps, lists, scalars; scalars typed by the
 // schema), the line of every field, and every problem found, with its line.
 func DecodeFile(source string, data []byte) (map[string]any, Lines, Problems) {
-	d := &decoder{source: source, lines: Lines{}, budget: maxNodes}
+	d := &decoder{source: source, lines: Lines{}, budget: NewBudget(source)}
 	docs, problem := Documents(source, data)
 	if problem != nil {
 		return nil, nil, Problems{*problem}
@@ -177,24 +177,16 @@ func keyNode(m *yaml.Node, key string, fallback *yaml.Node) *yaml.Node {
 	return fallback
 }
 
-// maxNodes bounds the nodes one file may expand to, so YAML aliases cannot blow a small
-// file up exponentially ("billion laughs").
-const maxNodes = 1 << 20
-
 type decoder struct {
 	source   string
 	problems Problems
 	lines    Lines
-	budget   int
+	budget   *Budget
 }
 
-// spend counts a visited node; false once the file has expanded past maxNodes.
-func (d *decoder) spend(n *yaml.Node) bool {
-	d.budget--
-	if d.budget == -1 {
-		d.add(n, "", fmt.Sprintf("the document expands to more than %d nodes (YAML aliases?); simplify it", maxNodes))
-	}
-	return d.budget >= 0
+// spend counts a visited node; false once the file has expanded past MaxNodes.
+func (d *decoder) spend(n *yaml.Node, path string) bool {
+	return d.budget.Spend(n, path, &d.problems)
 }
 
 func (d *decoder) add(n *yaml.Node, path, msg string) {
@@ -214,7 +206,7 @@ func join(path, key string) string {
 
 // node converts n to a generic value while checking it against s.
 func (d *decoder) node(n *yaml.Node, s Schema, path string) any {
-	if !d.spend(n) {
+	if !d.spend(n, path) {
 		return nil
 	}
 	if n.Kind == yaml.AliasNode {
@@ -383,7 +375,7 @@ func typedScalar(text string) any {
 
 // generic converts n without a schema (free-form values).
 func (d *decoder) generic(n *yaml.Node, path string) any {
-	if !d.spend(n) {
+	if !d.spend(n, path) {
 		return nil
 	}
 	switch n.Kind {

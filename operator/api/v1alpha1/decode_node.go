@@ -11,9 +11,10 @@ import (
 // whole IstioOperator document around it (apiVersion, kind, spec), the line of every
 // field keyed by its IstioOperator path (spec.values.global.meshID) so a resolution can
 // name where each was set, and the problems with the lines of the enclosing file; their
-// paths start at at (the enclosing document's path of n) instead of spec.
-func DecodeSpecNode(source string, n *yaml.Node, at string) (map[string]any, Lines, Problems) {
-	d := &decoder{source: source, lines: Lines{}, budget: maxNodes}
+// paths start at at (the enclosing document's path of n) instead of spec. It spends from
+// budget, the enclosing file's, which every part decoded from that file shares.
+func DecodeSpecNode(source string, n *yaml.Node, at string, budget *Budget) (map[string]any, Lines, Problems) {
+	d := &decoder{source: source, lines: Lines{}, budget: budget}
 	s, _ := SpecSchema().Field("spec")
 	v := d.node(n, s, "spec")
 	for i, p := range d.problems {
