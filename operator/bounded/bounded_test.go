@@ -2,14 +2,14 @@ package bounded
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // counting is an endless (or n bytes long) reader that counts what it gave (its bytes are
@@ -112,41 +112,26 @@ func TestReadSizes(t *testing.T) {
 	}
 }
 
-func zipped(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // TestGunzipLimit: a payload that unzips past MaxUnzipped is refused naming it and the limit
 // having allocated less than twice the limit; one within it unzips; a truncated one fails.
 func TestGunzipLimit(t *testing.T) {
-	bomb := zipped(t, make([]byte, MaxUnzipped+1))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := Gunzip(bomb, "Secret/ns/name")
-	runtime.ReadMemStats(&after)
+	bomb := fixture.Gzipped(t, nil, 0, MaxUnzipped+1)
+	var err error
+	alloc := fixture.Allocated(func() { _, err = Gunzip(bomb, "Secret/ns/name") })
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "Secret/ns/name") || !strings.Contains(err.Error(), "64 MiB") {
 		t.Errorf("Gunzip(bomb) = %v, want ErrTooLarge naming the object and 64 MiB", err)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc >= 2*MaxUnzipped {
+	if alloc >= 2*MaxUnzipped {
 		t.Errorf("allocated %d bytes refusing it, want under %d", alloc, 2*MaxUnzipped)
 	} else {
 		t.Logf("%d KiB compressed refused having allocated %.1f MiB (limit %d MiB)", len(bomb)>>10, float64(alloc)/(1<<20), MaxUnzipped>>20)
 	}
 
 	want := []byte(strings.Repeat("release ", 1000))
-	if got, err := Gunzip(zipped(t, want), "x"); err != nil || !bytes.Equal(got, want) {
+	z := fixture.Gzipped(t, want, 0, 0)
+	if got, err := Gunzip(z, "x"); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("Gunzip(small) = %d bytes, %v", len(got), err)
 	}
-	z := zipped(t, want)
 	if _, err := Gunzip(z[:len(z)/2], "Secret/ns/cut"); err == nil || errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "Secret/ns/cut does not unzip") {
 		t.Errorf("Gunzip(truncated) = %v, want a does-not-unzip error", err)
 	}

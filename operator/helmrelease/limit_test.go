@@ -1,45 +1,30 @@
 package helmrelease
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fakekube"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestUnzipLimit: a Helm release record whose release unzips past bounded.MaxUnzipped (a
 // gzip bomb of 64 KiB in the Secret) is refused naming the Secret and the limit, having
 // allocated less than twice the limit to read it.
 func TestUnzipLimit(t *testing.T) {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zeros := make([]byte, 1<<20)
-	for range bounded.MaxUnzipped>>20 + 1 {
-		if _, err := zw.Write(zeros); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	z := fixture.Gzipped(t, nil, 0, bounded.MaxUnzipped+1)
 	// a Secret's data is base64 once more (recordOf: as the API gives it)
-	rec := recordOf(t, "Secret", base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(z.Bytes()))))
+	rec := recordOf(t, "Secret", base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(z))))
 	rec.SetLabels(map[string]string{labelOwner: "helm", labelName: "istiod", "version": "3"})
 	rec.Object["type"] = SecretType
 	store := fakekube.NewStore(rec)
 
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err := Get(context.Background(), store.Client, "istio-system", "istiod")
-	runtime.ReadMemStats(&after)
+	var err error
+	alloc := fixture.Allocated(func() { _, err = Get(context.Background(), store.Client, "istio-system", "istiod") })
 	if !errors.Is(err, bounded.ErrTooLarge) {
 		t.Fatalf("Get = %v, want ErrTooLarge", err)
 	}
@@ -48,9 +33,8 @@ func TestUnzipLimit(t *testing.T) {
 			t.Errorf("%v\ndoes not name %q", err, want)
 		}
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
 	if alloc >= 2*bounded.MaxUnzipped {
 		t.Errorf("allocated %d bytes reading the record, want under %d", alloc, 2*bounded.MaxUnzipped)
 	}
-	t.Logf("a %d KiB gzip bomb refused having allocated %.1f MiB (limit %d MiB): %v", z.Len()>>10, float64(alloc)/(1<<20), bounded.MaxUnzipped>>20, err)
+	t.Logf("a %d KiB gzip bomb refused having allocated %.1f MiB (limit %d MiB): %v", len(z)>>10, float64(alloc)/(1<<20), bounded.MaxUnzipped>>20, err)
 }

@@ -1,17 +1,15 @@
 package history_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // TestUnzipLimit: a record whose JSON unzips past bounded.MaxUnzipped is refused, not cut
@@ -19,31 +17,15 @@ import (
 // the record) fails as too large, and listing it names its Secret and the limit, having
 // allocated less than twice the limit to read it.
 func TestUnzipLimit(t *testing.T) {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	if _, err := zw.Write([]byte(`{"number":7,"revision":"default","outcome":"succeeded"}`)); err != nil {
-		t.Fatal(err)
-	}
-	pad := bytes.Repeat([]byte(" "), 1<<20)
-	for range bounded.MaxUnzipped >> 20 {
-		if _, err := zw.Write(pad); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := history.Decode(z.Bytes()); !errors.Is(err, bounded.ErrTooLarge) {
+	z := fixture.Gzipped(t, []byte(`{"number":7,"revision":"default","outcome":"succeeded"}`), ' ', bounded.MaxUnzipped)
+	if _, err := history.Decode(z); !errors.Is(err, bounded.ErrTooLarge) {
 		t.Fatalf("Decode(a record padded past the limit) = %v, want ErrTooLarge", err)
 	}
 
 	f, s := sealedStore(t, 1)
-	forge(t, f, secretOf(t, f, "istioctl-install-default-v1"), "istioctl-install-default-v7", base64.StdEncoding.EncodeToString(z.Bytes()))
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err := s.List(context.Background(), "")
-	runtime.ReadMemStats(&after)
+	forge(t, f, secretOf(t, f, "istioctl-install-default-v1"), "istioctl-install-default-v7", base64.StdEncoding.EncodeToString(z))
+	var err error
+	alloc := fixture.Allocated(func() { _, err = s.List(context.Background(), "") })
 	if !errors.Is(err, bounded.ErrTooLarge) {
 		t.Fatalf("List = %v, want ErrTooLarge", err)
 	}
@@ -52,9 +34,8 @@ func TestUnzipLimit(t *testing.T) {
 			t.Errorf("%v\ndoes not name %q", err, want)
 		}
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
 	if alloc >= 2*bounded.MaxUnzipped {
 		t.Errorf("allocated %d bytes listing the records, want under %d", alloc, 2*bounded.MaxUnzipped)
 	}
-	t.Logf("a %d KiB record refused having allocated %.1f MiB (limit %d MiB): %v", z.Len()>>10, float64(alloc)/(1<<20), bounded.MaxUnzipped>>20, err)
+	t.Logf("a %d KiB record refused having allocated %.1f MiB (limit %d MiB): %v", len(z)>>10, float64(alloc)/(1<<20), bounded.MaxUnzipped>>20, err)
 }
