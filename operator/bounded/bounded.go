@@ -11,10 +11,12 @@ import (
 )
 
 // MaxFile bounds one input file (-f, a fleet file, a profile file, a cacerts file, a chart
-// file of --manifests) and standard input. Real inputs are kilobytes, and whatever ends up
-// in the cluster fits in etcd's 1.5 MiB request limit; 64 MiB is far past any of them while
-// keeping what the YAML decoder builds from one file within a laptop's memory.
-const MaxFile = 64 << 20
+// file of --manifests) and standard input. Real inputs are kilobytes (the largest chart file,
+// the Base CRDs, under 1 MiB), and what ends up in the cluster fits etcd's 1.5 MiB request
+// limit. The YAML parser holds about 100 bytes per byte of a dense file before the node
+// budget can count (a 4 MiB flow list: 390 MiB in use), so the limit is low: 4 MiB is also
+// about what v1alpha1.MaxNodes nodes take written densely.
+const MaxFile = 4 << 20
 
 // MaxUnzipped bounds a payload decompressed from the cluster (a Helm release record, an
 // install record). Each comes from an object of at most about 1 MiB (etcd's limit), which

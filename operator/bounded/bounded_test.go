@@ -59,7 +59,7 @@ func TestStdinLimit(t *testing.T) {
 			if !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("err = %v, want ErrTooLarge", err)
 			}
-			for _, want := range []string{"standard input", "64 MiB"} {
+			for _, want := range []string{"standard input", "4 MiB"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("%q does not name %q", err, want)
 				}
@@ -82,8 +82,8 @@ func TestFileLimit(t *testing.T) {
 	}
 	f.Close()
 	_, err = ReadFile(big)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "64 MiB") {
-		t.Errorf("ReadFile(100 MiB) = %v, want ErrTooLarge naming %s and 64 MiB", err, big)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "4 MiB") {
+		t.Errorf("ReadFile(100 MiB) = %v, want ErrTooLarge naming %s and 4 MiB", err, big)
 	}
 	small := filepath.Join(dir, "small.yaml")
 	if err := os.WriteFile(small, []byte("kind: IstioOperator\n"), 0o600); err != nil {

@@ -40,8 +40,8 @@ func TestInputSizeLimit(t *testing.T) {
 		opts spec.Options
 		want []string
 	}{
-		{"-f of 100 MiB", spec.Options{Files: []string{big}}, []string{big + ": cannot read: " + big + " is larger than 64 MiB"}},
-		{"100 MiB on standard input", spec.Options{Files: []string{"-"}, Stdin: io.LimitReader(in, 100<<20)}, []string{"<stdin>: cannot read: standard input is larger than 64 MiB"}},
+		{"-f of 100 MiB", spec.Options{Files: []string{big}}, []string{big + ": cannot read: " + big + " is larger than 4 MiB"}},
+		{"100 MiB on standard input", spec.Options{Files: []string{"-"}, Stdin: io.LimitReader(in, 100<<20)}, []string{"<stdin>: cannot read: standard input is larger than 4 MiB"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := spec.Resolve(tc.opts)
