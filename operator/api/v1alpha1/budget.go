@@ -16,6 +16,7 @@ const MaxNodes = 1 << 20
 type Budget struct {
 	source string
 	left   int
+	over   bool // the problem was given
 }
 
 // NewBudget is the budget of the input file source (named in the problem it gives).
@@ -24,13 +25,14 @@ func NewBudget(source string) *Budget { return &Budget{source: source, left: Max
 // Spend takes one node, n at path, from the budget. It is false once the file has expanded
 // past MaxNodes; the first call past it adds the problem that says so, at n, to ps.
 func (b *Budget) Spend(n *yaml.Node, path string, ps *Problems) bool {
-	switch b.left--; {
-	case b.left >= 0:
+	if b.left > 0 {
+		b.left--
 		return true
-	case b.left == -1:
+	}
+	if !b.over {
+		b.over = true
 		*ps = append(*ps, Problem{Source: b.source, Line: n.Line, Path: path, Msg: fmt.Sprintf(
 			"the file expands to more than %d YAML nodes, the limit of one input file (an alias counts all it stands for each time it is used); simplify it", MaxNodes)})
 	}
-	b.left = -2 // stays past the limit, however many more are asked for
 	return false
 }
