@@ -183,6 +183,8 @@ trap 'exit 130' INT TERM
 # they leave in the temporary directory (builds at other versions, private clusters) goes
 # with the run.
 export HOME=$tmp/home TMPDIR=$tmp/tmp
+# The istioctl binaries tests build (harness.BuildIstioctl), once per version for the run.
+export ISTIOCTL_TEST_BUILDS=$tmp/builds
 mkdir -p "$HOME" "$TMPDIR"
 export ISTIOCTL_TEST_TIER=$tier
 if [ "$tier" = test ]; then
