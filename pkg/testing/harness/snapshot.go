@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +35,7 @@ var SnapshotKinds = append([]schema.GroupVersionKind{
 // controllers keep writing it on their own (the HPA controller's conditions, minutes after
 // an install), and istioctl never does; so are the EndpointSlices the endpointslice controller
 // keeps (kwok's pods turn ready late). Install records (operator/history: one Secret
-// written by every install, by design) are left out. It first waits until no namespace is
+// written by every install, by design) are left out, and their seals. It first waits until no namespace is
 // being deleted: an earlier test's namespace going away would change objects between
 // snapshots.
 func ObjectVersions(t testing.TB, c *cluster.Cluster) map[string]string {
@@ -96,9 +97,21 @@ func contentHash(t testing.TB, o *unstructured.Unstructured) string {
 	c := o.DeepCopy()
 	unstructured.RemoveNestedField(c.Object, "status")
 	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	// The seals of install records (operator/history) change with every record, by design.
+	if ann := c.GetAnnotations(); ann != nil {
+		for k := range ann {
+			if strings.HasPrefix(k, history.SealPrefix) {
+				delete(ann, k)
+			}
+		}
+		if len(ann) == 0 {
+			ann = nil // as before the first seal
+		}
+		c.SetAnnotations(ann)
+	}
 	var kept []metav1.ManagedFieldsEntry
 	for _, mf := range c.GetManagedFields() {
-		if mf.Subresource != "status" {
+		if mf.Subresource != "status" && !sealsOnly(mf) {
 			kept = append(kept, mf)
 		}
 	}
@@ -109,6 +122,25 @@ func contentHash(t testing.TB, o *unstructured.Unstructured) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// sealsOnly says a managedFields entry holds nothing but seal annotations: the entry of a
+// record's seal, whose time changes with every record.
+func sealsOnly(mf metav1.ManagedFieldsEntry) bool {
+	if mf.FieldsV1 == nil {
+		return false
+	}
+	var fields map[string]map[string]map[string]any
+	if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil || len(fields) != 1 || len(fields["f:metadata"]) != 1 {
+		return false
+	}
+	ann := fields["f:metadata"]["f:annotations"]
+	for k := range ann {
+		if k != "." && !strings.HasPrefix(k, "f:"+history.SealPrefix) {
+			return false
+		}
+	}
+	return len(ann) > 0
 }
 
 // VersionsDiff lists what differs between two ObjectVersions, one line each.
