@@ -14,9 +14,9 @@ targets=(
 	"./operator/spec FuzzSetFlag"
 	"./operator/spec FuzzResolveFile"
 	"./operator/api/v1alpha1 FuzzDecodeFile"
-	"./operator/render FuzzOverlayPatch"
-	"./operator/render FuzzParseAsYAMLv3"
-	"./operator/render FuzzEmitAsYAMLv2"
+	"./operator/render/internal/pathpatch FuzzOverlayPatch"
+	"./operator/render/internal/fastyaml FuzzParseAsYAMLv3"
+	"./operator/render/internal/fastyaml FuzzEmitAsYAMLv2"
 )
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do

@@ -47,8 +47,11 @@ var allowed = map[string][]string{
 	"operator/api/v1alpha1":             nil, // the types and their schema: no I/O, no charts
 	"operator/spec":                     {"operator/api/v1alpha1", "operator/bounded", "operator/component", "profiles", "manifests"},
 	"operator/component":                {"operator/api/v1alpha1"},
-	"operator/render":                   {"manifests", "operator/api/v1alpha1", "operator/bounded", "operator/component", "operator/skew", "operator/spec", "operator/render/internal/fastyaml"},
+	"operator/render":                   {"manifests", "operator/api/v1alpha1", "operator/bounded", "operator/component", "operator/skew", "operator/spec", "operator/render/internal/fastyaml", "operator/render/internal/pathpatch"},
 	"operator/render/internal/fastyaml": nil,
+	// Only tests import fastyamltest.
+	"operator/render/internal/fastyaml/fastyamltest": {"operator/render/internal/fastyaml"},
+	"operator/render/internal/pathpatch":             {"operator/api/v1alpha1", "operator/spec"},
 	"operator/install": {"operator/admission", "operator/component", "operator/event", "operator/existing", "operator/helmrelease", "operator/kube",
 		"operator/objdiff", "operator/ownership", "operator/readiness", "operator/render", "operator/rollout", "operator/schedule"},
 	"operator/check": {"operator/admission", "operator/api/v1alpha1", "operator/component", "operator/existing", "operator/external", "operator/kube",

@@ -86,7 +86,7 @@ func (a *Install) recordRun(ctx context.Context, r *run, p *InstallPlan, out *In
 	rec := &history.Record{Action: a.action(), RollbackOf: a.rollbackOf, Revision: res.IOP.Spec.Revision, Time: time.Now().UTC(),
 		ToolVersion: r.cfg.Version, Profile: res.Profile, Digests: p.digests}
 	out.record = rec
-	if y, derr := spec.Dump(res.Tree, "", spec.FormatYAML); derr == nil {
+	if y, derr := spec.YAML(res.Tree); derr == nil {
 		rec.Spec = string(y)
 	}
 	rec.Objects, rec.ObjectsOmitted = identities(p.manifests)

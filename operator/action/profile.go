@@ -30,12 +30,17 @@ type ProfileDump struct {
 	// Profile, when set, is the profile to dump (a --set profile= still wins).
 	Profile    string
 	ConfigPath string
-	// Format is spec.FormatYAML, FormatJSON or FormatFlags.
-	Format string
+}
+
+// SpecDump is a resolved spec, or its part at a config path, and the --set flags that
+// rebuild it.
+type SpecDump struct {
+	Spec  any
+	Flags []string
 }
 
 // Run returns the dump.
-func (a *ProfileDump) Run(context.Context) ([]byte, error) {
+func (a *ProfileDump) Run(context.Context) (*SpecDump, error) {
 	opts := a.Spec
 	if a.Profile != "" {
 		opts.Sets = append([]string{"profile=" + a.Profile}, opts.Sets...)
@@ -44,7 +49,11 @@ func (a *ProfileDump) Run(context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return spec.Dump(res.Tree, a.ConfigPath, a.Format)
+	node, err := spec.Select(res.Tree, a.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	return &SpecDump{Spec: node, Flags: spec.SetFlags(node, a.ConfigPath)}, nil
 }
 
 // ProfileDiff compares two resolved profiles.
@@ -61,7 +70,7 @@ func (a *ProfileDiff) Run(context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		b, err := spec.Dump(res.Tree, "", spec.FormatYAML)
+		b, err := spec.YAML(res.Tree)
 		return string(b), err
 	}
 	left, err := dump(a.A)

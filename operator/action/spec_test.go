@@ -24,7 +24,7 @@ func TestRenderRecordRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y, err := spec.Dump(res.Tree, "", spec.FormatYAML)
+		y, err := spec.YAML(res.Tree)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -168,21 +168,3 @@ func at(t *testing.T, m map[string]any, path string) any {
 	}
 	return cur
 }
-
-// A delete of an item of a list that is itself a list item (found by FuzzOverlayPatch):
-// it used to do nothing and report success.
-func TestOverlayDeleteInNestedList(t *testing.T) {
-	obj := map[string]any{"spec": map[string]any{"matrix": []any{[]any{int64(1), int64(2)}, []any{"a"}}}}
-	if err := applyPathPatch(obj, v1alpha1.Patch{Path: "spec.matrix.[0].[1]"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := obj["spec"].(map[string]any)["matrix"]; !reflect.DeepEqual(got, []any{[]any{int64(1)}, []any{"a"}}) {
-		t.Errorf("matrix = %v", got)
-	}
-	if err := applyPathPatch(obj, v1alpha1.Patch{Path: "spec.matrix.[1]"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := obj["spec"].(map[string]any)["matrix"]; !reflect.DeepEqual(got, []any{[]any{int64(1)}}) {
-		t.Errorf("matrix = %v", got)
-	}
-}

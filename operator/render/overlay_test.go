@@ -69,33 +69,3 @@ spec:
 	}
 	golden.Check(t, filepath.Join("../../testdata/overlays/scalar-lists.txt"), []byte(out.String()))
 }
-
-// TestPatchValueText reads patch values as upstream's tpath does: a string holding a YAML
-// mapping (one line with ": ", or several lines with a ":") is that mapping; JSON object
-// text, list text and other strings stay text.
-func TestPatchValueText(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   any
-		want string
-	}{
-		{"block", "runAsUser: 1337\nrunAsNonRoot: true\n", `map[runAsNonRoot:true runAsUser:1337]`},
-		{"nested block", "requests:\n  cpu: 250m\n", `map[requests:map[cpu:250m]]`},
-		{"one line with colon-space", "tier: control", `map[tier:control]`},
-		{"one line without a space", "a:b", `a:b`},
-		{"true as text", "true", `true`},
-		{"number as text", "8080", `8080`},
-		{"JSON object text", `{"a": 1}`, `{"a": 1}`},
-		{"list text", "- a: 1\n- b: 2\n", "- a: 1\n- b: 2\n"},
-		{"lines without a colon", "one\ntwo\n", "one\ntwo\n"},
-		{"a colon in prose over lines", "see:\nthis is not: a map: really\n", "see:\nthis is not: a map: really\n"},
-		{"an object", map[string]any{"a": 1.0}, `map[a:1]`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := patchValue(tc.in)
-			if s := fmt.Sprint(got); s != tc.want {
-				t.Errorf("patchValue(%q) = %s (%T), want %s", tc.in, s, got, tc.want)
-			}
-		})
-	}
-}

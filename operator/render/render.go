@@ -1,16 +1,13 @@
 package render
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
-	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -267,65 +264,13 @@ func ParseObjects(data []byte) ([]*unstructured.Unstructured, error) {
 
 // parseText is ParseObjects of text (a chart's output), whose strings the objects share.
 func parseText(text string) ([]*unstructured.Unstructured, error) {
-	if docs, ok := fastyaml.Parse(text); ok {
-		if out, ok := objectsOf(docs); ok {
-			return out, nil
-		}
+	objs, err := fastyaml.Objects(text)
+	if err != nil {
+		return nil, err
 	}
-	return parseObjects([]byte(text))
-}
-
-// objectsOf are the objects of documents fastyaml.Parse read; false if one is not an object
-// (parseObjects then says which).
-func objectsOf(docs []any) ([]*unstructured.Unstructured, bool) {
 	var out []*unstructured.Unstructured
-	for _, v := range docs {
-		if v == nil {
-			continue
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if len(m) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, false
-		}
-		out = append(out, u)
+	for _, m := range objs {
+		out = append(out, &unstructured.Unstructured{Object: m})
 	}
-	return out, true
-}
-
-// parseObjects is ParseObjects with yaml.v3.
-func parseObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var out []*unstructured.Unstructured
-	for doc := 1; ; doc++ {
-		var v any
-		err := dec.Decode(&v)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			continue
-		}
-		m, ok := fastyaml.JSONValue(v).(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("document %d is not an object", doc)
-		}
-		if len(m) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("document %d: object without kind or apiVersion", doc)
-		}
-		out = append(out, u)
-	}
+	return out, nil
 }

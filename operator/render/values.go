@@ -8,6 +8,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/component"
+	"github.com/istioctl-installer/istioctl/operator/render/internal/pathpatch"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -176,7 +177,7 @@ func servicePorts(ports []corev1.ServicePort) []any {
 		if err != nil {
 			continue // a typed ServicePort always round-trips
 		}
-		out = append(out, normalize(m))
+		out = append(out, pathpatch.Normalize(m))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,51 +8,44 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Formats of Dump.
-const (
-	FormatYAML  = "yaml"
-	FormatJSON  = "json"
-	FormatFlags = "flags"
-)
+// YAML is tree as YAML: the spec an install record keeps and profile diff compares.
+func YAML(tree map[string]any) ([]byte, error) {
+	return yaml.Marshal(tree)
+}
 
-// Dump renders the part of tree at configPath (relative to spec, or starting with spec;
-// empty for the whole document) as YAML, JSON, or the --set flags that rebuild it.
-func Dump(tree map[string]any, configPath, format string) ([]byte, error) {
-	var node any = tree
-	if configPath != "" {
-		p, err := ParsePath(configPath)
-		if err != nil {
-			return nil, fmt.Errorf("--config-path %q: %w", configPath, err)
-		}
-		if p[0].kind != segKey || p[0].Key != "spec" {
-			p = append(Path{{Key: "spec", kind: segKey}}, p...)
-		}
-		if node, err = get(tree, p); err != nil {
-			return nil, fmt.Errorf("--config-path %q: %w", configPath, err)
-		}
+// Select is the part of tree at configPath (relative to spec, or starting with spec; empty
+// for the whole document), as profile dump --config-path prints it.
+func Select(tree map[string]any, configPath string) (any, error) {
+	if configPath == "" {
+		return tree, nil
 	}
-	switch format {
-	case FormatYAML, "":
-		return yaml.Marshal(node)
-	case FormatJSON:
-		b, err := json.MarshalIndent(node, "", "  ")
-		return append(b, '\n'), err
-	case FormatFlags:
-		prefix := configPath
-		if configPath == "" {
-			m, _ := node.(map[string]any)
-			node = m["spec"]
-		}
-		prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "spec"), ".")
-		var lines []string
-		flatten(prefix, node, &lines)
-		sort.Strings(lines)
-		if len(lines) == 0 {
-			return nil, nil
-		}
-		return []byte(strings.Join(lines, "\n") + "\n"), nil
+	p, err := ParsePath(configPath)
+	if err != nil {
+		return nil, fmt.Errorf("--config-path %q: %w", configPath, err)
 	}
-	return nil, fmt.Errorf("output format %q is not supported; use yaml, json or flags", format)
+	if p[0].kind != segKey || p[0].Key != "spec" {
+		p = append(Path{{Key: "spec", kind: segKey}}, p...)
+	}
+	node, err := get(tree, p)
+	if err != nil {
+		return nil, fmt.Errorf("--config-path %q: %w", configPath, err)
+	}
+	return node, nil
+}
+
+// SetFlags are the --set flags that rebuild node, the part of a tree at configPath
+// (Select's), one per leaf, sorted; the whole document's are those of its spec.
+func SetFlags(node any, configPath string) []string {
+	prefix := configPath
+	if configPath == "" {
+		m, _ := node.(map[string]any)
+		node = m["spec"]
+	}
+	prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "spec"), ".")
+	var lines []string
+	flatten(prefix, node, &lines)
+	sort.Strings(lines)
+	return lines
 }
 
 func get(tree map[string]any, p Path) (any, error) {

@@ -14,9 +14,9 @@ func TestEmptySpecSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := spec.Dump(def.Tree, "", spec.FormatYAML)
+	want, _ := spec.YAML(def.Tree)
 	same := func(_ specCase, res *spec.Resolved) string {
-		got, _ := spec.Dump(res.Tree, "", spec.FormatYAML)
+		got, _ := spec.YAML(res.Tree)
 		if string(got) == string(want) {
 			return "resolves to: the default profile, unchanged\n"
 		}

@@ -57,7 +57,7 @@ func FuzzResolveFile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := Dump(res.Tree, "", FormatYAML)
+		out, err := YAML(res.Tree)
 		if err != nil {
 			t.Fatalf("dump: %v", err)
 		}
@@ -65,7 +65,7 @@ func FuzzResolveFile(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the dump of a valid spec does not resolve: %v\n%s", err, out)
 		}
-		out2, _ := Dump(res2.Tree, "", FormatYAML)
+		out2, _ := YAML(res2.Tree)
 		if string(out) != string(out2) {
 			t.Fatalf("dump is not stable:\n%s\n---\n%s", out, out2)
 		}

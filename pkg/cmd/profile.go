@@ -99,13 +99,12 @@ func newProfileDumpCommand(g *Globals) *cobra.Command {
 
 // Run resolves and prints the spec.
 func (a *ProfileDumpAction) Run(ctx context.Context) error {
-	out, err := (&action.ProfileDump{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version}, Spec: a.Spec.options(a.In, ""),
-		Profile: a.Profile, ConfigPath: a.ConfigPath, Format: a.Output}).Run(ctx)
+	d, err := (&action.ProfileDump{Config: &action.Config{Warn: printer.Warnings(a.ErrOut), Version: version.Version}, Spec: a.Spec.options(a.In, ""),
+		Profile: a.Profile, ConfigPath: a.ConfigPath}).Run(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = a.Out.Write(out)
-	return err
+	return printer.ProfileDump(a.Out, printer.Format(a.Output), d.Spec, d.Flags)
 }
 
 // ProfileDiffAction shows how two resolved profiles differ.

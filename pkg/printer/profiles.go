@@ -18,6 +18,19 @@ func Profiles(w io.Writer, names []string, f Format) error {
 	return err
 }
 
+// ProfileDump prints a resolved spec (or its part at a config path) as YAML or JSON, or the
+// --set flags that rebuild it, a line each.
+func ProfileDump(w io.Writer, f Format, spec any, flags []string) error {
+	if f == Flags {
+		if len(flags) == 0 {
+			return nil
+		}
+		_, err := io.WriteString(w, strings.Join(flags, "\n")+"\n")
+		return err
+	}
+	return encode(w, f, spec, encoding{})
+}
+
 // ProfileDiff prints a profile diff, or that the two are the same.
 func ProfileDiff(w io.Writer, a, b, diff string) error {
 	if diff == "" {

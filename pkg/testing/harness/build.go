@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -20,7 +21,8 @@ type build struct {
 }
 
 // BuildIstioctl builds cmd/istioctl as make build does (CGO_ENABLED=0, -trimpath), once per
-// version and test binary, and returns its path. A version stamps the binary as make build
+// version and test binary (once per version for the whole run under hack/test.sh:
+// buildShared), and returns its path. A version stamps the binary as make build
 // VERSION=... does: our build stamps its own version into what it installs, so an older
 // "from" side is this tree built as that version. An empty version builds with none
 // stamped, as go build does: a real process for signals and a terminal. The binaries stay
@@ -30,24 +32,64 @@ func BuildIstioctl(t testing.TB, version string) string {
 	v, _ := built.LoadOrStore(version, &build{})
 	b := v.(*build)
 	b.once.Do(func() {
+		if shared := os.Getenv("ISTIOCTL_TEST_BUILDS"); shared != "" {
+			b.bin, b.out, b.err = buildShared(shared, version)
+			return
+		}
 		dir, err := os.MkdirTemp("", "istioctl-"+version+"-")
 		if err != nil {
 			b.err = err
 			return
 		}
 		b.bin = filepath.Join(dir, "istioctl")
-		args := []string{"build", "-trimpath", "-o", b.bin}
-		if version != "" {
-			args = append(args, "-ldflags", ldflags(version))
-		}
-		c := exec.Command("go", append(args, "github.com/istioctl-installer/istioctl/cmd/istioctl")...)
-		c.Env = append(os.Environ(), "CGO_ENABLED=0")
-		b.out, b.err = c.CombinedOutput()
+		b.out, b.err = goBuild(b.bin, version)
 	})
 	if b.err != nil {
 		t.Fatalf("building istioctl %s: %v\n%s", version, b.err, b.out)
 	}
 	return b.bin
+}
+
+// goBuild builds cmd/istioctl at bin, stamped with version unless empty.
+func goBuild(bin, version string) ([]byte, error) {
+	args := []string{"build", "-trimpath", "-o", bin}
+	if version != "" {
+		args = append(args, "-ldflags", ldflags(version))
+	}
+	c := exec.Command("go", append(args, "github.com/istioctl-installer/istioctl/cmd/istioctl")...)
+	c.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return c.CombinedOutput()
+}
+
+// buildShared builds version once for every test binary of a run (hack/test.sh sets
+// ISTIOCTL_TEST_BUILDS to a directory of the run's own: the tree cannot change under it):
+// the first to take the directory's lock builds, the others wait and take its binary.
+func buildShared(dir, version string) (string, []byte, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	name := "istioctl"
+	if version != "" {
+		name += "-" + version
+	}
+	bin := filepath.Join(dir, name)
+	lock, err := os.OpenFile(bin+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", nil, err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil, nil
+	}
+	// Built aside and renamed: a binary at bin is always whole.
+	out, err := goBuild(bin+".tmp", version)
+	if err != nil {
+		return "", out, err
+	}
+	return bin, out, os.Rename(bin+".tmp", bin)
 }
 
 // At is x running this tree built as version (BuildIstioctl).

@@ -16,7 +16,8 @@ import (
 // style faster; it keeps to what it can print exactly (string-keyed maps, lists, strings
 // of printable ASCII and newlines, JSON's numbers, booleans, null) and hands any object
 // holding anything else to yaml.v2 whole, so its output never differs (the comparison
-// tests in operator/render/emit_test.go run every profile's objects and odd strings through both).
+// checks of fastyamltest.Emit run odd and fuzzed strings here and every profile's objects in
+// operator/render through both).
 func Marshal(obj map[string]any) ([]byte, error) {
 	if b, ok := Emit(obj); ok {
 		return b, nil

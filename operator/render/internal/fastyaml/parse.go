@@ -14,8 +14,9 @@ import (
 // before decoding it, and a render parses about 150 KB of chart output. It is hand-written
 // because no library decodes straight into JSON's types: it reads block mappings and
 // sequences of plain, quoted and literal scalars, one-line flow lists and empty flow
-// collections, comments and --- separators, which is what charts print (operator/render/emit_test.go and
-// parse_test.go compare it with yaml.v3 on every profile's chart output and odd inputs).
+// collections, comments and --- separators, which is what charts print (fastyamltest.Parse
+// compares it with yaml.v3 on odd and fuzzed inputs here and every profile's chart output in
+// operator/render).
 // false: data holds anything else (anchors, tags, folded or multi-line quoted scalars,
 // tabs, duplicate keys, ...), which yaml.v3 then reads, errors included.
 func Parse(data string) ([]any, bool) {

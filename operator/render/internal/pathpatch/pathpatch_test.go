@@ -1,13 +1,40 @@
-package render
+package pathpatch
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
+
+// deployment is a rendered-like istiod Deployment, as the patches of a pilot overlay meet it.
+func deployment() map[string]any {
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "istiod", "namespace": "istio-system"},
+		"spec": map[string]any{
+			"replicas": int64(1),
+			"strategy": map[string]any{"rollingUpdate": map[string]any{"maxSurge": "100%", "maxUnavailable": "25%"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"annotations": map[string]any{"a": "1"}},
+				"spec": map[string]any{"containers": []any{
+					map[string]any{
+						"name": "discovery", "image": "docker.io/istio/pilot:1.30.0",
+						"env":       []any{map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "B", "value": "2"}},
+						"resources": map[string]any{"requests": map[string]any{"cpu": "500m", "memory": "2Gi"}},
+						"args":      []any{"discovery", "--monitoringAddr=:15014"},
+					},
+					map[string]any{"name": "sidecar", "image": "other"},
+				}},
+			},
+		},
+	}
+}
 
 // FuzzOverlayPatch feeds arbitrary k8s overlay patches (a path, and a JSON value or none
 // for a delete) to the path patcher on a rendered-like Deployment: a patch may be
@@ -38,12 +65,8 @@ func FuzzOverlayPatch(f *testing.F) {
 	} {
 		f.Add(seed.path, seed.value)
 	}
-	base, err := ParseObjects([]byte(pilotObjects))
-	if err != nil {
-		f.Fatal(err)
-	}
 	f.Fuzz(func(t *testing.T, path, value string) {
-		obj := base[0].DeepCopy().Object
+		obj := deployment()
 		// A list of lists too, which no chart renders but a path can address.
 		obj["spec"].(map[string]any)["matrix"] = []any{[]any{int64(1), int64(2)}, []any{"a"}}
 		p := v1alpha1.Patch{Path: path}
@@ -55,8 +78,8 @@ func FuzzOverlayPatch(f *testing.F) {
 			p.Value = v
 		}
 		parsed, perr := spec.ParseOverlayPath(path)
-		before := deepCopyMap(obj)
-		err := applyPathPatch(obj, p)
+		before := runtime.DeepCopyJSON(obj)
+		err := Apply(obj, p)
 		if _, jerr := json.Marshal(obj); jerr != nil {
 			t.Fatalf("patch %q left an object that is not JSON: %v", path, jerr)
 		}
@@ -79,14 +102,14 @@ func FuzzOverlayPatch(f *testing.F) {
 				list, _ := parent.([]any)
 				old, _ := lookupPath(before, parsed[:len(parsed)-1])
 				if oldList, _ := old.([]any); last.Index < 0 || last.Index >= len(oldList) {
-					if len(list) != len(oldList)+1 || !reflect.DeepEqual(list[len(list)-1], patchValue(p.Value)) {
+					if len(list) != len(oldList)+1 || !reflect.DeepEqual(list[len(list)-1], Value(p.Value)) {
 						t.Fatalf("append %q = %s applied, but the list is %v", path, value, list)
 					}
 					return
 				}
 			}
 			got, ok := lookupAfter(obj, before, parsed)
-			if !ok || !reflect.DeepEqual(got, patchValue(p.Value)) {
+			if !ok || !reflect.DeepEqual(got, Value(p.Value)) {
 				t.Fatalf("patch %q = %s applied, but the path reads %v (found %v)", path, value, got, ok)
 			}
 			return
@@ -126,7 +149,7 @@ func lookupAfter(obj, before any, path spec.Path) (any, bool) {
 			continue
 		}
 		list, _ := cur.([]any)
-		j, err := overlayItem(list, seg)
+		j, err := Item(list, seg)
 		if err != nil || j >= len(list) {
 			cur = nil
 			continue
@@ -152,7 +175,7 @@ func lookupAfter(obj, before any, path spec.Path) (any, bool) {
 		j := idx[i]
 		if j < 0 || j >= len(list) {
 			var err error
-			if j, err = overlayItem(list, seg); err != nil || j == len(list) {
+			if j, err = Item(list, seg); err != nil || j == len(list) {
 				return nil, false
 			}
 		}
@@ -161,7 +184,7 @@ func lookupAfter(obj, before any, path spec.Path) (any, bool) {
 	return cur, true
 }
 
-// lookupPath walks path the way applyPathPatch does, without creating or appending anything.
+// lookupPath walks path the way Apply does, without creating or appending anything.
 func lookupPath(obj any, path spec.Path) (any, bool) {
 	cur := obj
 	for _, seg := range path {
@@ -179,7 +202,7 @@ func lookupPath(obj any, path spec.Path) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			j, err := overlayItem(list, seg)
+			j, err := Item(list, seg)
 			if err != nil || j == len(list) {
 				return nil, false
 			}
@@ -187,4 +210,52 @@ func lookupPath(obj any, path spec.Path) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// A delete of an item of a list that is itself a list item (found by FuzzOverlayPatch):
+// it used to do nothing and report success.
+func TestOverlayDeleteInNestedList(t *testing.T) {
+	obj := map[string]any{"spec": map[string]any{"matrix": []any{[]any{int64(1), int64(2)}, []any{"a"}}}}
+	if err := Apply(obj, v1alpha1.Patch{Path: "spec.matrix.[0].[1]"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := obj["spec"].(map[string]any)["matrix"]; !reflect.DeepEqual(got, []any{[]any{int64(1)}, []any{"a"}}) {
+		t.Errorf("matrix = %v", got)
+	}
+	if err := Apply(obj, v1alpha1.Patch{Path: "spec.matrix.[1]"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := obj["spec"].(map[string]any)["matrix"]; !reflect.DeepEqual(got, []any{[]any{int64(1)}}) {
+		t.Errorf("matrix = %v", got)
+	}
+}
+
+// TestPatchValueText reads patch values as upstream's tpath does: a string holding a YAML
+// mapping (one line with ": ", or several lines with a ":") is that mapping; JSON object
+// text, list text and other strings stay text.
+func TestPatchValueText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"block", "runAsUser: 1337\nrunAsNonRoot: true\n", `map[runAsNonRoot:true runAsUser:1337]`},
+		{"nested block", "requests:\n  cpu: 250m\n", `map[requests:map[cpu:250m]]`},
+		{"one line with colon-space", "tier: control", `map[tier:control]`},
+		{"one line without a space", "a:b", `a:b`},
+		{"true as text", "true", `true`},
+		{"number as text", "8080", `8080`},
+		{"JSON object text", `{"a": 1}`, `{"a": 1}`},
+		{"list text", "- a: 1\n- b: 2\n", "- a: 1\n- b: 2\n"},
+		{"lines without a colon", "one\ntwo\n", "one\ntwo\n"},
+		{"a colon in prose over lines", "see:\nthis is not: a map: really\n", "see:\nthis is not: a map: really\n"},
+		{"an object", map[string]any{"a": 1.0}, `map[a:1]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Value(tc.in)
+			if s := fmt.Sprint(got); s != tc.want {
+				t.Errorf("Value(%q) = %s (%T), want %s", tc.in, s, got, tc.want)
+			}
+		})
+	}
 }
