@@ -63,7 +63,8 @@ type Install struct {
 	Events event.Sink
 	// Hooks, when given, are where the run reports each component ready (its hook, by the
 	// component's name, ends): what a run beside it waits on (a fleet's remote, on its
-	// primary's Pilot). nil: the run's own.
+	// primary's Pilot); a view made with After adds what its components wait on besides
+	// their parents. nil: the run's own.
 	Hooks *schedule.Hooks
 
 	// rollbackOf, what and skipRelied say how a rollback's install is recorded and named

@@ -222,14 +222,20 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 		record(m.Instance.Key(), changes, err)
 		in.events.Emit(e)
 		return err
-	}, func(m render.Manifest, why string) {
+	}, func(m render.Manifest, why string, outer error) {
 		e := componentEvent(m.Instance)
 		e.Type, e.Message = event.ComponentSkipped, "not applied: "+why
 		in.events.Emit(e)
-		record(m.Instance.Key(), skipped(m.Instance.Key(), m.Objects), nil)
-		mu.Lock()
-		res.Failed = append(res.Failed, m.Instance.Key())
-		mu.Unlock()
+		var err error
+		if outer != nil { // no component of this run failed: the skip is the run's failure
+			err = fmt.Errorf("%s: not applied: %w", m.Instance.Title, outer)
+		}
+		record(m.Instance.Key(), skipped(m.Instance.Key(), m.Objects), err)
+		if err == nil {
+			mu.Lock()
+			res.Failed = append(res.Failed, m.Instance.Key())
+			mu.Unlock()
+		}
 	})
 	if caller.Err() != nil {
 		err := &InterruptedError{Applied: res.Applied() + res.Unchanged(), NotApplied: res.NotApplied(), Unfinished: res.Failed}

@@ -24,6 +24,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
+	"github.com/istioctl-installer/istioctl/operator/schedule"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -355,5 +356,51 @@ webhooks:
 	}
 	if err != nil || r.Status != readiness.Ready {
 		t.Errorf("the validator once Pilot is ready: %+v, %v", r, err)
+	}
+}
+
+// A run gated on a run beside it (a fleet's remote on its primary's Pilot, schedule's
+// After): when that need fails, its Base stands, the rest is skipped, the run fails with
+// the need (no failure of its own says why), and nothing it owned is pruned.
+func TestInstallOuterNeedFails(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t)
+	client := harness.Client(t, c)
+	ctx := t.Context()
+	owner := ownership.Owner{Namespace: ns, Version: "1.30.0"}
+	start := func() *install.Run {
+		return (&install.Installer{Client: client, Owner: owner, Opts: install.Options{Timeout: time.Minute}}).Start()
+	}
+	const oldYAML = `{apiVersion: v1, kind: ConfigMap, metadata: {name: old, namespace: NS}}`
+	if _, err := start().Install(ctx, nil, nil, []render.Manifest{manifest(t, component.Pilot, ns, oldYAML)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ms := []render.Manifest{
+		manifest(t, component.Base, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: base, namespace: NS}}`),
+		manifest(t, component.Pilot, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: pilot, namespace: NS}}`),
+	}
+	in := start()
+	stale, err := in.Stale(ctx, ms)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("stale: %d objects, %v; want the old ConfigMap", len(stale), err)
+	}
+	hooks := schedule.New()
+	hooks.Scope("primary").End(string(component.Pilot), errors.New("istiod crash-loops"))
+	rec := &event.Recorder{}
+	_, err = in.Install(ctx, rec, hooks.Scope("remote").After([]string{"primary/Pilot"}, string(component.Base)), ms, stale)
+	var need *schedule.NeedError
+	if !errors.As(err, &need) || need.Need != "primary/Pilot" {
+		t.Fatalf("err = %v, want the primary's Pilot named", err)
+	}
+	for _, tc := range []struct {
+		obj  *unstructured.Unstructured
+		want bool
+	}{{ms[0].Objects[0], true}, {ms[1].Objects[0], false}, {stale[0], true}} {
+		if live, _ := client.Get(ctx, tc.obj); (live != nil) != tc.want {
+			t.Errorf("%s: there %v, want %v", tc.obj.GetName(), live != nil, tc.want)
+		}
+	}
+	if skipped := rec.Of(event.ComponentSkipped); len(skipped) != 1 || skipped[0].Component != string(component.Pilot) {
+		t.Errorf("skipped: %+v", skipped)
 	}
 }

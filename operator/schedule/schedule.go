@@ -14,6 +14,10 @@ type Hooks struct {
 	// scope prefixes the names this view ends and waits on ("" or "name/").
 	scope string
 	all   *hookSet
+	// outer are hooks named from the root that every node of this view not in except also
+	// waits on (After).
+	outer  []string
+	except map[string]bool
 }
 
 type hookSet struct {
@@ -33,6 +37,30 @@ func New() *Hooks { return &Hooks{all: &hookSet{hooks: map[string]*hook{}}} }
 // ends the hook "cluster-1/Pilot". A run inside a node (a cluster's install) gets its
 // node's scope, so what it reports is the node's.
 func (h *Hooks) Scope(name string) *Hooks { return &Hooks{scope: h.scope + name + "/", all: h.all} }
+
+// After is the view of h whose nodes, but those named in except, also wait on the hooks
+// needs, named from the root whatever h's scope: a fleet's remote starts its Base at once
+// and the rest of its install once its primary's Pilot stands ("cluster-1/Pilot").
+func (h *Hooks) After(needs []string, except ...string) *Hooks {
+	out := *h
+	out.outer = append(append([]string(nil), h.outer...), needs...)
+	out.except = map[string]bool{}
+	for k := range h.except {
+		out.except[k] = true
+	}
+	for _, n := range except {
+		out.except[n] = true
+	}
+	return &out
+}
+
+// outerNeeds are the root-named hooks a node of this view named name waits on first.
+func (h *Hooks) outerNeeds(name string) []string {
+	if h.except[name] {
+		return nil
+	}
+	return h.outer
+}
 
 func (s *hookSet) get(name string) *hook {
 	s.mu.Lock()
@@ -113,8 +141,13 @@ func (e *StoppedError) Unwrap() error { return e.Err }
 // Wait waits for the named hooks in turn: nil once all stand, a *NeedError for the first
 // that failed, a *StoppedError when ctx ends first.
 func (h *Hooks) Wait(ctx context.Context, names ...string) error {
+	return h.wait(ctx, h.scope, names)
+}
+
+// wait waits for the hooks names, each prefixed with scope.
+func (h *Hooks) wait(ctx context.Context, scope string, names []string) error {
 	for _, n := range names {
-		k := h.all.get(h.scope + n)
+		k := h.all.get(scope + n)
 		select {
 		case <-k.done:
 		case <-ctx.Done():
@@ -132,7 +165,8 @@ type Node struct {
 	// Name is the hook the node ends with its result. Several nodes may share one: it
 	// stands once all of them have run without error, and fails with the first that failed.
 	Name string
-	// Needs are the hooks it waits on (in h's scope), in turn, before it runs.
+	// Needs are the hooks it waits on (in h's scope), in turn, before it runs (after those
+	// of h.After).
 	Needs []string
 	// Run is the step; it may wait on more hooks on its way (h.Wait).
 	Run func(ctx context.Context) error
@@ -166,7 +200,11 @@ func (h *Hooks) Run(ctx context.Context, nodes []Node, skip func(i int, why erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := h.Wait(ctx, n.Needs...); err != nil {
+			err := h.wait(ctx, "", h.outerNeeds(n.Name))
+			if err == nil {
+				err = h.Wait(ctx, n.Needs...)
+			}
+			if err != nil {
 				if skip != nil {
 					skip(i, err)
 				}

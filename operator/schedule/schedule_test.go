@@ -153,3 +153,52 @@ func TestStoppedWhileWaiting(t *testing.T) {
 		t.Fatalf("a skipped with %v, want stopped while waiting for never", got)
 	}
 }
+
+func TestAfterGatesAllButExcept(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		primary error // how the primary's Pilot ends
+		want    []string
+		skipped string // the need the remote's Pilot was skipped for
+	}{
+		{name: "primary stands", want: []string{"remote Base", "primary Pilot", "remote Pilot"}},
+		{name: "primary fails", primary: errors.New("istiod crash-loops"), want: []string{"remote Base", "primary Pilot"}, skipped: "cluster-1/Pilot"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New()
+			var mu sync.Mutex
+			var order []string
+			note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+			baseDone := make(chan struct{})
+			go func() { // the primary's Pilot ends only after the remote's Base ran
+				select {
+				case <-baseDone:
+				case <-time.After(time.Minute):
+					t.Error("the remote's Base waited for the primary")
+				}
+				note("primary Pilot")
+				h.Scope("cluster-1").End("Pilot", tc.primary)
+			}()
+			remote := h.Scope("cluster-3").After([]string{"cluster-1/Pilot"}, "Base")
+			var skipped error
+			remote.Run(context.Background(), []Node{
+				{Name: "Base", Run: func(context.Context) error { note("remote Base"); close(baseDone); return nil }},
+				{Name: "Pilot", Needs: []string{"Base"}, Run: func(context.Context) error { note("remote Pilot"); return nil }},
+			}, func(i int, why error) { skipped = why })
+			if !slices.Equal(order, tc.want) {
+				t.Errorf("order %v, want %v", order, tc.want)
+			}
+			var need *NeedError
+			switch {
+			case tc.skipped == "" && skipped != nil:
+				t.Errorf("skipped: %v", skipped)
+			case tc.skipped != "" && (!errors.As(skipped, &need) || need.Need != tc.skipped):
+				t.Errorf("skipped for %v, want a need error for %s", skipped, tc.skipped)
+			}
+			// The view's own hooks stay in its scope: the remote's Pilot ended as cluster-3/Pilot.
+			if err := h.Wait(context.Background(), "cluster-3/Base"); err != nil {
+				t.Errorf("cluster-3/Base: %v", err)
+			}
+		})
+	}
+}

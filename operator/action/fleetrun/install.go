@@ -23,7 +23,8 @@ import (
 // Install is x fleet install: every cluster of a fleet file installed by the same
 // Install action a single-cluster install runs, under that cluster's lock, and the links
 // between them, in the order the mesh needs: each cluster's cacerts, then its install (a
-// remote's once its primary's stands), each link once both its clusters stand. Steps run
+// remote's past its Base once its primary's Pilot stands), each link once both its clusters
+// stand. Steps run
 // as soon as what they need is done; a cluster that fails stops only what needs it.
 type Install struct {
 	*Fleet
@@ -302,7 +303,8 @@ func (p *Plan) members() map[string]*Member {
 	return out
 }
 
-// installMember writes the cluster's cacerts, then installs it once its primary stands.
+// installMember writes the cluster's cacerts, then installs it: a remote's components past
+// its Base once its primary's Pilot stands.
 func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *schedule.Hooks) (event.ClusterOutcome, error) {
 	if m.Err != nil {
 		return event.ClusterFailed, m.Err
@@ -310,16 +312,19 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	if err := a.writeCACerts(ctx, p.f, m); err != nil {
 		return event.ClusterFailed, err
 	}
+	own := hooks.Scope(m.Name)
 	if m.Primary != "" {
-		// A remote needs its primary's istiod serving (its injection goes there): the hook
-		// its primary's install ends once its Pilot is ready, not the rest of that install;
-		// with no address in the file, the gateway that gives it one: the whole of it.
-		need := m.Primary + "/" + string(component.Pilot)
+		// A remote needs its primary's istiod serving (its injection goes there), from its
+		// Pilot on: its Base (CRDs, reader account) is applied at once, the rest once its
+		// primary's Pilot is ready, beside the rest of that install. With no address in
+		// the file, the gateway that gives it one: the whole of its primary's install,
+		// before it plans.
 		if needsAddress(m) {
-			need = m.Primary
-		}
-		if err := hooks.Wait(ctx, need); err != nil {
-			return event.ClusterSkipped, needError(err)
+			if err := hooks.Wait(ctx, m.Primary); err != nil {
+				return event.ClusterSkipped, needError(err)
+			}
+		} else {
+			own = own.After([]string{m.Primary + "/" + string(component.Pilot)}, string(component.Base))
 		}
 	}
 	in, plan, err := a.withAddress(ctx, p, m)
@@ -329,8 +334,12 @@ func (a *Install) installMember(ctx context.Context, p *Plan, m *Member, hooks *
 	// A copy reporting its components to the fleet's hooks: the member's action stays as
 	// planned.
 	scoped := *in
-	scoped.Hooks = hooks.Scope(m.Name)
+	scoped.Hooks = own
 	r, err := scoped.Run(ctx, plan)
+	var need *schedule.NeedError
+	if errors.As(err, &need) {
+		return event.ClusterFailed, fmt.Errorf("%w (only its Base was applied)", needError(err))
+	}
 	if err != nil {
 		return event.ClusterFailed, err
 	}
