@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for the given budget each: a duration (`make fuzz`, default 2m) or an
-# exec count such as 20000x (`make test`). A crasher is written under the package's
-# testdata/fuzz/ by go test; commit it: it becomes a regression test.
+# exec count such as 20000x (`make e2e`); --build only builds them (hack/test.sh warm). A
+# crasher is written under the package's testdata/fuzz/ by go test; commit it: it becomes a
+# regression test.
 #
 # A count has no wall-clock deadline, so CI uses one: Go 1.26's coordinator can fail a target
 # with a bare "context deadline exceeded" when -fuzztime's deadline fires while a worker is busy
@@ -18,6 +19,16 @@ targets=(
 	"./operator/render/internal/fastyaml FuzzParseAsYAMLv3"
 	"./operator/render/internal/fastyaml FuzzEmitAsYAMLv2"
 )
+if [ "$budget" = --build ]; then
+	# Only each target's instrumented build, into the build cache (hack/test.sh warm).
+	out=$(mktemp -d)
+	trap 'rm -rf "$out"' EXIT
+	for t in "${targets[@]}"; do
+		read -r pkg name <<<"$t"
+		go test -c -fuzz "^${name}\$" -o "$out/fuzz.test" "$pkg"
+	done
+	exit 0
+fi
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
