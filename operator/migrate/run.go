@@ -69,10 +69,15 @@ func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error)
 			return res, fmt.Errorf("moving revision tag %s to %s: %w", t.Tag, t.To, err)
 		}
 	}
+	// The namespaces at once (each judged on its own read): a relabel is a round trip each,
+	// and a fleet of namespaces waited on them one by one before the first batch.
+	var relabels errgroup.Group
+	relabels.SetLimit(relabelConcurrency)
 	for _, l := range p.Relabel {
-		if err := r.relabel(ctx, l); err != nil {
-			return res, err
-		}
+		relabels.Go(func() error { return r.relabel(ctx, l) })
+	}
+	if err := relabels.Wait(); err != nil {
+		return res, err
 	}
 	var w *kube.Watcher
 	if !r.DryRun {
@@ -113,6 +118,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error)
 	}
 	return res, nil
 }
+
+// relabelConcurrency bounds the namespaces relabelled at once.
+const relabelConcurrency = 8
 
 // relabel points a namespace's istio.io/rev label at the new revision, as FieldManager:
 // only while the namespace exists and carries l.From (relabelSkip, judged on a read just
