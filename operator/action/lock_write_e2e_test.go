@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	authv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -464,6 +465,7 @@ func lockNoPermission(t *testing.T, c *cluster.Cluster) {
 		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
 		_ = c.Kube.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{})
 	})
+	harness.Authorized(t, c, user, authv1.ResourceAttributes{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"})
 	kubeconfig, log := harness.RecordingProxy(t, c)
 	cfg := config(c)
 	cfg.Kube.Kubeconfig, cfg.Kube.As = kubeconfig, user

@@ -275,6 +275,8 @@ func TestPrecheckRestrictedUser(t *testing.T) {
 
 	// Check what that user is really denied, to compare with precheck's report.
 	user := "system:serviceaccount:" + ns + ":installer"
+	harness.Authorized(t, c, user, authv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: "istio-system"},
+		authv1.ResourceAttributes{Verb: "list", Resource: "pods"})
 	impersonated := rest.CopyConfig(c.Config)
 	impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
 	uc := kubernetes.NewForConfigOrDie(impersonated)

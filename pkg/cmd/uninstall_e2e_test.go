@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	authv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -50,6 +51,9 @@ func TestUninstallWithoutPodAccess(t *testing.T) {
 		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
 	})
 
+	harness.Authorized(t, c, user,
+		authv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
+		authv1.ResourceAttributes{Verb: "delete", Group: "apps", Resource: "deployments", Namespace: "istio-system"})
 	out, stderr, err := harness.Run(t, "--kubeconfig", c.Kubeconfig, "--as", user, "uninstall", "-r", "default", "-y")
 	if err != nil {
 		t.Fatalf("uninstall by a user who may not list pods: %v\n%s\n%s", err, out, stderr)

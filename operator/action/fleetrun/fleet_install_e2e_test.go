@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/action/fleetrun"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
@@ -201,12 +202,22 @@ func TestFleetInstallE2E(t *testing.T) {
 	t.Run("cluster-3 stops during the install", func(t *testing.T) {
 		b := b.with(t)
 		kc, proxy := harness.StoppableKubeconfig(t, bed.Kubeconfig, "cluster-3")
-		// Stop cluster-3's apiserver (its only way in) once cluster-1's install holds
-		// cluster-1's lock: every cluster is planned by then, nothing of cluster-3 written.
-		// The example without cacerts: with them every cluster takes its lock first to
-		// write its cacerts, and cluster-3 could be stopped half-way through taking it.
-		go harness.WhenLocked(b.member("cluster-1"), proxy.Stop)
-		res, _, err := b.install(ctx, kc, fleetExample)
+		// Stop cluster-3's apiserver (its only way in) once cluster-3's install holds
+		// its own lock: its install starts beside its primary's, so this is the one
+		// point of it that is the same in every run (the lock taken, maybe part of its Base
+		// written). Short lock periods: the next run takes the stopped run's lease over 6 s
+		// after its last renewal, by the Lease's own timestamps.
+		go harness.WhenLocked(b.member("cluster-3"), proxy.Stop)
+		short := &action.LockOptions{Timeout: time.Minute, LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: 200 * time.Millisecond}
+		install := func() (*fleetrun.Result, error) {
+			f := b.fleet(kc, fleetExample)
+			f.Lock = short
+			rec := &event.Recorder{}
+			res, err := (&fleetrun.Install{Fleet: f, ReadinessTimeout: fleetReadiness, Events: rec}).Run(ctx, nil)
+			b.record(rec.Events)
+			return res, err
+		}
+		res, err := install()
 		var ferr *fleetrun.Error
 		if !errors.As(err, &ferr) {
 			t.Fatalf("fleet install with cluster-3 stopping: %v, want a *fleetrun.Error", err)
@@ -222,7 +233,7 @@ func TestFleetInstallE2E(t *testing.T) {
 			}
 		}
 		proxy.Start(t)
-		res, _, err = b.install(ctx, kc, fleetExample)
+		res, err = install()
 		if err != nil {
 			t.Fatalf("fleet install once cluster-3 is back: %v", err)
 		}

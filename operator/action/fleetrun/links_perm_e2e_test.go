@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // linkSecretsPermission: precheck asks for get and list on Secrets in the istio namespace
@@ -109,6 +111,7 @@ func linkNoSecretsKubeconfig(t *testing.T, member *cluster.Cluster) string {
 	t.Cleanup(func() {
 		_ = member.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
+	harness.Authorized(t, member, "system:serviceaccount:"+ns+":"+sa.Name, authv1.ResourceAttributes{Verb: "list", Resource: core[0]})
 	tok, err := member.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
