@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${1:-2m}
 targets=(
-	"./operator/spec FuzzSetFlag"
-	"./operator/spec FuzzResolveFile"
+	"./operator/spec/specfuzz FuzzSetFlag"
+	"./operator/spec/specfuzz FuzzResolveFile"
 	"./operator/api/v1alpha1 FuzzDecodeFile"
 	"./operator/render/internal/pathpatch FuzzOverlayPatch"
 	"./operator/render/internal/fastyaml FuzzParseAsYAMLv3"
