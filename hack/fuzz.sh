@@ -17,6 +17,7 @@ targets=(
 	"./operator/render/internal/pathpatch FuzzOverlayPatch"
 	"./operator/render/internal/fastyaml FuzzParseAsYAMLv3"
 	"./operator/render/internal/fastyaml FuzzEmitAsYAMLv2"
+	"./operator/migrate FuzzDecodeRecord"
 )
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
