@@ -18,6 +18,7 @@ targets=(
 	"./operator/render/internal/fastyaml FuzzParseAsYAMLv3"
 	"./operator/render/internal/fastyaml FuzzEmitAsYAMLv2"
 	"./operator/migrate FuzzDecodeRecord"
+	"./operator/link FuzzLinkKubeconfig"
 )
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
