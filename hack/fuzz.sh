@@ -19,6 +19,7 @@ targets=(
 	"./operator/render/internal/fastyaml FuzzEmitAsYAMLv2"
 	"./operator/migrate FuzzDecodeRecord"
 	"./operator/link FuzzLinkKubeconfig"
+	"./operator/fleet FuzzDecodeFleet"
 )
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
