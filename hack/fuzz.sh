@@ -20,6 +20,7 @@ targets=(
 	"./operator/migrate FuzzDecodeRecord"
 	"./operator/link FuzzLinkKubeconfig"
 	"./operator/fleet FuzzDecodeFleet"
+	"./operator/history/historyfuzz FuzzDecodeInstallRecord"
 )
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
