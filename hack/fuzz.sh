@@ -21,6 +21,7 @@ targets=(
 	"./operator/link FuzzLinkKubeconfig"
 	"./operator/fleet FuzzDecodeFleet"
 	"./operator/history/historyfuzz FuzzDecodeInstallRecord"
+	"./operator/helmrelease FuzzReadRelease"
 )
 crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort || true; }
 for t in "${targets[@]}"; do
