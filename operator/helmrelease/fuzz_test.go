@@ -13,6 +13,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/pkg/testing/fakekube"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // FuzzReadRelease reads arbitrary release JSON as a Helm release record (anyone who may
@@ -22,14 +23,7 @@ import (
 // neither an error nor the release read quotes the release's values; a release read
 // lists the objects its manifest does, each with a kind or a name.
 func FuzzReadRelease(f *testing.F) {
-	rel := map[string]any{
-		"name": "istiod", "namespace": "istio-system", "version": 3,
-		"info":     map[string]any{"status": "deployed"},
-		"chart":    map[string]any{"metadata": map[string]any{"name": "istiod", "version": "1.0.0"}},
-		"config":   map[string]any{"secret": "never-read-value"},
-		"manifest": manifest,
-	}
-	seed, err := json.Marshal(rel)
+	seed, err := json.Marshal(release())
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -37,16 +31,12 @@ func FuzzReadRelease(f *testing.F) {
 		f.Add(seed, true, kind)
 		f.Add(seed, false, kind)
 	}
-	f.Add([]byte(`{"version":"3","manifest":"kind: [unclosed","config":{"a":"never-read-value"}}`), true, true)
+	f.Add([]byte(`{"version":"3","manifest":"kind: [unclosed","config":{"a":"never read"}}`), true, true)
 	f.Add([]byte(`{"manifest":"---\n---\nkind: A\n---\nmetadata: {name: b}\n...\n"}`), false, false)
-	f.Fuzz(func(t *testing.T, release []byte, zip, secret bool) {
-		data := release
+	f.Fuzz(func(t *testing.T, rel []byte, zip, secret bool) {
+		data := rel
 		if zip {
-			var b bytes.Buffer
-			zw := gzip.NewWriter(&b)
-			_, _ = zw.Write(release)
-			_ = zw.Close()
-			data = b.Bytes()
+			data = fixture.Gzipped(t, rel, 0, 0)
 		}
 		text := base64.StdEncoding.EncodeToString(data)
 		kind := "ConfigMap"
@@ -79,7 +69,7 @@ func FuzzReadRelease(f *testing.F) {
 				said += o.APIVersion + o.Kind + o.Namespace + o.Name
 			}
 		}
-		for _, v := range values(release) {
+		for _, v := range values(rel) {
 			if strings.Contains(said, v) {
 				t.Fatalf("the release's value %q shows in %q", v, said)
 			}
@@ -88,11 +78,11 @@ func FuzzReadRelease(f *testing.F) {
 }
 
 // values are the string values of at least 8 bytes under the release's "config" (its values).
-func values(release []byte) []string {
+func values(rel []byte) []string {
 	var r struct {
 		Config any `json:"config"`
 	}
-	if json.Unmarshal(release, &r) != nil {
+	if json.Unmarshal(rel, &r) != nil {
 		return nil
 	}
 	var out []string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/bounded"
 	"github.com/istioctl-installer/istioctl/operator/history"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness/fixture"
 )
 
 // FuzzDecodeInstallRecord decodes arbitrary install record payloads (anyone who may write
@@ -40,14 +41,14 @@ func FuzzDecodeInstallRecord(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b, false)
-		f.Add(unzip(f, b), true)
+		f.Add(fixture.Gunzipped(f, b), true)
 	}
 	f.Add([]byte(`{"number":-1,"time":"0000-01-01T00:00:00-23:59","objects":[{}],"digests":{"":""}}`), true)
 	f.Add([]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00"), false)
 	f.Fuzz(func(t *testing.T, data []byte, zip bool) {
 		payload := data
 		if zip {
-			payload = gzipped(t, data)
+			payload = fixture.Gzipped(t, data, 0, 0)
 		}
 		r, err := history.Decode(payload)
 		if err != nil {
@@ -71,8 +72,8 @@ func FuzzDecodeInstallRecord(f *testing.F) {
 			t.Fatalf("a record read encodes to one that does not read: %v", err)
 		}
 		twice, err := history.Encode(back)
-		if err != nil || !bytes.Equal(unzip(t, again), unzip(t, twice)) {
-			t.Fatalf("encoding is not stable (%v):\n%s\n%s", err, unzip(t, again), unzip(t, twice))
+		if err != nil || !bytes.Equal(fixture.Gunzipped(t, again), fixture.Gunzipped(t, twice)) {
+			t.Fatalf("encoding is not stable (%v):\n%s\n%s", err, fixture.Gunzipped(t, again), fixture.Gunzipped(t, twice))
 		}
 		rs := []*history.Record{r, back}
 		history.Sort(rs)
@@ -90,28 +91,4 @@ func past(payload []byte) bool {
 	}
 	n, _ := io.Copy(io.Discard, io.LimitReader(zr, bounded.MaxUnzipped+1))
 	return n > bounded.MaxUnzipped
-}
-
-func gzipped(t testing.TB, data []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func unzip(t testing.TB, b []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
