@@ -21,6 +21,7 @@ func FuzzSetFlag(f *testing.F) {
 		"components.ingressGateways[name:istio-ingressgateway].k8s.replicaCount=2", "a[:x]=y", "x=",
 		"[0]=1", "a.[0].[1]=2", "meshConfig.defaultConfig.proxyMetadata.X=1.0", "values=1", "a[", "]=",
 		"unvalidatedValues.x[0]=1", "components.pilot.k8s.resources.requests.cpu=1m",
+		"meshConfig.defaultConfig.proxyMetadata.X=a\u0085\u0099\uffff\x7f",
 	} {
 		f.Add(s)
 	}
