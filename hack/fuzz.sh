@@ -12,12 +12,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${1:-2m}
 targets=(
-	"./operator/spec FuzzSetFlag"
-	"./operator/spec FuzzResolveFile"
+	"./operator/spec/specfuzz FuzzSetFlag"
+	"./operator/spec/specfuzz FuzzResolveFile"
 	"./operator/api/v1alpha1 FuzzDecodeFile"
 	"./operator/render/internal/pathpatch FuzzOverlayPatch"
 	"./operator/render/internal/fastyaml FuzzParseAsYAMLv3"
 	"./operator/render/internal/fastyaml FuzzEmitAsYAMLv2"
+	"./operator/migrate FuzzDecodeRecord"
+	"./operator/link FuzzLinkKubeconfig"
+	"./operator/fleet FuzzDecodeFleet"
+	"./operator/history/historyfuzz FuzzDecodeInstallRecord"
+	"./operator/helmrelease FuzzReadRelease"
 )
 if [ "$budget" = --build ]; then
 	# Only each target's instrumented build, into the build cache (hack/test.sh warm).

@@ -16,6 +16,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
 	"github.com/istioctl-installer/istioctl/operator/link"
+	"github.com/istioctl-installer/istioctl/operator/link/readerchart"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -211,7 +212,7 @@ func (a *CreateRemoteSecret) planReader(ctx context.Context, p *RemoteSecretPlan
 	if !a.CreateServiceAccount {
 		return nil
 	}
-	reader, err := link.RenderReader(a.ManifestsDir, p.namespace, a.Version)
+	reader, err := readerchart.Render(a.ManifestsDir, p.namespace, a.Version)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/link"
+	"github.com/istioctl-installer/istioctl/operator/link/readerchart"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
 )
 
@@ -36,7 +37,7 @@ func (e *Env) Survey(ctx context.Context) (*link.Survey, error) {
 		e.links = &linkCache{}
 	}
 	e.links.once.Do(func() {
-		reader, err := link.RenderReader(e.ManifestsDir, e.IstioNamespace, e.Version)
+		reader, err := readerchart.Render(e.ManifestsDir, e.IstioNamespace, e.Version)
 		if err != nil {
 			e.links.err = err
 			return

@@ -50,14 +50,19 @@ func payload(t *testing.T, rel map[string]any, zip bool) string {
 	return base64.StdEncoding.EncodeToString(data)
 }
 
-func TestDecode(t *testing.T) {
-	rel := map[string]any{
+// release is istiod's release as Helm records it, with values it must never read.
+func release() map[string]any {
+	return map[string]any{
 		"name": "istiod", "namespace": "istio-system", "version": 3,
 		"info":     map[string]any{"status": "deployed"},
 		"chart":    map[string]any{"metadata": map[string]any{"name": "istiod", "version": "1.0.0"}},
 		"config":   map[string]any{"secret": "never read"},
 		"manifest": manifest,
 	}
+}
+
+func TestDecode(t *testing.T) {
+	rel := release()
 	want := []Object{
 		{APIVersion: "v1", Kind: "ServiceAccount", Namespace: "istio-system", Name: "istiod"},
 		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "istiod-clusterrole-istio-system"},

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,15 +19,7 @@ import (
 
 func gunzip(t *testing.T, b []byte) string {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out)
+	return string(fixture.Gunzipped(t, b))
 }
 
 func TestEncodeDecode(t *testing.T) {

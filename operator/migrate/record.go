@@ -81,16 +81,28 @@ func LoadRecord(ctx context.Context, c *kube.Client, namespace string) (*Record,
 		return nil, &history.UntrustedError{Object: ref.New("ConfigMap", namespace, RecordName).String(), Trust: t,
 			Fix: fmt.Sprintf("Resume and --rollback stop. Check what it says ('kubectl get configmap -n %s %s -o yaml'): if it is your upgrade's, put back by hand the tags and namespace labels it moved, delete it, and run the upgrade again", namespace, RecordName)}
 	}
+	return decodeRecord(fmt.Sprintf("the revision upgrade's progress record %s/%s", namespace, RecordName), []byte(data))
+}
+
+// decodeRecord reads a record's JSON; source names it in errors. A done count outside the
+// record's batches is refused: resume and --rollback cut the batches at it.
+func decodeRecord(source string, data []byte) (*Record, error) {
 	var r Record
-	if err := json.Unmarshal([]byte(data), &r); err != nil {
-		return nil, fmt.Errorf("the revision upgrade's progress record %s/%s is not readable (%w): delete it to start over", namespace, RecordName, err)
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is not readable (%w): delete it to start over", source, err)
+	}
+	if r.Done < 0 || r.Done > len(r.Batches) {
+		return nil, fmt.Errorf("%s is not readable (it says %d of its %d batches are done): delete it to start over", source, r.Done, len(r.Batches))
 	}
 	return &r, nil
 }
 
+// encodeRecord is what saveRecord writes and decodeRecord reads.
+func encodeRecord(r *Record) ([]byte, error) { return json.Marshal(r) }
+
 // saveRecord writes r and seals it (history.Seal), as this package's field manager.
 func saveRecord(ctx context.Context, c *kube.Client, namespace string, r *Record, dryRun bool) error {
-	data, err := json.Marshal(r)
+	data, err := encodeRecord(r)
 	if err != nil {
 		return err
 	}

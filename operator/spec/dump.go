@@ -1,16 +1,48 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
 
-// YAML is tree as YAML: the spec an install record keeps and profile diff compares.
+// YAML is tree as YAML: the spec an install record keeps and profile diff compares. It is
+// yaml.Marshal (JSON, then JSON to YAML) with the characters JSON leaves raw and the YAML
+// reader under JSONToYAML refuses (DEL, C1 controls, U+FFFE, U+FFFF) escaped in between:
+// a spec that resolves always dumps (a --set of one such character in a free-form key lost
+// the install record's spec, fuzzer).
 func YAML(tree map[string]any) ([]byte, error) {
-	return yaml.Marshal(tree)
+	j, err := json.Marshal(tree)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(escapeUnreadable(j))
+}
+
+// escapeUnreadable writes the runes of JSON text j that YAML may not hold raw as \u escapes:
+// they only occur inside strings, where an escape means the same.
+func escapeUnreadable(j []byte) []byte {
+	var out []byte
+	for i := 0; i < len(j); {
+		r, n := utf8.DecodeRune(j[i:])
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff {
+			if out == nil {
+				out = append(make([]byte, 0, len(j)+16), j[:i]...)
+			}
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else if out != nil {
+			out = append(out, j[i:i+n]...)
+		}
+		i += n
+	}
+	if out == nil {
+		return j
+	}
+	return out
 }
 
 // Select is the part of tree at configPath (relative to spec, or starting with spec; empty
