@@ -155,7 +155,7 @@ func (r *Renderer) renderInstance(tree map[string]any, inst component.Instance) 
 // release in namespace, with vals as the release's values, the CRDs of its crds/ directory
 // as written and no k8s settings. It is what `helm template` prints for the same input.
 func (r *Renderer) RenderChart(chart, release, namespace string, vals map[string]any) ([]*unstructured.Unstructured, error) {
-	objs, _, err := r.renderChart(chart, release, namespace, vals, false)
+	objs, _, err := r.renderChart(chart, release, namespace, deepCopyMap(vals), false)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,8 @@ func (r *Renderer) RenderChart(chart, release, namespace string, vals map[string
 }
 
 // renderChart renders a chart's templates and reads its CRDs; relabel gives the CRDs the
-// chart's standard labels, as upstream's istioctl output does.
+// chart's standard labels, as upstream's istioctl output does. vals become the render's:
+// the chart's defaults are merged into them.
 func (r *Renderer) renderChart(dir, release, namespace string, vals map[string]any, relabel bool) ([]*unstructured.Unstructured, []string, error) {
 	ch, err := r.Charts.Load(dir)
 	if err != nil {
@@ -176,7 +177,7 @@ func (r *Renderer) renderChart(dir, release, namespace string, vals map[string]a
 		return nil, nil, fmt.Errorf("Kubernetes version %q: %w", r.KubeVersion, err)
 	}
 	caps.KubeVersion = *kv
-	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{
+	rv, err := renderValues(ch, vals, chartutil.ReleaseOptions{
 		Name: release, Namespace: namespace, Revision: 1, IsInstall: true,
 	}, caps)
 	if err != nil {

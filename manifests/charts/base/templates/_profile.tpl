@@ -3,7 +3,8 @@
 {{- if hasKey .Values "defaults" -}}
 {{- fail (printf "values under 'defaults' are not read: set %s at the top level instead" (keys .Values.defaults | sortAlpha | join ", ")) -}}
 {{- end -}}
-{{- $base := deepCopy (.Values._internal_defaults_do_not_set | default dict) -}}
+{{- /* The defaults are this render's own: Helm copies a chart's values for every render. */ -}}
+{{- $base := .Values._internal_defaults_do_not_set | default dict -}}
 {{- $_ := unset .Values "_internal_defaults_do_not_set" -}}
 {{- $layers := list -}}
 {{- $profile := coalesce .Values.profile ((.Values.global | default dict).profile) -}}

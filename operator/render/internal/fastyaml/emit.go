@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 )
@@ -76,8 +77,12 @@ type emitter struct {
 	column     int
 	whitespace bool
 	indention  bool
-	quoted     map[string]bool // strings yaml.v2 quotes because they read as another type
 }
+
+// v2Quotes holds, for the number-like strings asked about, whether yaml.v2 quotes them (they
+// read as another type), for the whole process: a render prints the same few ("1.31.0",
+// ports) in many objects, on several goroutines, and asking costs a 5 KB encoder.
+var v2Quotes sync.Map // string -> bool
 
 func (e *emitter) putBreak() {
 	e.buf = append(e.buf, '\n')
@@ -269,16 +274,13 @@ func (e *emitter) readsAsString(s string) bool {
 		if !numberLike(s) {
 			return true
 		}
-		// Numbers, timestamps, base-60 floats: yaml.v2 decides (once per string).
-		q, ok := e.quoted[s]
-		if !ok {
-			out, err := yamlv2.Marshal(s)
-			q = err != nil || len(out) > 0 && out[0] == '"'
-			if e.quoted == nil {
-				e.quoted = map[string]bool{}
-			}
-			e.quoted[s] = q
+		// Numbers, timestamps, base-60 floats: yaml.v2 decides (once per string and process).
+		if q, ok := v2Quotes.Load(s); ok {
+			return !q.(bool)
 		}
+		out, err := yamlv2.Marshal(s)
+		q := err != nil || len(out) > 0 && out[0] == '"'
+		v2Quotes.Store(s, q)
 		return !q
 	case c == '~' || c == 'y' || c == 'Y' || c == 'n' || c == 'N' || c == 't' || c == 'T' || c == 'f' || c == 'F' || c == 'o' || c == 'O':
 		switch s {
