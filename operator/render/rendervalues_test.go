@@ -14,7 +14,7 @@ func TestRenderValuesAsHelm(t *testing.T) {
 	defaults := func() map[string]any {
 		return map[string]any{
 			"a": "x", "n": 1.0, "gone": "y", "list": []any{"p", map[string]any{"q": 1.0}},
-			"t": map[string]any{"b": "c", "d": map[string]any{"e": "f"}, "nulled": "z", "l": []any{"m"}},
+			"t":      map[string]any{"b": "c", "d": map[string]any{"e": "f"}, "nulled": "z", "l": []any{"m"}},
 			"scalar": "s", "nil": nil,
 		}
 	}
