@@ -3,7 +3,8 @@
 #
 #   test  unit tests and the tests on one shared local cluster (with a real istiod)
 #   e2e   the tests that need the multi-cluster bed or a cluster of their own (fault tests,
-#         the harness's self-tests), and every fuzz target for 20000 execs
+#         the harness's self-tests), and every fuzz target for 20000 execs (beside the tests, at
+#         idle priority)
 #
 # A test's tier follows from what it asks pkg/testing/cluster for (cluster.EnvTier); this
 # script keeps no list of test names. Outside the sandbox it downloads modules, builds the
@@ -175,6 +176,7 @@ report() {
 }
 cleanup() {
 	local rc=$? st
+	[ -z "${fuzz:-}" ] || kill -- -"$fuzz" 2>/dev/null || true
 	if [ $rc != 0 ]; then
 		for st in "$tmp"/cluster-*; do
 			[ ! -d "$st" ] || report "$st" "shared cluster $(basename "$st")"
@@ -247,6 +249,14 @@ results=${TEST_RESULTS:-$root/.test-results}
 mkdir -p "$results"
 log "running the $tier tier's tests in $lanes lane(s)"
 rc=0
+# make e2e's short fuzz runs (make fuzz runs them for 2 minutes each) go beside its tests at
+# idle priority: they take the CPU the multi-cluster tests leave while they wait on their
+# clusters, instead of running after them; their output follows the tests'.
+fuzz=
+if [ "$tier" = e2e ] && [ -z "${RUN:-}" ]; then
+	setsid -w chrt --idle 0 "$root/hack/fuzz.sh" "${FUZZTIME:-20000x}" >"$tmp/fuzz.log" 2>&1 &
+	fuzz=$! # a session of its own: cleanup stops its go commands with it
+fi
 streams=() running=()
 for i in $(seq "$lanes"); do
 	mkfifo "$tmp/lane-$i"
@@ -256,8 +266,11 @@ for i in $(seq "$lanes"); do
 done
 "$bins/testfmt" -json "$results/$tier-$(date +%Y%m%d-%H%M%S).json" -keep-on-failure "${streams[@]}" || rc=$?
 for pid in "${running[@]}"; do wait "$pid" || rc=1; done
-if [ "$tier" = e2e ] && [ -z "${RUN:-}" ]; then
-	log "short fuzz runs, 20000 execs each (make fuzz runs them for 2 minutes each)"
-	"$root/hack/fuzz.sh" "${FUZZTIME:-20000x}" || rc=1
+if [ -n "$fuzz" ]; then
+	fuzz_rc=0
+	wait "$fuzz" || fuzz_rc=$?
+	log "short fuzz runs, ${FUZZTIME:-20000x} each, beside the tests (exit $fuzz_rc):"
+	grep -v '^fuzz: elapsed' "$tmp/fuzz.log" >&2 || true
+	[ "$fuzz_rc" = 0 ] || rc=1
 fi
 exit $rc

@@ -29,7 +29,7 @@ func escapeUnreadable(j []byte) []byte {
 	var out []byte
 	for i := 0; i < len(j); {
 		r, n := utf8.DecodeRune(j[i:])
-		if r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfffe || r == 0xffff {
 			if out == nil {
 				out = append(make([]byte, 0, len(j)+16), j[:i]...)
 			}
