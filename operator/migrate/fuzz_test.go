@@ -1,14 +1,13 @@
 package migrate
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 )
 
 // FuzzDecodeRecord decodes arbitrary bytes as a revision upgrade's progress record (a
 // ConfigMap anyone who may write ConfigMaps in the istio namespace can change): an error
-// names the record; a record read re-encodes to one that reads the same; resuming it and
+// names the record; a record read re-encodes to one that reads and encodes the same; resuming it and
 // rolling it back plan without a panic, a plan never counting more batches done than it has.
 func FuzzDecodeRecord(f *testing.F) {
 	w := func(ns, name string) Workload { return Workload{Namespace: ns, Kind: "Deployment", Name: name} }
@@ -46,8 +45,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a record read re-encodes to one that does not read: %v\n%s", err, again)
 		}
-		if !reflect.DeepEqual(rec, back) {
-			t.Fatalf("round trip changed the record:\n%#v\n%#v", rec, back)
+		// Read back, it encodes the same (an empty list and none are one record).
+		if twice, err := encodeRecord(back); err != nil || string(twice) != string(again) {
+			t.Fatalf("round trip changed the record (%v):\n%s\n%s", err, again, twice)
 		}
 		// Every recorded workload exists; no revision injects any: what a resume and a
 		// rollback make of the record's own numbers.
