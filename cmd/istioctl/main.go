@@ -30,8 +30,9 @@ func run() int {
 	go func() {
 		<-sigs
 		signal.Stop(sigs)
-		fmt.Fprintln(os.Stderr, "\nStopping at a safe point (press Ctrl-C again to quit at once)...")
+		// Cancelled first: once the line is out, the run is stopping (tests wait for it).
 		cancel()
+		fmt.Fprintln(os.Stderr, "\nStopping at a safe point (press Ctrl-C again to quit at once)...")
 	}()
 	err := cmd.Execute(ctx, cmd.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err == nil {

@@ -93,10 +93,16 @@ func (a *Install) recordRun(ctx context.Context, r *run, p *InstallPlan, out *In
 	if r.held != nil {
 		rec.Run = r.held.Identity()
 	}
-	if out.installErr != nil {
+	var stopped *install.InterruptedError
+	switch {
+	case errors.As(out.installErr, &stopped):
+		// Ctrl-C (or a lost lock): what is installed is part of it, as a killed run's.
+		rec.Outcome = history.Interrupted
+		rec.SetDescription(what + " " + stopped.Error())
+	case out.installErr != nil:
 		rec.Outcome = history.Failed
 		rec.SetDescription(what + " failed: " + out.installErr.Error())
-	} else {
+	default:
 		rec.Outcome = history.Succeeded
 		rec.SetDescription(fmt.Sprintf("%s complete (%d applied, %d unchanged, %d pruned)", what, out.Applied, out.Unchanged, out.Pruned))
 	}

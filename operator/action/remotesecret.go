@@ -376,7 +376,9 @@ func (a *CreateRemoteSecret) carryOut(ctx context.Context, p *RemoteSecretPlan) 
 	var tok *link.TokenSecret
 	fresh := a.ApplyTo != "" && a.AuthType != AuthPlugin && a.SecretName == ""
 	if fresh {
-		tok, err = link.NewTokenSecret(ctx, p.source, p.namespace, sa, p.targetID)
+		// Not cancelled by Ctrl-C: a create cut off in flight may still land, and a token
+		// the run does not know it made is one it cannot take back (undo).
+		tok, err = link.NewTokenSecret(context.WithoutCancel(ctx), p.source, p.namespace, sa, p.targetID)
 	} else {
 		tok, _, err = link.SharedTokenSecret(ctx, p.source, p.namespace, sa, a.SecretName)
 	}

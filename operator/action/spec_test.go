@@ -76,6 +76,8 @@ func TestDoneEvent(t *testing.T) {
 		{"dry run", &Install{DryRun: true}, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", "", 0},
 		{"failed install", &Install{}, errString("boom"), "", "", "boom", 1},
 		{"interrupted", &Install{}, &install.InterruptedError{Applied: 1}, "interrupted", "", "interrupted: 1 objects applied", 130},
+		{"interrupted pruning", &Install{}, &install.InterruptedError{Applied: 1, Pruning: true, Pruned: 2, Stale: 5}, "interrupted", "",
+			"interrupted while pruning: 1 objects applied, 2 of 5 stale objects pruned", 130},
 		{"rollback", &Install{rollbackOf: 3}, nil, "rollback", "record 3: 1 applied, 2 unchanged, 3 pruned", "", 0},
 		{"failed rollback", &Install{rollbackOf: 3}, errString("boom"), "rollback", "record 3", "boom", 1},
 		{"dry-run rollback", &Install{DryRun: true, rollbackOf: 3}, nil, "dry-run", "1 would be applied, 2 unchanged, 3 would be pruned", "", 0},

@@ -32,9 +32,10 @@ const (
 	// Removed: the run failed, there was nothing to restore, and install --atomic removed
 	// the revision's components again.
 	Removed Outcome = "removed"
-	// Interrupted: the run stopped holding the cluster lock without finishing (killed, or
-	// cut off from the cluster): the writer that took its expired lock over wrote this record
-	// for it. The cluster may hold part of it. Never a rollback target, and not counted by
+	// Interrupted: the run stopped without finishing: stopped by Ctrl-C at a safe point (it
+	// wrote this record itself), or it stopped holding the cluster lock (killed, or cut off
+	// from the cluster: the writer that took its expired lock over wrote this record for it).
+	// The cluster may hold part of it. Never a rollback target, and not counted by
 	// --history-max.
 	Interrupted Outcome = "interrupted"
 )

@@ -144,9 +144,17 @@ type InterruptedError struct {
 	Applied, NotApplied int
 	// Unfinished names the components that did not become ready.
 	Unfinished []string
+	// Pruning says it stopped in the prune, after Pruned of Stale objects went: the next
+	// run finds the rest stale still and prunes them.
+	Pruning       bool
+	Pruned, Stale int
 }
 
 func (e *InterruptedError) Error() string {
+	if e.Pruning {
+		return fmt.Sprintf("interrupted while pruning: %d objects applied, %d of %d stale objects pruned. Run the same install again to finish it (it prunes the rest)",
+			e.Applied, e.Pruned, e.Stale)
+	}
 	msg := fmt.Sprintf("interrupted: %d objects applied, %d not applied", e.Applied, e.NotApplied)
 	if len(e.Unfinished) > 0 {
 		msg += "; not finished: " + strings.Join(e.Unfinished, ", ")
@@ -250,6 +258,10 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 	}
 	pruned, err := in.prune(ctx, manifests, stale)
 	res.Changes = append(res.Changes, pruned...)
+	if err != nil && caller.Err() != nil {
+		// Stopped between deletes (those sent finished) or while waiting for them to go.
+		return res, &InterruptedError{Applied: res.Applied() + res.Unchanged(), Pruning: true, Pruned: res.Pruned(), Stale: len(stale)}
+	}
 	return res, err
 }
 
