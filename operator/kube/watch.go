@@ -336,7 +336,11 @@ func (w *Watcher) synced(ctx context.Context, wd *watched, key watchKey) error {
 		if failed != nil {
 			return w.client.ExplainError(fmt.Errorf("watching %s: %w", key.gvr.Resource, failed))
 		}
-		w.check(ctx, wd) // a first list that never comes is a stall too
+		// A first list that never comes is a stall too; the cache is in use all along.
+		wd.mu.Lock()
+		wd.stall.used = time.Now()
+		wd.mu.Unlock()
+		w.check(ctx, wd)
 		if time.Since(pinged) >= w.pingEvery {
 			// The initial list is slow or failing (a refused list is retried quietly): a
 			// cluster that no longer answers ends the wait.
