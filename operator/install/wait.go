@@ -111,8 +111,8 @@ func (in *pass) watchBy(w *kube.Watcher) {
 // reads (so the run does not fail for it), and what to check.
 func stallEvent(s kube.Stall) event.Event {
 	seen := fmt.Sprintf("reads answer and show %d change(s) it never delivered", len(s.Missed))
-	if len(s.Missed) == 0 {
-		seen = "it never delivered its first list, yet reads answer"
+	if s.FirstList {
+		seen = fmt.Sprintf("it never delivered its first list, yet reads answer (%d object(s))", len(s.Missed))
 	}
 	return event.Event{Type: event.WatchStalled, Details: s.Missed, WatchStall: event.WatchStall{Watch: s.Watch(), LastHeard: s.LastHeard},
 		Message: seen + fmt.Sprintf("; the wait goes on by reading them every %s and the watch is re-established. ", kube.PingEvery) +

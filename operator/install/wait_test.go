@@ -140,7 +140,7 @@ func TestStallEvent(t *testing.T) {
 	}{
 		{kube.Stall{Resource: "deployments.apps", Namespace: "istio-system", Selector: "istio.io/rev=default", LastHeard: at, Missed: []string{"istio-system/istiod"}},
 			"deployments.apps in istio-system (labels istio.io/rev=default)", []string{"reads answer and show 1 change(s) it never delivered", "every 1s", "proxy or load balancer"}},
-		{kube.Stall{Resource: "customresourcedefinitions.apiextensions.k8s.io", LastHeard: at},
+		{kube.Stall{Resource: "customresourcedefinitions.apiextensions.k8s.io", LastHeard: at, FirstList: true},
 			"customresourcedefinitions.apiextensions.k8s.io", []string{"never delivered its first list, yet reads answer", "re-established"}},
 	} {
 		e := stallEvent(tc.stall)

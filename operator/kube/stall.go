@@ -31,8 +31,10 @@ type Stall struct {
 	// LastHeard is when it last delivered an event or a bookmark, or was started.
 	LastHeard time.Time
 	// Missed are the objects (namespace/name) the read showed created, changed or deleted
-	// that the watch did not deliver; empty when the watch never delivered its first list.
-	Missed []string
+	// that the watch did not deliver; when FirstList, the watch never delivered its first
+	// list, and Missed are every object read.
+	Missed    []string
+	FirstList bool
 }
 
 // Watch names the watch for people: "deployments.apps in istio-system (labels ...)".
@@ -244,7 +246,7 @@ func (w *Watcher) stalled(ctx context.Context, wd *watched) {
 	first := !wd.stall.named
 	keys, _ := missed(wd, read)
 	st := Stall{Resource: wd.key.gvr.GroupResource().String(), Namespace: wd.key.ns, Selector: wd.key.selector,
-		LastHeard: wd.stall.heard, Missed: keys}
+		LastHeard: wd.stall.heard, Missed: keys, FirstList: !wd.informer.HasSynced()}
 	wd.stall.named, wd.stall.suspect, wd.stall.read, wd.stall.readAt = true, time.Time{}, read, at
 	stream := wd.stall.stream
 	wd.mu.Unlock()

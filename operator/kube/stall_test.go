@@ -118,7 +118,7 @@ func TestStalledWatch(t *testing.T) {
 		t.Fatalf("stalls named: %+v, want 1", stalls)
 	}
 	s := stalls[0]
-	if s.Resource != "configmaps" || s.Namespace != "istio-system" || len(s.Missed) != 1 || s.Missed[0] != "istio-system/cm" ||
+	if s.Resource != "configmaps" || s.Namespace != "istio-system" || len(s.Missed) != 1 || s.Missed[0] != "istio-system/cm" || s.FirstList ||
 		s.LastHeard.Before(start) || s.LastHeard.After(start.Add(b.w.stallAfter)) {
 		t.Errorf("stall %+v; want configmaps in istio-system, missed istio-system/cm, last heard at the watch's start", s)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // Watcher keeps watch-fed caches of the objects waits look at: one list and one watch per
@@ -79,7 +81,9 @@ type watched struct {
 
 // NewWatcher starts an empty Watcher; Stop ends its watches.
 func (c *Client) NewWatcher() *Watcher {
-	ctx, stop := context.WithCancel(context.Background())
+	// client-go's reflectors log a silent or ended watch through klog, onto the user's
+	// terminal (a stall, every 10 s); the stall check says it once, typed (stall.go).
+	ctx, stop := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
 	w := &Watcher{client: c, ctx: ctx, stop: stop, caches: map[watchKey]*watched{}, entries: map[entryKey]entry{}, notify: make(chan struct{}),
 		stallAfter: StallAfter, pingEvery: PingEvery}
 	w.ping = func(ctx context.Context) error {
