@@ -63,6 +63,12 @@ const (
 	Check Type = "check"
 	// Warning: something worth saying that does not stop the run.
 	Warning Type = "warning"
+	// WatchStalled: a watch a wait relies on delivered nothing (no event, no bookmark) for a
+	// while, yet a read of its objects shows changes it did not deliver: something between
+	// istioctl and the apiserver holds watch streams silent. Watch names it, LastHeard is
+	// when it last delivered, Details the objects it missed, Message what to check; the
+	// wait goes on by reads, so the run does not fail for it.
+	WatchStalled Type = "watch-stalled"
 	// RevisionTag: after a successful install, the default revision tag points at the
 	// installed revision (Status: created, moved, configured, unchanged; Details: upstream's
 	// notice when the default moved back to the default revision).
@@ -129,6 +135,7 @@ type Event struct {
 	RestoreDetail  // restore-plan
 	RestoredChange // restored
 	SkipChange     // skipped
+	WatchStall     // watch-stalled
 }
 
 // ObjectChange is the payload of applied and pruned events.
@@ -215,6 +222,13 @@ type RestoredChange struct {
 // SkipChange is the payload of a skipped event: why the entry was left.
 type SkipChange struct {
 	SkipReason SkipReason
+}
+
+// WatchStall is the payload of a watch-stalled event: the silent watch (resource, namespace,
+// label selector) and when it last delivered an event or a bookmark (or was started).
+type WatchStall struct {
+	Watch     string
+	LastHeard time.Time
 }
 
 // TagChange is the payload of a revision-tag event: what happened to the default tag.

@@ -22,6 +22,7 @@ var carriers = map[reflect.Type]Type{
 	reflect.TypeFor[RestoreDetail]():  RestorePlan,
 	reflect.TypeFor[RestoredChange](): Restored,
 	reflect.TypeFor[SkipChange]():     Skipped,
+	reflect.TypeFor[WatchStall]():     WatchStalled,
 }
 
 // TestEveryFieldRoundTrips sets each field of Event and of its payloads, one at a time, to

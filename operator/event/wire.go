@@ -38,6 +38,7 @@ type wire struct {
 	Batches       int                `json:"batches,omitempty"`
 	GiveBack      []string           `json:"giveBack,omitempty"`
 	Remove        []string           `json:"remove,omitempty"`
+	Watch         string             `json:"watch,omitempty"`
 }
 
 // The status words of the stream that derive from typed fields.
@@ -60,9 +61,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Object: e.Object, Status: e.status(), Message: e.Message, Error: e.Error, Total: e.Total, Details: e.Details,
 		Holder: e.Holder, Since: e.Since, Action: string(e.Action), Operation: e.Operation, SchemaVersion: e.SchemaVersion,
 		Plan: e.Plan, Changes: e.Changes, ExitCode: e.ExitCode, Fleet: e.Fleet, Leave: e.Leave,
-		Nodes: e.Nodes, Batch: e.Batch, Batches: e.Batches, GiveBack: e.GiveBack, Remove: e.Remove}
-	if e.Type == Link {
+		Nodes: e.Nodes, Batch: e.Batch, Batches: e.Batches, GiveBack: e.GiveBack, Remove: e.Remove, Watch: e.Watch}
+	switch e.Type {
+	case Link:
 		w.Action = string(e.LinkOutcome) // a link's outcome is its action, as in fleet.links
+	case WatchStalled:
+		w.Since = e.LastHeard // since when the watch is silent, as a lock's holder holds it
 	}
 	return json.Marshal(w)
 }
@@ -155,7 +159,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		NodeBatch:     NodeBatch{Nodes: w.Nodes, Batch: w.Batch, Batches: w.Batches},
 		LockChange:    LockChange{Holder: w.Holder, Since: w.Since},
 		RunEnd:        RunEnd{Operation: w.Operation, ExitCode: w.ExitCode, Fleet: w.Fleet},
-		RestoreDetail: RestoreDetail{GiveBack: w.GiveBack, Remove: w.Remove}}
+		RestoreDetail: RestoreDetail{GiveBack: w.GiveBack, Remove: w.Remove}, WatchStall: WatchStall{Watch: w.Watch}}
 	switch w.Type {
 	case Plan:
 		e.DryRun = w.Status == statusDryRun
@@ -178,6 +182,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		e.RestoreOutcome = RestoreOutcome(w.Status)
 	case Skipped:
 		e.SkipReason = SkipReason(w.Status)
+	case WatchStalled:
+		e.LastHeard, e.Since = w.Since, time.Time{}
 	default:
 		e.Status, e.Action = w.Status, Action(w.Action)
 	}

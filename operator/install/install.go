@@ -186,7 +186,7 @@ func (r *Run) Install(ctx context.Context, events event.Sink, hooks *schedule.Ho
 		hooks = schedule.New()
 	}
 	in := r.newPass(events)
-	in.watch = in.Client.NewWatcher()
+	in.watchBy(in.Client.NewWatcher())
 	defer in.watch.Stop()
 	in.services = renderedServices(manifests)
 	caller := ctx

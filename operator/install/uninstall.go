@@ -191,7 +191,7 @@ func (in *pass) nudge(ctx context.Context, live *unstructured.Unstructured, nudg
 // object removed to events.
 func (r *Run) Uninstall(ctx context.Context, events event.Sink, targets []*unstructured.Unstructured, opts UninstallOptions) ([]Change, error) {
 	in := r.newPass(events)
-	in.watch = in.Client.NewMetadataWatcher()
+	in.watchBy(in.Client.NewMetadataWatcher())
 	defer in.watch.Stop()
 	selector := in.Owner.UninstallSelector(opts.Purge)
 	rule, err := removable(selector)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 )
@@ -98,6 +99,24 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 		}
 	}
 	return &NotReadyError{Details: details, Err: ctx.Err(), Timeout: in.Opts.Timeout}
+}
+
+// watchBy makes w the pass's watcher; each watch it finds stalled is a watch-stalled event.
+func (in *pass) watchBy(w *kube.Watcher) {
+	in.watch = w
+	w.OnStall(func(s kube.Stall) { in.events.Emit(stallEvent(s)) })
+}
+
+// stallEvent words a stalled watch for people: what it missed, that the wait goes on by
+// reads (so the run does not fail for it), and what to check.
+func stallEvent(s kube.Stall) event.Event {
+	seen := fmt.Sprintf("reads answer and show %d change(s) it never delivered", len(s.Missed))
+	if s.FirstList {
+		seen = fmt.Sprintf("it never delivered its first list, yet reads answer (%d object(s))", len(s.Missed))
+	}
+	return event.Event{Type: event.WatchStalled, Details: s.Missed, WatchStall: event.WatchStall{Watch: s.Watch(), LastHeard: s.LastHeard},
+		Message: seen + fmt.Sprintf("; the wait goes on by reading them every %s and the watch is re-established. ", kube.PingEvery) +
+			"Check for a proxy or load balancer between istioctl and the apiserver that buffers watch responses or idles out long-lived streams"}
 }
 
 // stillWaitingEvery is how often a wait says again what it still waits for.

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/readiness"
 	"github.com/istioctl-installer/istioctl/operator/render"
 	"github.com/istioctl-installer/istioctl/operator/spec"
@@ -121,6 +125,32 @@ func TestDeadlineNear(t *testing.T) {
 	} {
 		if got := deadlineNear(err); got != want {
 			t.Errorf("deadlineNear(%v) = %v, want %v", err, got, want)
+		}
+	}
+}
+
+// A stalled watch is a watch-stalled event naming the watch, since when it was silent, the
+// objects it missed and what to check.
+func TestStallEvent(t *testing.T) {
+	at := time.Date(2026, 12, 7, 22, 0, 1, 0, time.UTC)
+	for _, tc := range []struct {
+		stall kube.Stall
+		watch string
+		says  []string
+	}{
+		{kube.Stall{Resource: "deployments.apps", Namespace: "istio-system", Selector: "istio.io/rev=default", LastHeard: at, Missed: []string{"istio-system/istiod"}},
+			"deployments.apps in istio-system (labels istio.io/rev=default)", []string{"reads answer and show 1 change(s) it never delivered", "every 1s", "proxy or load balancer"}},
+		{kube.Stall{Resource: "customresourcedefinitions.apiextensions.k8s.io", LastHeard: at, FirstList: true},
+			"customresourcedefinitions.apiextensions.k8s.io", []string{"never delivered its first list, yet reads answer", "re-established"}},
+	} {
+		e := stallEvent(tc.stall)
+		if e.Type != event.WatchStalled || e.Watch != tc.watch || !e.LastHeard.Equal(at) || len(e.Details) != len(tc.stall.Missed) {
+			t.Errorf("%+v: event %+v", tc.stall, e)
+		}
+		for _, want := range tc.says {
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("%+v: message %q lacks %q", tc.stall, e.Message, want)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // Watcher keeps watch-fed caches of the objects waits look at: one list and one watch per
@@ -36,6 +38,14 @@ type Watcher struct {
 	// objects at every change maps each kind to its resource once.
 	entries map[entryKey]entry
 	notify  chan struct{}
+
+	// onStall is told of each stalled watch (OnStall); stalls counts them.
+	onStall func(Stall)
+	stalls  int
+	// stallAfter and pingEvery are StallAfter and PingEvery but in tests; ping asks the
+	// apiserver for its version (Ping).
+	stallAfter, pingEvery time.Duration
+	ping                  func(context.Context) error
 }
 
 type entryKey struct {
@@ -56,7 +66,13 @@ type watchKey struct {
 
 type watched struct {
 	informer cache.SharedIndexInformer
+	key      watchKey
+	gvk      schema.GroupVersionKind
+	// lister reads the objects the watch holds, for the stall check (stall.go).
+	lister   listWatcher
+	checking sync.Mutex
 	mu       sync.Mutex
+	stall    stallState
 	// failed holds a watch error that retrying will not fix (forbidden, kind not served).
 	failed error
 	// lastErr is the newest list/watch error, for the message when a sync never completes.
@@ -65,8 +81,16 @@ type watched struct {
 
 // NewWatcher starts an empty Watcher; Stop ends its watches.
 func (c *Client) NewWatcher() *Watcher {
-	ctx, stop := context.WithCancel(context.Background())
-	return &Watcher{client: c, ctx: ctx, stop: stop, caches: map[watchKey]*watched{}, entries: map[entryKey]entry{}, notify: make(chan struct{})}
+	// client-go's reflectors log a silent or ended watch through klog, onto the user's
+	// terminal (a stall, every 10 s); the stall check says it once, typed (stall.go).
+	ctx, stop := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
+	w := &Watcher{client: c, ctx: ctx, stop: stop, caches: map[watchKey]*watched{}, entries: map[entryKey]entry{}, notify: make(chan struct{}),
+		stallAfter: StallAfter, pingEvery: PingEvery}
+	w.ping = func(ctx context.Context) error {
+		_, err := c.ServerVersion(ctx)
+		return err
+	}
+	return w
 }
 
 // NewMetadataWatcher is NewWatcher for waits that judge objects by their metadata alone
@@ -93,8 +117,7 @@ const PingEvery = time.Second
 // reflectors retry a refused watch with backoff and report nothing, so the caches just
 // stop changing and the wait would last until its deadline.
 func (w *Watcher) Ping(ctx context.Context) error {
-	_, err := w.client.ServerVersion(ctx)
-	return err
+	return w.ping(ctx)
 }
 
 // Changed returns a channel closed at the next change of any watched object. Take it before
@@ -124,7 +147,7 @@ func (w *Watcher) Get(ctx context.Context, obj *unstructured.Unstructured, selec
 	if !key.clusterScoped {
 		id = key.ns + "/" + id
 	}
-	item, exists, err := wd.informer.GetStore().GetByKey(id)
+	item, exists, err := wd.lookup(id)
 	if err != nil || !exists {
 		return nil, err
 	}
@@ -153,7 +176,7 @@ func (w *Watcher) List(ctx context.Context, gvk schema.GroupVersionKind, namespa
 		return nil, err
 	}
 	var out []*unstructured.Unstructured
-	for _, item := range wd.informer.GetStore().List() {
+	for _, item := range wd.items() {
 		if u, ok := item.(*unstructured.Unstructured); ok {
 			out = append(out, u)
 		}
@@ -173,6 +196,12 @@ func (w *Watcher) cacheFor(ctx context.Context, gvk schema.GroupVersionKind, nam
 	wd, key, err := w.entry(gvk, namespace, selector)
 	if err != nil {
 		return nil, watchKey{}, err
+	}
+	wd.mu.Lock()
+	wd.stall.used = time.Now()
+	wd.mu.Unlock()
+	if wd.reading() {
+		w.check(ctx, wd) // stalled: a read at most pingEvery old answers
 	}
 	return wd, key, w.synced(ctx, wd, key)
 }
@@ -214,9 +243,11 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 	// The informer dynamicinformer would build, without its package: that imports
 	// client-go/informers and with it every typed informer, lister and clientset (about
 	// 240 packages to compile, none of them used).
-	lw, client, example := w.listWatch(key)
+	wd := &watched{key: key, gvk: gvk, stall: stallState{heard: time.Now()}}
+	lw, client, example := w.listWatch(wd)
 	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client),
 		example, cache.SharedIndexInformerOptions{ObjectDescription: key.gvr.String()})
+	wd.informer = inf
 	if w.metadataOnly {
 		// Stored as the objects Get and List return, converted once as they arrive, without
 		// their managed fields (the largest part of metadata, and nothing a wait reads).
@@ -229,7 +260,6 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 			return metadataObject(m, gvk)
 		})
 	}
-	wd := &watched{informer: inf}
 	// Our own handler: client-go's default logs through klog, onto the user's terminal.
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		wd.mu.Lock()
@@ -249,19 +279,24 @@ func (w *Watcher) start(key watchKey, gvk schema.GroupVersionKind) *watched {
 	return wd
 }
 
-// listWatch lists and watches key's objects, whole or (metadataOnly) their metadata; it
-// returns the client it uses and the type of object it yields, for the informer.
-func (w *Watcher) listWatch(key watchKey) (lw *cache.ListWatch, client any, example runtime.Object) {
-	type listWatcher interface {
-		List(context.Context, metav1.ListOptions) (runtime.Object, error)
-		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
-	}
+// listWatcher lists and watches one resource in one namespace.
+type listWatcher interface {
+	List(context.Context, metav1.ListOptions) (runtime.Object, error)
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+}
+
+// listWatch lists and watches wd's objects, whole or (metadataOnly) their metadata, each
+// watch noted for the stall check; it sets wd's lister and returns the client it uses and
+// the type of object it yields, for the informer.
+func (w *Watcher) listWatch(wd *watched) (lw *cache.ListWatch, client any, example runtime.Object) {
+	key := wd.key
 	var ri listWatcher
 	if w.metadataOnly {
 		ri, client, example = metadataLister{w.client.Metadata.Resource(key.gvr).Namespace(key.ns)}, w.client.Metadata, &metav1.PartialObjectMetadata{}
 	} else {
 		ri, client, example = dynamicLister{w.client.Dynamic.Resource(key.gvr).Namespace(key.ns)}, w.client.Dynamic, &unstructured.Unstructured{}
 	}
+	wd.lister = ri
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = key.selector
@@ -269,7 +304,11 @@ func (w *Watcher) listWatch(key watchKey) (lw *cache.ListWatch, client any, exam
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = key.selector
-			return ri.Watch(ctx, o)
+			in, err := ri.Watch(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return wd.watching(in), nil
 		},
 	}, client, example
 }
@@ -292,8 +331,8 @@ func (w *Watcher) synced(ctx context.Context, wd *watched, key watchKey) error {
 	pinged := time.Now()
 	for {
 		changed := w.Changed()
-		if wd.informer.HasSynced() {
-			return nil
+		if wd.informer.HasSynced() || wd.reading() {
+			return nil // a stalled first list is answered from reads (stall.go)
 		}
 		wd.mu.Lock()
 		failed, last := wd.failed, wd.lastErr
@@ -301,7 +340,12 @@ func (w *Watcher) synced(ctx context.Context, wd *watched, key watchKey) error {
 		if failed != nil {
 			return w.client.ExplainError(fmt.Errorf("watching %s: %w", key.gvr.Resource, failed))
 		}
-		if time.Since(pinged) >= PingEvery {
+		// A first list that never comes is a stall too; the cache is in use all along.
+		wd.mu.Lock()
+		wd.stall.used = time.Now()
+		wd.mu.Unlock()
+		w.check(ctx, wd)
+		if time.Since(pinged) >= w.pingEvery {
 			// The initial list is slow or failing (a refused list is retried quietly): a
 			// cluster that no longer answers ends the wait.
 			pinged = time.Now()

@@ -180,6 +180,8 @@ func (s *textSink) Emit(e event.Event) {
 		for _, d := range e.Details {
 			fmt.Fprintf(s.w, "    %s\n", d)
 		}
+	case event.WatchStalled:
+		s.watchStalled(e)
 	case event.RevisionTag:
 		mark := green("✔")
 		if e.TagOutcome == event.TagMoved {
@@ -298,6 +300,18 @@ func (s *textSink) kept(e event.Event) {
 	fmt.Fprintf(s.w, "%s %s kept: %s\n", yellow("!"), what, keptWords[e.KeptReason])
 	if e.Message != "" {
 		fmt.Fprintf(s.w, "    %s\n", e.Message)
+	}
+}
+
+// watchStalled names a silent watch, since when, what it missed and what to check.
+func (s *textSink) watchStalled(e event.Event) {
+	since := ""
+	if !e.LastHeard.IsZero() && !e.Time.IsZero() {
+		since = fmt.Sprintf(" for %s", e.Time.Sub(e.LastHeard).Round(time.Second))
+	}
+	fmt.Fprintf(s.w, "%s watch stalled: %s delivered nothing%s: %s\n", yellow("!"), e.Watch, since, e.Message)
+	for _, d := range e.Details {
+		fmt.Fprintf(s.w, "    %s\n", d)
 	}
 }
 

@@ -3,6 +3,7 @@ package printer
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/fatih/color"
 
@@ -125,6 +126,30 @@ func TestRestoreJSON(t *testing.T) {
 		RestoredChange: event.RestoredChange{RestoreOutcome: event.RestoreGivenBack}})
 	want := `{"time":"0001-01-01T00:00:00Z","type":"restore-plan","giveBack":["Deployment/istio-system/istiod"],"remove":["ConfigMap/istio-system/new"]}` + "\n" +
 		`{"time":"0001-01-01T00:00:00Z","type":"restored","object":"Deployment/istio-system/istiod","status":"given-back","message":"Helm release istio-system/istiod"}` + "\n"
+	if b.String() != want {
+		t.Errorf("%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// A stalled watch prints one line naming the watch, how long it was silent and what to
+// check, then the objects it missed, whatever the view.
+func TestWatchStalledText(t *testing.T) {
+	at := time.Date(2026, 12, 7, 22, 0, 12, 0, time.UTC)
+	checkText(t, []textCase{
+		{event.Event{Type: event.WatchStalled, Time: at, Message: "reads show what it missed; check for a proxy",
+			Details:    []string{"Deployment/istio-system/istiod"},
+			WatchStall: event.WatchStall{Watch: "deployments.apps in istio-system", LastHeard: at.Add(-11 * time.Second)}},
+			"! watch stalled: deployments.apps in istio-system delivered nothing for 11s: reads show what it missed; check for a proxy\n    Deployment/istio-system/istiod\n"},
+	})
+}
+
+// In -o json a watch-stalled event names the watch and, as since, when it last delivered.
+func TestWatchStalledJSON(t *testing.T) {
+	var b bytes.Buffer
+	at := time.Date(2026, 12, 7, 22, 0, 12, 0, time.UTC)
+	NewEvents(&b, JSON).Emit(event.Event{Type: event.WatchStalled, Time: at, Message: "m", Details: []string{"Deployment/istio-system/istiod"},
+		WatchStall: event.WatchStall{Watch: "deployments.apps in istio-system", LastHeard: at.Add(-11 * time.Second)}})
+	want := `{"time":"2026-12-07T22:00:12Z","type":"watch-stalled","message":"m","details":["Deployment/istio-system/istiod"],"since":"2026-12-07T22:00:01Z","watch":"deployments.apps in istio-system"}` + "\n"
 	if b.String() != want {
 		t.Errorf("%s\nwant\n%s", b.String(), want)
 	}

@@ -297,7 +297,7 @@ func (s *liveSink) lines(out *bytes.Buffer, e event.Event) {
 func whole(t event.Type) bool {
 	return t == event.Warning || t == event.ComponentFailed || t == event.ComponentSkipped || t == event.Batch || t == event.NodeBatchFailed || t == event.Kept ||
 		t == event.RestorePlan || t == event.Restored ||
-		t == event.Skipped
+		t == event.Skipped || t == event.WatchStalled
 }
 
 // draw writes the live lines, each cut to the terminal's width and ended by a newline, so

@@ -1,7 +1,11 @@
 package harness
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -103,50 +107,172 @@ func RecordingProxy(t testing.TB, c *cluster.Cluster) (string, *RequestLog) {
 // goes through it.
 func Proxy(t testing.TB, c *cluster.Cluster, arrived func(*http.Request), answered func(r *http.Request, status int)) string {
 	t.Helper()
-	rt, err := rest.TransportFor(c.Config)
+	return ProxyWith(t, c, ProxyOptions{Arrived: arrived, Answered: answered})
+}
+
+// ProxyOptions is what a proxy does beside forwarding.
+type ProxyOptions struct {
+	// Arrived is called with each request as it arrives, Answered with it and its status
+	// once it was answered.
+	Arrived  func(*http.Request)
+	Answered func(r *http.Request, status int)
+	// TLS serves HTTPS and HTTP/2 (as an apiserver is reached: watches share a connection
+	// with every other request) with a certificate of its own that the kubeconfig trusts.
+	// The bed's CA key is not the tests' (pkg/testing/cluster keeps it to itself).
+	TLS bool
+	// Stall, when set, is the switch that holds watch streams silent (WatchStall).
+	Stall *WatchStall
+}
+
+// StalledWatchesKubeconfig is a kubeconfig through a TLS proxy whose watch streams go
+// silent while the switch it returns is on, every other request passing: a load balancer
+// that buffers or idles out watches while GETs still answer.
+func StalledWatchesKubeconfig(t testing.TB, c *cluster.Cluster) (string, *WatchStall) {
+	t.Helper()
+	s := &WatchStall{}
+	return ProxyWith(t, c, ProxyOptions{TLS: true, Stall: s}), s
+}
+
+// ProxyWith serves the cluster's API on a loopback address as o says, forwarding with the
+// admin credentials, and returns a kubeconfig that goes through it.
+func ProxyWith(t testing.TB, c *cluster.Cluster, o ProxyOptions) string {
+	t.Helper()
+	return proxyTo(t, c.Config, o)
+}
+
+func proxyTo(t testing.TB, upstream *rest.Config, o ProxyOptions) string {
+	t.Helper()
+	rt, err := rest.TransportFor(upstream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := url.Parse(c.Config.Host)
+	target, err := url.Parse(upstream.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = rt
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if arrived != nil {
-			arrived(r)
+	if o.Stall != nil {
+		proxy.ModifyResponse = func(resp *http.Response) error {
+			if isWatch(resp.Request) {
+				resp.Body = &stalledBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), s: o.Stall}
+			}
+			return nil
 		}
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.Arrived != nil {
+			o.Arrived(r)
+		}
+		// A watch's headers go out at once, as the apiserver sends them: a stalled watch is
+		// one that was answered and then says nothing.
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK, flushHeader: o.Stall != nil && isWatch(r)}
 		proxy.ServeHTTP(sw, r)
-		if answered != nil {
-			answered(r, sw.status)
+		if o.Answered != nil {
+			o.Answered(r, sw.status)
 		}
 	}))
+	cluster := fmt.Sprintf("{server: %q}", "http://"+srv.Listener.Addr().String())
+	if o.TLS {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+		ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+		cluster = fmt.Sprintf("{server: %q, certificate-authority-data: %s}", srv.URL, base64.StdEncoding.EncodeToString(ca))
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	kubeconfig := filepath.Join(t.TempDir(), "proxy-kubeconfig")
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: proxy, cluster: {server: %q}}]
+clusters: [{name: proxy, cluster: %s}]
 users: [{name: proxy, user: {}}]
 contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
 current-context: proxy
-`, srv.URL)
+`, cluster)
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return kubeconfig
 }
 
-// statusWriter keeps the status a handler answered with; it passes flushes on (watches).
+// isWatch says r asks for a watch stream.
+func isWatch(r *http.Request) bool {
+	v := r.URL.Query().Get("watch")
+	return v == "true" || v == "1"
+}
+
+// WatchStall is a proxy's switch for its watch streams: while it is on, every watch
+// response, those in flight and those yet to come, passes nothing after its headers, held
+// open; when it goes off, what was held flows on.
+type WatchStall struct {
+	mu      sync.Mutex
+	on      bool
+	changed chan struct{}
+}
+
+// Set turns the stall on or off.
+func (s *WatchStall) Set(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = on
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// wait returns once the stall is off, or with ctx's error when ctx ends first.
+func (s *WatchStall) wait(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if !s.on {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stalledBody is a watch's body behind a WatchStall: what it reads is held while the
+// stall is on.
+type stalledBody struct {
+	io.ReadCloser
+	ctx context.Context
+	s   *WatchStall
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if werr := b.s.wait(b.ctx); werr != nil {
+		return 0, werr
+	}
+	return n, err
+}
+
+// statusWriter keeps the status a handler answered with; it passes flushes on (watches),
+// and with flushHeader sends the headers at once.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status      int
+	flushHeader bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
+	if w.flushHeader {
+		w.Flush()
+	}
 }
 
 func (w *statusWriter) Flush() {
