@@ -22,7 +22,9 @@ const stoppingLine = "Stopping at a safe point"
 // (minimal over demo with CNI: the egress gateway, the ingress gateway and CNI are stale,
 // pruned in that order, a batch each). The run talks through a proxy that holds the second
 // batch's deletes (the ingress gateway's) until the run says it is stopping, so the SIGINT
-// lands inside the prune whatever the load. The run exits 130 with an interrupted done, no
+// lands inside the prune whatever the load: inside that batch, or between the first two
+// batches when the signal is read before the second starts (no delete is held then; the done
+// event's "interrupted while pruning" is what proves the moment). The run exits 130 with an interrupted done, no
 // CNI object was deleted (its batch never started), the newest install record says
 // interrupted, and the same install again converges: every stale object is gone.
 func TestInterruptPruneE2E(t *testing.T) {
@@ -67,9 +69,6 @@ func TestInterruptPruneE2E(t *testing.T) {
 	if code != 130 {
 		t.Fatalf("install interrupted in its prune: exit %d, want 130\n%s\n%s", code, out, p.ErrOut)
 	}
-	if held.Load() == 0 {
-		t.Fatalf("no delete of the ingress gateway was held: the SIGINT may have come after the prune\n%s", out)
-	}
 
 	// The stream: pruned events of stale objects only, none of CNI's, then the done.
 	type ev struct {
@@ -78,6 +77,7 @@ func TestInterruptPruneE2E(t *testing.T) {
 	}
 	evs := harness.Events[ev](t, out)
 	var pruned []string
+	sawDone := false
 	for i, e := range evs {
 		switch e.Type {
 		case "pruned":
@@ -90,11 +90,15 @@ func TestInterruptPruneE2E(t *testing.T) {
 			}
 			pruned = append(pruned, e.Object)
 		case "done":
+			sawDone = true
 			if i != len(evs)-1 || e.Status != "interrupted" || e.ExitCode == nil || *e.ExitCode != 130 ||
 				!strings.Contains(e.Error, "interrupted while pruning") || !strings.Contains(e.Error, "Run the same install again") {
 				t.Errorf("done event %d of %d: %+v, want the last, interrupted while pruning, exit code 130", i+1, len(evs), e)
 			}
 		}
+	}
+	if !sawDone {
+		t.Errorf("no done event:\n%s", out)
 	}
 	left := harness.Objects(t, c)
 	var remaining []string
