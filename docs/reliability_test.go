@@ -1,4 +1,4 @@
-package cmd_test
+package docs_test
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 )
 
-// repoRoot is the repository, from this package's directory (where go test runs).
-const repoRoot = "../.."
+// repoRoot is the repository, from this directory (where go test runs).
+const repoRoot = ".."
 
 // The phase table's columns: the command, its phase, then one per fault.
 var phaseTableHeader = []string{"command", "phase", "Ctrl-C", "apiserver loss", "lock loss", "watch stall"}
