@@ -59,6 +59,13 @@ type CreateRemoteSecret struct {
 	// the server the new one would, and its token still authenticates: a fleet install
 	// that changes nothing writes nothing, and issues no token.
 	Keep bool
+	// Target, when set, is ApplyTo's client (a fleet's member's, connected already).
+	// WriteGate, when set, is passed before the write into ApplyTo's cluster and released
+	// after it: a fleet's link waits there for that cluster's install, and takes its turn
+	// among the run's writers of that cluster, having done the rest (reads, the reader's
+	// token) beside them. Its error fails the run (the token made for it deleted).
+	Target    *kube.Client
+	WriteGate func(context.Context) (release func(), err error)
 }
 
 // RemoteSecretPlan is what a run writes, decided from reads only.
@@ -251,8 +258,10 @@ func (a *CreateRemoteSecret) planServer(p *RemoteSecretPlan) error {
 // Secret is there already, which of this cluster's token Secrets it uses.
 func (a *CreateRemoteSecret) planTarget(ctx context.Context, p *RemoteSecretPlan, sa string) error {
 	var err error
-	if p.target, err = a.contextClient(ctx, a.ApplyTo); err != nil {
-		return fmt.Errorf("--apply-to %s: %w", a.ApplyTo, err)
+	if p.target = a.Target; p.target == nil {
+		if p.target, err = a.contextClient(ctx, a.ApplyTo); err != nil {
+			return fmt.Errorf("--apply-to %s: %w", a.ApplyTo, err)
+		}
 	}
 	if p.targetID, err = link.ClusterUID(ctx, p.target); err != nil {
 		return fmt.Errorf("--apply-to %s: %w", a.ApplyTo, err)
@@ -331,6 +340,13 @@ func (c *Config) contextClient(ctx context.Context, name string) (*kube.Client, 
 // writer there does: the lock is the target's (its Lease, its --lock-timeout wait), not
 // this cluster's, which the reads and the reader's token do not need.
 func (a *CreateRemoteSecret) writeTo(ctx context.Context, p *RemoteSecretPlan, secret *corev1.Secret) error {
+	if a.WriteGate != nil {
+		release, err := a.WriteGate(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	return a.write(ctx, p.target, event.Discard{}, lockRun{action: "create-remote-secret", namespace: p.namespace}, func(ctx context.Context) error {
 		return link.Write(ctx, p.target, secret)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/istioctl-installer/istioctl/operator/kube"
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
@@ -199,9 +201,12 @@ func createTokenSecret(ctx context.Context, c *kube.Client, ns, sa, name string,
 }
 
 // Wait waits until the token controller has filled t with a token and the CA, as upstream
-// does (it gives up after a few seconds: the controller fills a Secret at once).
+// does (it gives up after a few seconds: the controller fills a Secret at once). It reads
+// again after 10 ms, then twice as long each time up to 200 ms: the controller usually
+// answers within tens of milliseconds, and a fleet's links wait for it one after another.
 func (t *TokenSecret) Wait(ctx context.Context, c *kube.Client, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	backoff := wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Cap: 200 * time.Millisecond, Steps: math.MaxInt32}
 	for len(t.token) == 0 || len(t.ca) == 0 {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("token Secret %s/%s still holds no token after %v: is kube-controller-manager's token controller running (--service-account-private-key-file)?", t.Namespace, t.Name, timeout)
@@ -209,7 +214,7 @@ func (t *TokenSecret) Wait(ctx context.Context, c *kube.Client, timeout time.Dur
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(backoff.Step()):
 		}
 		live, err := c.Dynamic.Resource(secretsGVR).Namespace(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

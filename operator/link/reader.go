@@ -20,6 +20,15 @@ type Reader struct {
 	Objects []*unstructured.Unstructured
 }
 
+// DeepCopy is a copy of r that shares nothing with it.
+func (r *Reader) DeepCopy() *Reader {
+	out := &Reader{Namespace: r.Namespace, Objects: make([]*unstructured.Unstructured, len(r.Objects))}
+	for i, o := range r.Objects {
+		out.Objects[i] = o.DeepCopy()
+	}
+	return out
+}
+
 // Access is one thing a role grants: a verb on a resource of an API group.
 type Access struct {
 	Group, Resource, Verb string

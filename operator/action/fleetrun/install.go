@@ -208,6 +208,13 @@ func (e *Error) Error() string {
 		"\nFix what these lines name, then run the same command again: it continues from what is there"
 }
 
+// unmet says err is a wait on hooks that did not stand (needError says it).
+func unmet(err error) bool {
+	var need *schedule.NeedError
+	var stop *schedule.StoppedError
+	return errors.As(err, &need) || errors.As(err, &stop)
+}
+
 // needError is a wait on hooks that did not stand, as a fleet run says it: the cluster
 // that did not converge, or ctx's error when the run was stopped.
 func needError(err error) error {

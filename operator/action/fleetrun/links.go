@@ -99,14 +99,27 @@ func (a *Install) runLink(ctx context.Context, p *Plan, l *LinkPlan, members map
 		}
 		return a.removeLink(ctx, p, l, into, a.Events)
 	}
-	if err := hooks.Wait(ctx, l.Into, l.From); err != nil {
+	// The reads and the token in l.From once it stands; the write once l.Into does too
+	// (a cluster not reached: its install's end first, which says why).
+	needs := []string{l.From}
+	if !into.Reached() {
+		needs = append(needs, l.Into)
+	}
+	if err := hooks.Wait(ctx, needs...); err != nil {
 		return event.LinkLeftOut, needError(err)
 	}
-	from := members[l.From]
-	into.mu.Lock()
-	defer into.mu.Unlock()
-	res, err := a.remoteSecret(p, l, from, into).Run(ctx, nil)
+	rs := a.remoteSecret(p, l, members[l.From], into)
+	rs.WriteGate = func(ctx context.Context) (func(), error) {
+		if err := hooks.Wait(ctx, l.Into); err != nil {
+			return nil, err
+		}
+		into.mu.Lock() // one writer of a cluster at a time in this run (its lock)
+		return into.mu.Unlock, nil
+	}
+	res, err := rs.Run(ctx, nil)
 	switch {
+	case unmet(err):
+		return event.LinkLeftOut, needError(err)
 	case err != nil:
 		return event.LinkFailed, err
 	case res.Unchanged:
@@ -129,6 +142,7 @@ func (a *Fleet) remoteSecret(p *Plan, l *LinkPlan, from, into *Member) *action.C
 		Labels: ownership.FleetLabels(p.MeshID, p.Fleet), Keep: true,
 		Annotations: map[string]string{ownership.AnnotationFleetFromUID: from.uid},
 		Hints:       map[string]string{ownership.AnnotationFleetFrom: from.Context},
+		Target:      into.client,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/istioctl-installer/istioctl/operator/component"
 	"github.com/istioctl-installer/istioctl/operator/link"
@@ -15,9 +16,36 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
+// rendered holds what Render rendered in this process, by its arguments: a fleet run's
+// links each need the reader, and rendering it (the default profile's Base and Pilot)
+// costs them more than all their requests. Only the embedded charts are kept: a
+// --manifests directory may change between two commands of one process (tests).
+var rendered = struct {
+	sync.Mutex
+	m map[[2]string]*link.Reader
+}{m: map[[2]string]*link.Reader{}}
+
 // Render renders the reader identity for the istio namespace ns from the charts in
-// manifestsDir ("" for the embedded ones).
+// manifestsDir ("" for the embedded ones). The caller owns what it returns.
 func Render(manifestsDir, ns, version string) (*link.Reader, error) {
+	if manifestsDir != "" {
+		return render1(manifestsDir, ns, version)
+	}
+	rendered.Lock() // held while rendering: links asking at once wait for one render
+	defer rendered.Unlock()
+	key := [2]string{ns, version}
+	r, ok := rendered.m[key]
+	if !ok {
+		var err error
+		if r, err = render1(manifestsDir, ns, version); err != nil {
+			return nil, err
+		}
+		rendered.m[key] = r
+	}
+	return r.DeepCopy(), nil
+}
+
+func render1(manifestsDir, ns, version string) (*link.Reader, error) {
 	res, err := spec.Resolve(spec.Options{ManifestsDir: manifestsDir, Sets: []string{"values.global.istioNamespace=" + ns, "namespace=" + ns}})
 	if err != nil {
 		return nil, fmt.Errorf("resolving the default profile to render the reader identity: %w", err)

@@ -25,3 +25,26 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderOnce: a second Render of the same reader is the first's, as a copy the caller
+// may change.
+func TestRenderOnce(t *testing.T) {
+	a, err := Render("", "istio-once", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Objects[0].SetName("changed")
+	b, err := Render("", "istio-once", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Objects[0].GetName(); got != "istio-reader-service-account" {
+		t.Fatalf("the second render's ServiceAccount is %q: the first caller's change reached it", got)
+	}
+	if len(a.Objects) != len(b.Objects) {
+		t.Fatalf("%d objects, then %d", len(a.Objects), len(b.Objects))
+	}
+	if _, ok := rendered.m[[2]string{"istio-once", "1.0.0"}]; !ok {
+		t.Fatal("the reader was not kept")
+	}
+}
