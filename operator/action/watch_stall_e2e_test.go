@@ -2,6 +2,7 @@ package action_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
+	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -60,4 +62,77 @@ func TestWatchStallDuringInstallE2E(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("istio-system").Get(context.Background(), "istiod", metav1.GetOptions{}); err != nil {
 		t.Errorf("istiod after the install: %v", err)
 	}
+}
+
+// TestWatchStallDuringRevisionUpgradeE2E: revision a (minimal) injects two Deployments of a
+// namespace labelled istio.io/rev=a; the upgrade to b (batches of one) talks through the TLS
+// proxy, which holds every watch stream silent from the default tag's move on (b's install
+// stands then; the batches come next). The batches' gate names its silent watch of that
+// namespace (a watch-stalled event whose watch is in it, within 30 s) and judges the pods
+// from reads meanwhile: the upgrade succeeds, both batches ready, every pod on b.
+func TestWatchStallDuringRevisionUpgradeE2E(t *testing.T) {
+	c := purged(t)
+	c.RequireRealIstiod(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		_ = c.Kube.CoreV1().ConfigMaps("istio-system").Delete(ctx, migrate.RecordName, metav1.DeleteOptions{})
+	})
+	revMustInstall(t, c, "1.29.4", "a", "profile=minimal")
+	revTag(t, c, "default", "a")
+	ns := harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "a"})
+	ws := []string{"Deployment/" + ns + "/w0", "Deployment/" + ns + "/w1"}
+	for _, w := range ws {
+		revApp(t, c, ns, strings.Split(w, "/")[2])
+	}
+	recOn(t, c, ws, "a")
+
+	// The watches go silent once b's install stands: at the default tag's move to b, the
+	// migration's first step.
+	kubeconfig, stall := harness.StalledWatchesKubeconfig(t, c)
+	rec := &event.Recorder{}
+	start := time.Now()
+	_, _, err := revUpgrade(ctx, c, func(a *action.RevisionUpgrade) {
+		// A first list that never comes is named a stall after 10 s, per watch: the batch's
+		// reads wait for that before its restarts, so the readiness timeout allows for it.
+		a.Config.Kube.Kubeconfig, a.Migrate.BatchSize, a.ReadinessTimeout = kubeconfig, 1, 2*time.Minute
+		a.Events = sinkFunc(func(e event.Event) {
+			if e.Type == event.RevisionTag {
+				stall.Set(true)
+			}
+			rec.Emit(e)
+		})
+	})
+	stall.Set(false)
+	if err != nil {
+		for _, e := range rec.Events {
+			t.Logf("%s %s %s %s %s %s", e.Time.Format("15:04:05.000"), e.Type, e.Component, e.Object, e.Watch, e.Message)
+		}
+		t.Fatalf("the upgrade through stalled watches failed after %s: %v\n%s", time.Since(start).Round(time.Second), err, messages(rec, event.Warning))
+	}
+	var ours []event.Event
+	for _, e := range rec.Of(event.WatchStalled) {
+		if strings.Contains(e.Watch, " in "+ns) {
+			ours = append(ours, e)
+		}
+	}
+	batches := rec.Of(event.Batch)
+	t.Logf("upgrade through stalled watches: %.1f s, batches %v; %d stalls named, %d of the workloads' namespace",
+		time.Since(start).Seconds(), revBatches(rec), len(rec.Of(event.WatchStalled)), len(ours))
+	if len(batches) != 2 || batches[0].BatchResult != event.RunSucceeded || batches[1].BatchResult != event.RunSucceeded {
+		t.Fatalf("batches %v, want 2 ready", revBatches(rec))
+	}
+	if len(ours) == 0 {
+		t.Fatalf("no watch-stalled event names a watch in %s; those named: %+v", ns, rec.Of(event.WatchStalled))
+	}
+	tags := rec.Of(event.RevisionTag)
+	if len(tags) == 0 {
+		t.Fatal("no revision-tag event: the watches never went silent")
+	}
+	if named := ours[0].Time.Sub(tags[0].Time); named < 0 || named > 30*time.Second {
+		t.Errorf("the batches' stall was named %s after the watches went silent, want within 30 s", named.Round(time.Second))
+	}
+	if ours[0].LastHeard.IsZero() || ours[0].Message == "" {
+		t.Errorf("watch-stalled event without its time or advice: %+v", ours[0])
+	}
+	recOn(t, c, ws, "b")
 }

@@ -231,6 +231,14 @@ type WatchStall struct {
 	LastHeard time.Time
 }
 
+// Stalled is base (its component, cluster) as a watch-stalled event: the watch, when it
+// last delivered anything, the objects it missed, and the advice.
+func Stalled(base Event, watch string, lastHeard time.Time, missed []string, advice string) Event {
+	base.Type, base.Details, base.Message = WatchStalled, missed, advice
+	base.WatchStall = WatchStall{Watch: watch, LastHeard: lastHeard}
+	return base
+}
+
 // TagChange is the payload of a revision-tag event: what happened to the default tag.
 type TagChange struct {
 	TagOutcome TagOutcome

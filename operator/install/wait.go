@@ -104,19 +104,9 @@ func (in *pass) wait(ctx context.Context, objs []*unstructured.Unstructured, app
 // watchBy makes w the pass's watcher; each watch it finds stalled is a watch-stalled event.
 func (in *pass) watchBy(w *kube.Watcher) {
 	in.watch = w
-	w.OnStall(func(s kube.Stall) { in.events.Emit(stallEvent(s)) })
-}
-
-// stallEvent words a stalled watch for people: what it missed, that the wait goes on by
-// reads (so the run does not fail for it), and what to check.
-func stallEvent(s kube.Stall) event.Event {
-	seen := fmt.Sprintf("reads answer and show %d change(s) it never delivered", len(s.Missed))
-	if s.FirstList {
-		seen = fmt.Sprintf("it never delivered its first list, yet reads answer (%d object(s))", len(s.Missed))
-	}
-	return event.Event{Type: event.WatchStalled, Details: s.Missed, WatchStall: event.WatchStall{Watch: s.Watch(), LastHeard: s.LastHeard},
-		Message: seen + fmt.Sprintf("; the wait goes on by reading them every %s and the watch is re-established. ", kube.PingEvery) +
-			"Check for a proxy or load balancer between istioctl and the apiserver that buffers watch responses or idles out long-lived streams"}
+	w.OnStall(func(s kube.Stall) {
+		in.events.Emit(event.Stalled(event.Event{}, s.Watch(), s.LastHeard, s.Missed, s.Advice()))
+	})
 }
 
 // stillWaitingEvery is how often a wait says again what it still waits for.

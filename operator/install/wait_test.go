@@ -143,7 +143,7 @@ func TestStallEvent(t *testing.T) {
 		{kube.Stall{Resource: "customresourcedefinitions.apiextensions.k8s.io", LastHeard: at, FirstList: true},
 			"customresourcedefinitions.apiextensions.k8s.io", []string{"never delivered its first list, yet reads answer", "re-established"}},
 	} {
-		e := stallEvent(tc.stall)
+		e := event.Stalled(event.Event{}, tc.stall.Watch(), tc.stall.LastHeard, tc.stall.Missed, tc.stall.Advice())
 		if e.Type != event.WatchStalled || e.Watch != tc.watch || !e.LastHeard.Equal(at) || len(e.Details) != len(tc.stall.Missed) {
 			t.Errorf("%+v: event %+v", tc.stall, e)
 		}

@@ -49,6 +49,17 @@ func (s Stall) Watch() string {
 	return out
 }
 
+// Advice words the stall for people: what the read showed, that the wait goes on by reads
+// (so the run does not fail for it), and what to check.
+func (s Stall) Advice() string {
+	seen := fmt.Sprintf("reads answer and show %d change(s) it never delivered", len(s.Missed))
+	if s.FirstList {
+		seen = fmt.Sprintf("it never delivered its first list, yet reads answer (%d object(s))", len(s.Missed))
+	}
+	return seen + fmt.Sprintf("; the wait goes on by reading them every %s and the watch is re-established. ", PingEvery) +
+		"Check for a proxy or load balancer between istioctl and the apiserver that buffers watch responses or idles out long-lived streams"
+}
+
 // OnStall has f called, once per watch, when a watch is found stalled (Stall). Set it before
 // the first Get, List or Start.
 func (w *Watcher) OnStall(f func(Stall)) {

@@ -82,6 +82,9 @@ func (r *Runner) Run(ctx context.Context, p *Plan, prev *Record) (Result, error)
 	var w *kube.Watcher
 	if !r.DryRun {
 		w = r.Client.NewWatcher()
+		w.OnStall(func(s kube.Stall) {
+			r.Events.Emit(event.Stalled(event.Event{}, s.Watch(), s.LastHeard, s.Missed, s.Advice()))
+		})
 		defer w.Stop()
 	}
 	for i := p.Done; i < len(p.Batches); i++ {

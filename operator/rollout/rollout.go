@@ -271,6 +271,9 @@ func toUnstructured(p *corev1.Pod) *unstructured.Unstructured {
 // started is touched).
 func (r *Rollout) Run(ctx context.Context, ds *unstructured.Unstructured) error {
 	w := r.Client.NewWatcher()
+	if r.Events != nil {
+		w.OnStall(func(s kube.Stall) { r.Events.Emit(event.Stalled(r.Base, s.Watch(), s.LastHeard, s.Missed, s.Advice())) })
+	}
 	defer w.Stop()
 	key := ref.Of(ds).String()
 	list := func(ctx context.Context, gvk schema.GroupVersionKind, ns, sel string) ([]unstructured.Unstructured, error) {

@@ -55,7 +55,7 @@ func (a *Install) planAddress(ctx context.Context, p *Plan, m *Member) {
 	primary := p.members()[m.Primary]
 	addr := ""
 	if primary != nil && primary.Reached() {
-		addr, _ = lbAddress(ctx, primary, 0)
+		addr, _ = lbAddress(ctx, primary, 0, nil)
 	}
 	if addr == "" {
 		m.Notes = append(m.Notes, "remotePilotAddress: the load balancer address "+m.Primary+"'s east-west gateway gets, once it has one")
@@ -73,7 +73,7 @@ func (a *Install) withAddress(ctx context.Context, p *Plan, m *Member) (*action.
 	if !needsAddress(m) {
 		return m.installer, m.Install, nil
 	}
-	addr, err := lbAddress(ctx, p.members()[m.Primary], addressWait)
+	addr, err := lbAddress(ctx, p.members()[m.Primary], addressWait, a.Events)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,15 +86,19 @@ func (a *Install) withAddress(ctx context.Context, p *Plan, m *Member) (*action.
 	return &in, nil, nil
 }
 
-// lbAddress waits for the load balancer address of m's east-west gateway.
-func lbAddress(ctx context.Context, m *Member, wait time.Duration) (string, error) {
-	return gatewayAddress(ctx, m.client, m.Namespace, m.Name, wait)
+// lbAddress waits for the load balancer address of m's east-west gateway; a stalled watch
+// of its Service is a watch-stalled event of m's in events (nil: none).
+func lbAddress(ctx context.Context, m *Member, wait time.Duration, events event.Sink) (string, error) {
+	if events != nil {
+		events = event.InCluster(events, m.Name)
+	}
+	return gatewayAddress(ctx, m.client, m.Namespace, m.Name, wait, events)
 }
 
 // gatewayAddress is the load balancer address of the east-west gateway of cluster (its
 // Service in namespace, read through client): one read for a wait of 0, else a watch of
 // the Service up to wait, which says when its load balancer gave it one.
-func gatewayAddress(ctx context.Context, client *kube.Client, namespace, cluster string, wait time.Duration) (string, error) {
+func gatewayAddress(ctx context.Context, client *kube.Client, namespace, cluster string, wait time.Duration, events event.Sink) (string, error) {
 	probe := &unstructured.Unstructured{}
 	probe.SetGroupVersionKind(kube.ServiceGVK)
 	probe.SetNamespace(namespace)
@@ -115,6 +119,11 @@ func gatewayAddress(ctx context.Context, client *kube.Client, namespace, cluster
 		return "", noAddress(nil)
 	}
 	w := client.NewWatcher()
+	if events != nil {
+		w.OnStall(func(s kube.Stall) {
+			events.Emit(event.Stalled(event.Event{}, s.Watch(), s.LastHeard, s.Missed, s.Advice()))
+		})
+	}
 	defer w.Stop()
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -158,7 +167,7 @@ func (a *Fleet) verifiedSpec(ctx context.Context, f *fleet.Fleet, c *fleet.Clust
 	if err != nil {
 		return spec.Options{}, fmt.Errorf("its istiod address is %s's east-west gateway's, and %s cannot be reached: %w", primary.Name, primary.Name, err)
 	}
-	addr, err := gatewayAddress(ctx, client, primaryNamespace, primary.Name, 0)
+	addr, err := gatewayAddress(ctx, client, primaryNamespace, primary.Name, 0, nil)
 	if err != nil {
 		return spec.Options{}, err
 	}

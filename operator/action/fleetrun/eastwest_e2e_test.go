@@ -25,7 +25,7 @@ func TestGatewayAddressE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := gatewayAddress(ctx, client, ns, "cluster-1", 0); err == nil || !strings.Contains(err.Error(), "Service "+ns+"/"+eastWestGateway) {
+	if _, err := gatewayAddress(ctx, client, ns, "cluster-1", 0, nil); err == nil || !strings.Contains(err.Error(), "Service "+ns+"/"+eastWestGateway) {
 		t.Fatalf("no Service: %v, want an error naming it", err)
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: eastWestGateway, Namespace: ns},
@@ -34,12 +34,12 @@ func TestGatewayAddressE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gatewayAddress(ctx, client, ns, "cluster-1", 300*time.Millisecond); err == nil || !strings.Contains(err.Error(), "no load balancer address after 300ms") {
+	if _, err := gatewayAddress(ctx, client, ns, "cluster-1", 300*time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "no load balancer address after 300ms") {
 		t.Fatalf("no address yet: %v, want the wait to end naming it", err)
 	}
 	got := make(chan string, 1)
 	go func() {
-		addr, err := gatewayAddress(ctx, client, ns, "cluster-1", time.Minute)
+		addr, err := gatewayAddress(ctx, client, ns, "cluster-1", time.Minute, nil)
 		if err != nil {
 			t.Error(err)
 		}
