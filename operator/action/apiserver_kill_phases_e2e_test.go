@@ -15,6 +15,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/kube/ref"
 	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/ownership"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/cluster"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -127,6 +128,50 @@ func TestAPIServerKilledInDeletingPhasesE2E(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("atomic-restore", func(t *testing.T) { atomicRestoreKilled(t, c) })
+}
+
+// atomicRestoreKilled: on the same cluster, an install of the default profile succeeds
+// (record 1); then the same install with Atomic and an istiod pinned to a node that does not
+// exist fails its readiness, and the apiserver is SIGKILLed when its restore (a re-install
+// of record 1) starts its first component. The run fails naming the cluster; after the
+// restart, the same failing install again fails and restores record 1 in full: istiod
+// without the node selector, verify-install's spec there, nothing of before lost.
+func atomicRestoreKilled(t *testing.T, c *cluster.Cluster) {
+	ctx := context.Background()
+	good := spec.Options{Sets: []string{"profile=default"}}
+	bad := spec.Options{Sets: []string{"profile=default", "components.pilot.k8s.nodeSelector.no-such-node=x"}}
+	if _, err := (&action.Install{Config: config(c), Spec: good, ReadinessTimeout: 2 * time.Minute, HistoryMax: action.DefaultHistoryMax}).Run(ctx, nil); err != nil {
+		t.Fatalf("the install to restore: %v", err)
+	}
+	before := harness.Objects(t, c)
+	restoring := false
+	atRestore := func(e event.Event) bool {
+		if e.Type == event.Warning && strings.Contains(e.Message, "--atomic: restoring revision") {
+			restoring = true
+		}
+		return restoring && e.Type == event.ComponentStarted
+	}
+	failing := func(cfg *action.Config, sink event.Sink) error {
+		_, err := (&action.Install{Config: cfg, Spec: bad, ReadinessTimeout: 6 * time.Second, HistoryMax: action.DefaultHistoryMax, Atomic: true, Events: sink}).Run(ctx, nil)
+		return err
+	}
+	killedRun(t, c, atRestore, failing)
+
+	start := time.Now()
+	rec := &event.Recorder{}
+	err := failing(config(c), rec)
+	if err == nil || !strings.Contains(err.Error(), "--atomic restored revision default to record 1") {
+		t.Fatalf("the same install after the restart: %v, want it failed and record 1 restored\n%s", err, messages(rec, event.Warning))
+	}
+	t.Logf("the same install again: %v, restored", time.Since(start).Round(time.Millisecond))
+	d, err := c.Kube.AppsV1().Deployments("istio-system").Get(ctx, "istiod", metav1.GetOptions{})
+	if err != nil || len(d.Spec.Template.Spec.NodeSelector) != 0 {
+		t.Errorf("istiod after the restore: %v, node selector %v; want record 1's, none", err, d.Spec.Template.Spec.NodeSelector)
+	}
+	histVerify(t, c, good.Sets...)
+	lostOf(t, before, harness.Objects(t, c), nil)
 }
 
 // killed is what a run killed at its moment gave.
