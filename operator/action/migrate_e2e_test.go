@@ -257,7 +257,9 @@ func TestMigrateIstioctlToHelmE2E(t *testing.T) {
 // the helm CLI, as a new user would, then taken over by an install with TakeOwnership. A
 // dry run with RetireHelmReleases lists the release records it would delete and writes
 // nothing; without it the install warns, naming both releases, and helm list still shows
-// them; with it no object is recreated, helm list is empty and verify-install passes.
+// them; with it, stopped (Ctrl-C) once the first release is retired, the other is left, and
+// the same install run again retires it: no object is recreated, helm list is empty and
+// verify-install passes.
 func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	c := cluster.Get(t)
 	h := newHelmRun(t, c.Kubeconfig)
@@ -292,8 +294,30 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	}
 	lap("install without retiring")
 
+	// Ctrl-C (the run's context cancelled) once the first release is retired: the second is
+	// left to the same install run again.
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := &event.Recorder{}
+	in := action.Install{Config: config(c), Spec: spec.Options{Sets: []string{"profile=minimal"}}, ReadinessTimeout: 5 * time.Minute,
+		TakeOwnership: true, RetireHelmReleases: true, Events: sinkFunc(func(e event.Event) {
+			stopped.Emit(e)
+			if e.Type == event.HelmReleaseRetired {
+				stop()
+			}
+		})}
+	_, err := in.Run(ctx, nil)
+	stop()
+	if code := event.ExitCode(err); code != event.ExitInterrupted {
+		t.Errorf("the install stopped at its first retired release: exit code %d (%v), want %d", code, err, event.ExitInterrupted)
+	}
+	if got := h.releases(); len(stopped.Of(event.HelmReleaseRetired)) != 1 || len(got) != 1 {
+		t.Fatalf("stopped at the first retired release: %d retired, helm list shows %v; want 1 and the other", len(stopped.Of(event.HelmReleaseRetired)), got)
+	}
+	lap("install stopped while retiring")
+
 	rec = installWith(t, c, action.Install{TakeOwnership: true, RetireHelmReleases: true}, "profile=minimal")
-	mustContain(t, "the retired events", messages(rec, event.HelmReleaseRetired), "istio-system/istio-base retired", "istio-system/istiod retired")
+	retired := messages(stopped, event.HelmReleaseRetired) + messages(rec, event.HelmReleaseRetired)
+	mustContain(t, "the retired events of both runs", retired, "istio-system/istio-base retired", "istio-system/istiod retired")
 	if w := messages(rec, event.Warning); strings.Contains(w, "still list objects") {
 		t.Errorf("the retiring install still warns about the releases:\n%s", w)
 	}
