@@ -80,8 +80,10 @@ func histPruned(rec *event.Recorder, object string) bool {
 
 // TestHistoryRollbackE2E: default, then demo, then rollback (TestLifecycleE2E proves the
 // plan's prune and that an uninstall takes the records). A rollback to a record that does
-// not exist is refused, a dry run changes nothing; the rollback prunes every egress
-// object, verify-install passes and the history holds three complete records.
+// not exist is refused, a dry run changes nothing; a rollback stopped (Ctrl-C) at its first
+// pruned object exits 130 and is recorded interrupted; the same rollback again (no record
+// named: it finishes the stopped one, to record 1, not back to demo) prunes every egress
+// object, verify-install passes and the history holds four complete records.
 func TestHistoryRollbackE2E(t *testing.T) {
 	c := purged(t)
 	ctx := context.Background()
@@ -108,11 +110,28 @@ func TestHistoryRollbackE2E(t *testing.T) {
 		t.Fatal("the dry run changed the cluster or the history")
 	}
 
+	// Ctrl-C (its context cancelled) at the rollback's first pruned object: it stops between
+	// deletes, exit code 130, its record says interrupted; the same rollback again finishes.
+	stopCtx, stop := context.WithCancel(ctx)
+	stopped := &event.Recorder{}
+	rb := &action.Rollback{Config: config(c), ReadinessTimeout: 2 * time.Minute, HistoryMax: action.DefaultHistoryMax,
+		Events: sinkFunc(func(e event.Event) {
+			stopped.Emit(e)
+			if e.Type == event.Pruned {
+				stop()
+			}
+		})}
+	_, err = rb.Run(stopCtx, nil)
+	stop()
+	if code := event.ExitCode(err); code != event.ExitInterrupted || len(stopped.Of(event.Pruned)) == 0 || !strings.Contains(err.Error(), "Run the same rollback again") {
+		t.Fatalf("the rollback stopped at its first pruned object: exit code %d (%v), %d pruned; want %d, and the same rollback named", code, err, len(stopped.Of(event.Pruned)), event.ExitInterrupted)
+	}
+
 	_, rec, err = histRollback(c, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done := lastDone(t, rec); !histPruned(rec, histEgress) || done.Operation != event.OperationRollback ||
+	if done := lastDone(t, rec); !(histPruned(rec, histEgress) || histPruned(stopped, histEgress)) || done.Operation != event.OperationRollback ||
 		done.Result != event.RunSucceeded || !strings.HasPrefix(done.Message, "record 1: ") {
 		t.Errorf("rollback events: pruned %+v, done %+v", rec.Of(event.Pruned), done)
 	}
@@ -126,7 +145,8 @@ func TestHistoryRollbackE2E(t *testing.T) {
 	sameRecords(t, "rollback", records(t, c), []summary{
 		{1, history.ActionInstall, history.Succeeded, "default", 0},
 		{2, history.ActionInstall, history.Succeeded, "demo", 0},
-		{3, history.ActionRollback, history.Succeeded, "default", 1},
+		{3, history.ActionRollback, history.Interrupted, "default", 1},
+		{4, history.ActionRollback, history.Succeeded, "default", 1},
 	})
 	rs := histHistory(t, c, "")
 	for _, r := range rs {
@@ -139,8 +159,8 @@ func TestHistoryRollbackE2E(t *testing.T) {
 			t.Errorf("record %d's Secret %s: %v", r.Number, name, err)
 		}
 	}
-	if len(rs) == 3 && !strings.Contains(rs[2].Description, "rollback to 1 complete") {
-		t.Errorf("the rollback's record says %q", rs[2].Description)
+	if len(rs) == 4 && !strings.Contains(rs[3].Description, "rollback to 1 complete") {
+		t.Errorf("the rollback's record says %q", rs[3].Description)
 	}
 	if rs := histHistory(t, c, "canary"); len(rs) != 0 {
 		t.Errorf("records of revision canary: %+v", rs)

@@ -124,7 +124,11 @@ func (a *Rollback) steps() protocol[*RollbackPlan, *InstallResult] {
 		},
 		announce: func(ctx context.Context, r *run, p *RollbackPlan) { a.install(p.Target).announce(ctx, r, p.Install) },
 		carryOut: func(ctx context.Context, r *run, p *RollbackPlan) (*InstallResult, error) {
-			return a.install(p.Target).carryOut(ctx, r, p.Install)
+			res, err := a.install(p.Target).carryOut(ctx, r, p.Install)
+			if ie := (*install.InterruptedError)(nil); errors.As(err, &ie) {
+				ie.Command = "rollback" // what to run again, in the record and the error
+			}
+			return res, err
 		},
 		record: func(ctx context.Context, r *run, p *RollbackPlan, res *InstallResult, err error) {
 			a.install(p.Target).recordRun(ctx, r, p.Install, res, err)
@@ -142,7 +146,7 @@ func (a *Rollback) Run(ctx context.Context, plan *RollbackPlan) (*InstallResult,
 		return nil, err
 	}
 	res, err := a.steps().execute(ctx, r, plan, a.Replan)
-	if errors.Is(err, context.Canceled) {
+	if ie := (*install.InterruptedError)(nil); !errors.As(err, &ie) && errors.Is(err, context.Canceled) {
 		return res, fmt.Errorf("interrupted: %w; run the same rollback again to finish it", err)
 	}
 	return res, err

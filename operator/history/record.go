@@ -195,7 +195,10 @@ func Sort(rs []*Record) {
 // succeeded record before the latest one when the latest succeeded (it is what is
 // installed now), or the last succeeded record when the latest did not (failed, or
 // interrupted: what is installed is then part of it, and the last succeeded record puts
-// the cluster back in order). That pick is made among the sealed records when they hold
+// the cluster back in order). A latest record that is a rollback which did not succeed is
+// the exception: its target, when that record is there and succeeded, so that the same
+// rollback run again finishes what was stopped rather than undoing it. That pick is made
+// among the sealed records when they hold
 // one, so that a forged record cannot move it; among all of them otherwise (the caller
 // then refuses an unsealed pick, naming it).
 func Target(rs []*Record, n int) (*Record, error) {
@@ -228,6 +231,13 @@ func Target(rs []*Record, n int) (*Record, error) {
 		return nil, fmt.Errorf("no install record %d of revision %s (it has %s)", n, rs[0].Revision, strings.Join(nums, ", "))
 	}
 	last := len(rs) - 1
+	if r := rs[last]; r.Action == ActionRollback && r.Outcome != Succeeded && r.RollbackOf > 0 {
+		for _, to := range rs[:last] {
+			if to.Number == r.RollbackOf && to.Outcome == Succeeded {
+				return to, nil
+			}
+		}
+	}
 	if rs[last].Outcome == Succeeded {
 		last--
 	}

@@ -172,6 +172,12 @@ func records(outcomes ...Outcome) []*Record {
 	return out
 }
 
+// rollbackOf makes the last of rs a rollback to record n.
+func rollbackOf(rs []*Record, n int) []*Record {
+	rs[len(rs)-1].Action, rs[len(rs)-1].RollbackOf = ActionRollback, n
+	return rs
+}
+
 func TestTarget(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -191,6 +197,10 @@ func TestTarget(t *testing.T) {
 		{name: "interrupted ones are skipped", in: records(Succeeded, Interrupted, Succeeded), want: 1},
 		{name: "only interrupted", in: records(Interrupted, Interrupted), wantErr: "no earlier successful"},
 		{name: "by number", in: records(Succeeded, Failed, Succeeded), n: 2, want: 2},
+		{name: "an interrupted rollback is finished", in: rollbackOf(records(Succeeded, Succeeded, Interrupted), 1), want: 1},
+		{name: "a failed rollback is finished", in: rollbackOf(records(Succeeded, Succeeded, Failed), 1), want: 1},
+		{name: "a rollback to a record since failed: the last good one", in: rollbackOf(records(Failed, Succeeded, Interrupted), 1), want: 2},
+		{name: "a rollback that succeeded toggles back", in: rollbackOf(records(Succeeded, Succeeded, Succeeded), 1), want: 2},
 		{name: "a missing number", in: records(Succeeded, Succeeded), n: 7, wantErr: "no install record 7 of revision default (it has 1, 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -148,18 +148,25 @@ type InterruptedError struct {
 	// run finds the rest stale still and prunes them.
 	Pruning       bool
 	Pruned, Stale int
+	// Command is what to run again to finish ("install" when unset; a rollback's run says
+	// "rollback").
+	Command string
 }
 
 func (e *InterruptedError) Error() string {
+	again := e.Command
+	if again == "" {
+		again = "install"
+	}
 	if e.Pruning {
-		return fmt.Sprintf("interrupted while pruning: %d objects applied, %d of %d stale objects pruned. Run the same install again to finish it (it prunes the rest)",
-			e.Applied, e.Pruned, e.Stale)
+		return fmt.Sprintf("interrupted while pruning: %d objects applied, %d of %d stale objects pruned. Run the same %s again to finish it (it prunes the rest)",
+			e.Applied, e.Pruned, e.Stale, again)
 	}
 	msg := fmt.Sprintf("interrupted: %d objects applied, %d not applied", e.Applied, e.NotApplied)
 	if len(e.Unfinished) > 0 {
 		msg += "; not finished: " + strings.Join(e.Unfinished, ", ")
 	}
-	return msg + ". Nothing was pruned, and no webhook configuration went out before the workloads serving it were ready. Run the same install again to finish it"
+	return msg + ". Nothing was pruned, and no webhook configuration went out before the workloads serving it were ready. Run the same " + again + " again to finish it"
 }
 
 func (e *InterruptedError) Unwrap() error { return context.Canceled }
