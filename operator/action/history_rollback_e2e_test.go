@@ -115,7 +115,7 @@ func TestHistoryRollbackE2E(t *testing.T) {
 	stopCtx, stop := context.WithCancel(ctx)
 	stopped := &event.Recorder{}
 	rb := &action.Rollback{Config: config(c), ReadinessTimeout: 2 * time.Minute, HistoryMax: action.DefaultHistoryMax,
-		Events: sinkFunc(func(e event.Event) {
+		Events: event.SinkFunc(func(e event.Event) {
 			stopped.Emit(e)
 			if e.Type == event.Pruned {
 				stop()

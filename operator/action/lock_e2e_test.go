@@ -34,10 +34,6 @@ func (r *reads) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (r *reads) WrappedRoundTripper() http.RoundTripper { return r.next }
 
-type sinkFunc func(event.Event)
-
-func (f sinkFunc) Emit(e event.Event) { f(e) }
-
 // counted is config(c) with its client's reads counted.
 func counted(t *testing.T, c *cluster.Cluster) (*action.Config, *reads) {
 	n := &reads{}
@@ -69,7 +65,7 @@ func TestPlanBeforeTheLockE2E(t *testing.T) {
 	cfg, n := counted(t, c)
 	again := installer(cfg, "minimal")
 	var atStart atomic.Int64
-	again.Events = sinkFunc(func(e event.Event) {
+	again.Events = event.SinkFunc(func(e event.Event) {
 		if e.Type == event.Plan {
 			atStart.Store(n.n.Load())
 		}

@@ -42,7 +42,7 @@ func TestLockAcrossAPIServerOutageE2E(t *testing.T) {
 		// outage is over: it holds the lock (renewing it) whatever the load, so the waiter
 		// always finds it held and waits, and the cut always lands inside its run.
 		resume, holderLog := make(chan struct{}), log.sink("holder")
-		held := sinkFunc(func(e event.Event) {
+		held := event.SinkFunc(func(e event.Event) {
 			holderLog.Emit(e)
 			if lockWrites(e) {
 				<-resume

@@ -85,7 +85,7 @@ type lockWait struct {
 
 // sink is run's event sink.
 func (l *lockLog) sink(run string) event.Sink {
-	return sinkFunc(func(e event.Event) {
+	return event.SinkFunc(func(e event.Event) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.evs = append(l.evs, lockEvent{run, e})

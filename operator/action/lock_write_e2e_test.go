@@ -225,7 +225,7 @@ func lockReaders(t *testing.T, c *cluster.Cluster, holder lock.Holder) {
 				n.Add(1)
 			}
 		}
-		err := run(cfg, sinkFunc(func(e event.Event) {
+		err := run(cfg, event.SinkFunc(func(e event.Event) {
 			if e.Type == event.Warning && strings.Contains(e.Message, want) {
 				n.Add(1)
 			}
@@ -367,7 +367,7 @@ func lockStoppedHolder(t *testing.T, c *cluster.Cluster) {
 	// what the cluster keeps.
 	frozen := make(chan struct{})
 	stoppedLog := log.sink("stopped")
-	freeze := sinkFunc(func(e event.Event) {
+	freeze := event.SinkFunc(func(e event.Event) {
 		stoppedLog.Emit(e)
 		if e.Type == event.Waiting && e.Object == "Deployment/istio-system/istiod" {
 			mu.Lock()

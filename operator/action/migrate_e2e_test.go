@@ -299,7 +299,7 @@ func TestMigrateHelmToIstioctlE2E(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	stopped := &event.Recorder{}
 	in := action.Install{Config: config(c), Spec: spec.Options{Sets: []string{"profile=minimal"}}, ReadinessTimeout: 5 * time.Minute,
-		TakeOwnership: true, RetireHelmReleases: true, Events: sinkFunc(func(e event.Event) {
+		TakeOwnership: true, RetireHelmReleases: true, Events: event.SinkFunc(func(e event.Event) {
 			stopped.Emit(e)
 			if e.Type == event.HelmReleaseRetired {
 				stop()

@@ -83,7 +83,7 @@ func TestPruneKeepsWhatChangedE2E(t *testing.T) {
 	}
 	rec := &event.Recorder{}
 	in := action.Install{Config: extConfig(c), Spec: spec.Options{Files: []string{withCNI(false)}}, ReadinessTimeout: 5 * time.Minute, HistoryMax: action.DefaultHistoryMax,
-		Events: sinkFunc(func(e event.Event) {
+		Events: event.SinkFunc(func(e event.Event) {
 			if e.Type == event.ComponentStarted {
 				once.Do(change)
 			}

@@ -131,7 +131,7 @@ func TestRevisionUpgradeE2E(t *testing.T) {
 	defer cancel()
 	rec, _, err = revUpgrade(runCtx, c, func(a *action.RevisionUpgrade) {
 		inner := a.Events
-		a.Events = sinkFunc(func(e event.Event) {
+		a.Events = event.SinkFunc(func(e event.Event) {
 			inner.Emit(e)
 			if e.Type == event.Batch && e.BatchResult == event.RunSucceeded {
 				cancel()

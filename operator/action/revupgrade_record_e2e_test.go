@@ -58,7 +58,7 @@ func TestRevisionUpgradeRecordCheckedE2E(t *testing.T) {
 	_, _, err := revUpgrade(runCtx, c, func(a *action.RevisionUpgrade) {
 		batchOfOne(a)
 		inner := a.Events
-		a.Events = sinkFunc(func(e event.Event) {
+		a.Events = event.SinkFunc(func(e event.Event) {
 			inner.Emit(e)
 			if e.Type == event.Batch && e.BatchResult == event.RunSucceeded {
 				cancel()

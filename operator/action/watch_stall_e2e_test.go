@@ -95,7 +95,7 @@ func TestWatchStallDuringRevisionUpgradeE2E(t *testing.T) {
 		// A first list that never comes is named a stall after 10 s, per watch: the batch's
 		// reads wait for that before its restarts, so the readiness timeout allows for it.
 		a.Config.Kube.Kubeconfig, a.Migrate.BatchSize, a.ReadinessTimeout = kubeconfig, 1, 2*time.Minute
-		a.Events = sinkFunc(func(e event.Event) {
+		a.Events = event.SinkFunc(func(e event.Event) {
 			if e.Type == event.RevisionTag {
 				stall.Set(true)
 			}

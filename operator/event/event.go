@@ -388,6 +388,12 @@ type Sink interface {
 	Emit(Event)
 }
 
+// SinkFunc is a function as a Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) { f(e) }
+
 // Stamped returns a sink that sets each event's time as it is emitted (when unset) and
 // passes it on to s.
 func Stamped(s Sink) Sink {

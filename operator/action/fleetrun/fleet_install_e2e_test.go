@@ -187,6 +187,20 @@ func TestFleetInstallE2E(t *testing.T) {
 
 	t.Run("fleet uninstall", func(t *testing.T) {
 		b := b.with(t)
+		// Ctrl-C (the run's context cancelled) at the first removed object: every member stops
+		// between deletes, the fleet's done says interrupted; the same uninstall then converges.
+		stopCtx, stop := context.WithCancel(ctx)
+		stopped := &event.Recorder{}
+		_, err := (&fleetrun.Uninstall{Fleet: b.fleet("", fleetFile), Timeout: fleetReadiness, Events: event.SinkFunc(func(e event.Event) {
+			stopped.Emit(e)
+			if e.Type == event.Pruned {
+				stop()
+			}
+		})}).Run(stopCtx, nil)
+		stop()
+		if code := event.ExitCode(err); code != event.ExitInterrupted || len(stopped.Of(event.Pruned)) == 0 {
+			t.Errorf("the fleet uninstall stopped at its first removal: exit code %d (%v), %d removed; want %d", code, err, len(stopped.Of(event.Pruned)), event.ExitInterrupted)
+		}
 		res := b.uninstalled(fleetFile, false)
 		fleetHas(t, "fleet uninstall", res, "cluster-1 primary removed", "cluster-2 primary removed", "cluster-3 remote removed")
 		for _, c := range bed.Clusters {
