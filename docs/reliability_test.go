@@ -70,7 +70,7 @@ func TestPhaseFaultTableCatches(t *testing.T) {
 		{"a tested cell that does not say whether a re-run converges", "exit 130; re-run: yes, one token.", "exit 130.", "does not say whether a re-run converges"},
 		{"a row without a test", "the minted token deleted, the link as it was; exit 130; re-run: yes, one token. `TestInterruptRemoteSecretE2E` (`pkg/cmd/interrupt_remotesecret_e2e_test.go`)", "not tested", "has no test"},
 		{"an untested cell not listed", "  - `install`, `upgrade` `plan`: lock loss", "  - `install`, `upgrade` `plan`: nothing", "`install`, `upgrade` `plan`: lock loss is not tested and not listed"},
-		{"a writer with no row", "  - `x fleet uninstall`, `tag set`", "  - `tag set`", "experimental fleet uninstall takes the cluster lock but has no row"},
+		{"a writer with no row", "`tag set`, `tag remove`: every phase", "`tag remove`: every phase", "tag set takes the cluster lock but has no row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// From the table on: the faults table above cites some of the same tests.
