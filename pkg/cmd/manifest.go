@@ -25,6 +25,9 @@ func newManifestCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
+// clusterSpecific is what ours does instead of upstream's manifest generate --cluster-specific.
+const clusterSpecific = "ignored: the render never asks the cluster; set values.global.platform yourself (install checks the cluster)"
+
 // ManifestGenerateAction renders a spec to YAML without contacting a cluster.
 type ManifestGenerateAction struct {
 	Spec       SpecFlags
@@ -59,6 +62,10 @@ the objects in install order. It never contacts a cluster; the output is the sam
 	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Write to this file, or to this directory one file per component (a path ending in / or an existing directory)")
 	addAllowedRegistries(cmd, &a.Allowed)
+	// Upstream's: rendering writes nothing anyway.
+	cmd.Flags().Bool("dry-run", false, "Write nothing (manifest generate never does; for upstream's scripts)")
+	cmd.Flags().Bool("cluster-specific", false, "Accepted for upstream's scripts; the render is the same for every cluster")
+	differs(cmd.Flags(), "cluster-specific", clusterSpecific)
 	cmd.Flags().StringSliceVar(&a.Components, "component", nil, fmt.Sprintf("Render only these components (%s); repeatable", strings.Join(action.ComponentNames(), ", ")))
 	return cmd
 }

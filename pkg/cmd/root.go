@@ -78,6 +78,7 @@ type Globals struct {
 	Streams        Streams
 	profiling      profiling
 	lockPeriods    lockPeriods
+	klog           klogLevel
 }
 
 // Config is what the actions of a command share, from the global flags; the spec's and the
@@ -114,6 +115,10 @@ func newRootCommand(g *Globals) *cobra.Command {
 			if err := checkOutput(cmd); err != nil {
 				return err
 			}
+			warnDiffering(cmd)
+			if err := g.klog.apply(); err != nil {
+				return err
+			}
 			return g.profiling.start()
 		},
 	}
@@ -137,6 +142,7 @@ func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
 	g.lockPeriods.addFlags(fs)
+	g.klog.addFlags(fs)
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the

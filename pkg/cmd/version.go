@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -17,11 +19,13 @@ type VersionReport = printer.VersionReport
 
 // VersionAction is version: flags into an action.Version.
 type VersionAction struct {
-	Remote  bool
-	Output  string
-	Short   bool
-	Globals *Globals
-	Out     io.Writer
+	Remote bool
+	Output string
+	Short  bool
+	// Revision limits the control planes to this revision's.
+	Revision string
+	Globals  *Globals
+	Out      io.Writer
 }
 
 func newVersionCommand(g *Globals) *cobra.Command {
@@ -44,6 +48,7 @@ printed and the command exits 1 with the reason.`,
 		},
 	}
 	cmd.Flags().BoolVar(&a.Remote, "remote", true, "Also ask the cluster for its Kubernetes and Istio control plane versions")
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Only this control plane revision's version")
 	cmd.Flags().BoolVarP(&a.Short, "short", "s", false, "Print only the version numbers")
 	outputFlag(cmd.Flags(), &a.Output, printer.DocumentFormats, "Output format", "")
 	return cmd
@@ -58,6 +63,9 @@ func (a *VersionAction) Run(ctx context.Context) error {
 		var cluster *action.ClusterVersions
 		cluster, err = v.Run(ctx)
 		rep.Kubernetes, rep.ControlPlanes = cluster.Kubernetes, cluster.ControlPlanes
+		if a.Revision != "" {
+			rep.ControlPlanes = slices.DeleteFunc(rep.ControlPlanes, func(cp revision.ControlPlane) bool { return cp.Revision != a.Revision })
+		}
 	}
 	if err != nil {
 		// As kubectl version: what is known is printed, the failure is the exit status.

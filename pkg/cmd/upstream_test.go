@@ -1,0 +1,140 @@
+package cmd_test
+
+import (
+	"bufio"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
+)
+
+// TestUpstreamFlags: every flag upstream's --help lists (testdata/upstream-flags.txt, from
+// hack/upstream-flags.sh) is accepted by ours with its shorthand, and either keeps
+// upstream's meaning or is a row of docs/upstream.md's "CLI differences" whose text is
+// the warning ours prints when it is used; every such warning is a row.
+func TestUpstreamFlags(t *testing.T) {
+	root := cmd.NewRootCommand(cmd.Streams{})
+	differs := cliDifferences(t)
+	f, err := os.Open("../../testdata/upstream-flags.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	for s := bufio.NewScanner(f); s.Scan(); {
+		line := s.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		words := strings.Fields(line)
+		i := 0
+		for i < len(words) && !strings.HasPrefix(words[i], "-") && !strings.HasPrefix(words[i], "@") {
+			i++
+		}
+		path, rest := strings.Join(words[:i], " "), words[i:]
+		if len(rest) == 0 {
+			t.Errorf("%q: no flag", line)
+			continue
+		}
+		c := root
+		if path != "global" {
+			if c, _, err = root.Find(words[:i]); err != nil || !(c.Name() == words[i-1] || c.HasAlias(words[i-1])) {
+				t.Errorf("%s: no such command (%v)", path, err)
+				continue
+			}
+		}
+		if alias, ok := strings.CutPrefix(rest[0], "@"); ok {
+			if !c.HasAlias(alias) {
+				t.Errorf("%s: ours is not also called %s", path, alias)
+			}
+			continue
+		}
+		name := strings.TrimPrefix(rest[0], "--")
+		fl := c.Flags().Lookup(name)
+		if fl == nil {
+			fl = c.PersistentFlags().Lookup(name)
+		}
+		if fl == nil {
+			fl = c.InheritedFlags().Lookup(name)
+		}
+		if fl == nil {
+			t.Errorf("%s: ours has no --%s", path, name)
+			continue
+		}
+		key := path + " --" + name
+		if len(rest) > 1 && "-"+fl.Shorthand != rest[1] {
+			if differs[path+" "+rest[1]] == "" {
+				t.Errorf("%s --%s: shorthand -%s, upstream's %s", path, name, fl.Shorthand, rest[1])
+			}
+			seen[path+" "+rest[1]] = true
+		}
+		seen[key] = true
+		if want, got := differs[key], strings.Join(fl.Annotations[cmd.DiffersAnnotation], ""); want != got {
+			t.Errorf("%s --%s: warns %q, docs/upstream.md says %q", path, name, got, want)
+		}
+	}
+	for key := range differs {
+		if !seen[key] {
+			t.Errorf("docs/upstream.md's CLI differences list %s, which upstream does not have", key)
+		}
+	}
+}
+
+var differenceRow = regexp.MustCompile("(?m)^\\| `([a-z -]+) (--?[a-zA-Z-]+)` \\| (.+) \\|$")
+
+// cliDifferences are the rows of docs/upstream.md's CLI differences: "command --flag"
+// to what ours does instead.
+func cliDifferences(t *testing.T) map[string]string {
+	b, err := os.ReadFile("../../docs/upstream.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "\n## CLI differences\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	out := map[string]string{}
+	for _, m := range differenceRow.FindAllStringSubmatch(section, -1) {
+		out[m[1]+" "+m[2]] = m[3]
+	}
+	if len(out) == 0 {
+		t.Error("docs/upstream.md has no CLI differences rows")
+	}
+	return out
+}
+
+// unreachable is a kubeconfig whose cluster refuses every connection at once.
+const unreachable = "../../testdata/kubeconfig-unreachable.yaml"
+
+// TestUpstreamMeanings: upstream's flags and names do what upstream's do (those the
+// cluster tests cannot show offline: --verify in install_verify_e2e_test.go), and each CLI
+// difference prints its warning on stderr.
+func TestUpstreamMeanings(t *testing.T) {
+	x := harness.Istioctl{T: t, Kubeconfig: unreachable}
+	type run struct {
+		args []string
+		code int // -1: any
+		// want is in stderr or the error; not is not.
+		want, not string
+	}
+	cases := []run{
+		{[]string{"apply", "-y", "--set", "profile=minimal"}, 1, "cannot reach the cluster", ""},
+		{[]string{"uninstall", "--set", "values.bogus=1", "-y"}, 1, "spec.values.bogus: unknown field", "cannot reach"},
+		{[]string{"uninstall", "--set", "values.bogus=1", "-y", "--force"}, 1, "unknown field (ignored because of --force)", ""},
+		{[]string{"manifest", "generate", "--set", "profile=empty", "--dry-run"}, 0, "", "warning"},
+	}
+	for key, instead := range cliDifferences(t) {
+		if words := strings.Fields(key); strings.HasPrefix(words[len(words)-1], "--") {
+			flag := words[len(words)-1]
+			cases = append(cases, run{append(words[:len(words)-1], flag+"=true", "--set", "profile=empty"), -1, "! warning: " + flag + ": " + instead + "\n", ""})
+		}
+	}
+	for _, tc := range cases {
+		r := x.Run(tc.args...)
+		got := r.Stderr + r.ErrorLine()
+		if (tc.code >= 0 && r.Code != tc.code) || !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
+			t.Errorf("istioctl %s: exit %d, want %d; want %q, not %q in:\n%s", strings.Join(tc.args, " "), r.Code, tc.code, tc.want, tc.not, got)
+		}
+	}
+}
