@@ -2,7 +2,8 @@
 # Records the flags upstream istioctl master's --help lists for the commands this tool
 # shares with it, into testdata/upstream-flags.txt: one "<command> --<flag> [-<short>]" a
 # line ("global" for the root's), and its other names as "<command> @<alias>". pkg/cmd's
-# TestUpstreamFlags checks ours accepts each.
+# TestUpstreamFlags checks ours accepts each. It also records `version --remote=false` in
+# each form and format into testdata/version/ (TestVersionClientOnly compares the shapes).
 # Needs bin/upstream/istioctl (hack/upstream-istioctl.sh); runs offline.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,3 +36,9 @@ flags() {
 	done
 } >testdata/upstream-flags.txt
 echo testdata/upstream-flags.txt >&2
+mkdir -p testdata/version
+for f in "short:" "long:--short=false" "json:-o json" "yaml:-o yaml"; do
+	# shellcheck disable=SC2086 # the flags' words
+	"$UPSTREAM" version --remote=false ${f#*:} >"testdata/version/${f%%:*}.txt"
+done
+echo testdata/version/ >&2

@@ -39,8 +39,9 @@ printed and the command exits 1 with the reason.`,
 		Example: `  # client, Kubernetes and control plane versions
   istioctl version
 
-  # only this binary's version, without contacting a cluster
-  istioctl version --remote=false --short`,
+  # only this binary's version, without contacting a cluster; all of its build information
+  istioctl version --remote=false
+  istioctl version --remote=false --short=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.Out = cmd.OutOrStdout()
@@ -49,7 +50,7 @@ printed and the command exits 1 with the reason.`,
 	}
 	cmd.Flags().BoolVar(&a.Remote, "remote", true, "Also ask the cluster for its Kubernetes and Istio control plane versions")
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Only this control plane revision's version")
-	cmd.Flags().BoolVarP(&a.Short, "short", "s", false, "Print only the version numbers")
+	cmd.Flags().BoolVarP(&a.Short, "short", "s", true, "Print only the version numbers (--short=false: the build information too)")
 	outputFlag(cmd.Flags(), &a.Output, printer.DocumentFormats, "Output format", "")
 	return cmd
 }

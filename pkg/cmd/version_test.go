@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,15 +16,41 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
+// TestVersionClientOnly: version --remote=false prints upstream's short form by default,
+// and in each form and format upstream's shape (testdata/version/, recorded from
+// bin/upstream/istioctl; with it present, compared with it too): its fields, their order.
 func TestVersionClientOnly(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	out, _, err := harness.Run(t, "version", "--remote=false", "--short")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ name, args string }{
+		{"short", ""}, {"long", "--short=false"}, {"json", "-o json"}, {"yaml", "-o yaml"},
+	} {
+		args := append([]string{"version", "--remote=false"}, strings.Fields(tc.args)...)
+		out, _, err := harness.Run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.name == "short" && out != "client version: "+version.Version+"\n" {
+			t.Errorf("%s: %q, want upstream's short form", tc.name, out)
+		}
+		want, err := os.ReadFile(filepath.Join("../../testdata/version", tc.name+".txt"))
+		if upstream, uerr := exec.Command("../../bin/upstream/istioctl", args...).Output(); uerr == nil {
+			want, err = upstream, nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := versionShape(out), versionShape(string(want)); got != want {
+			t.Errorf("%s: shape\n%s\nwant upstream's\n%s", tc.name, got, want)
+		}
 	}
-	if want := "client version: " + version.Version + "\n"; out != want {
-		t.Errorf("got %q, want %q", out, want)
+}
+
+// versionShape is a version output without its values.
+func versionShape(s string) string {
+	for _, r := range []struct{ re, with string }{{`:"[^"]*"`, `:"_"`}, {`: "[^"]*"`, `: "_"`}, {`(?m): [^\s"{][^\n]*$`, `: _`}} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.with)
 	}
+	return s
 }
 
 // Without a cluster the client version is still printed, and the error says how to ask
