@@ -101,13 +101,7 @@ func newRootCommand(g *Globals) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// A root without Run would print help for an unknown command and exit 0.
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return Usagef("unknown command %q for %q; run 'istioctl --help' for the list", args[0], cmd.CommandPath())
-			}
-			return cmd.Help()
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyConfig(cmd); err != nil {
 				return err
@@ -134,7 +128,80 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g),
 		newCreateRemoteSecretCommand(g), newRemoteClustersCommand(g))
 	registerCompletions(root, g)
+	root.SetHelpCommand(newHelpCommand())
+	// Made now rather than when it runs, so that usageArgs sees its commands.
+	root.InitDefaultCompletionCmd()
+	usageArgs(root)
 	return root
+}
+
+// newHelpCommand is cobra's help, but an unknown topic is a bad command line.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		ValidArgsFunction: func(c *cobra.Command, args []string, word string) ([]string, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), word) {
+					out = append(out, sub.Name())
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return Usagef("unknown help topic %q; run 'istioctl --help' for the list", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// subcommandArgs refuses arguments to a command that only groups others, suggesting the
+// nearest (cobra's "Did you mean this?").
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	cmd.SuggestionsMinimumDistance = 2 // cobra's own, which it sets only on its path
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return Usagef("%s\nRun '%s --help' for the list", msg, cmd.CommandPath())
+}
+
+// usageArgs makes every command's refusal of its arguments a bad command line (exit 64);
+// a command that groups others takes none of its own.
+func usageArgs(c *cobra.Command) {
+	if c.HasSubCommands() {
+		c.Args = subcommandArgs
+		if !c.Runnable() {
+			// Cobra would print the help of one without Run, whatever its arguments.
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				var usage *UsageError
+				if !errors.As(err, &usage) {
+					err = &UsageError{Err: err}
+				}
+				return err
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {

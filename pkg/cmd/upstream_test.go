@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -135,6 +137,44 @@ func TestUpstreamMeanings(t *testing.T) {
 		got := r.Stderr + r.ErrorLine()
 		if (tc.code >= 0 && r.Code != tc.code) || !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
 			t.Errorf("istioctl %s: exit %d, want %d; want %q, not %q in:\n%s", strings.Join(tc.args, " "), r.Code, tc.code, tc.want, tc.not, got)
+		}
+	}
+}
+
+// TestUsageExitCodes: every command of the tree exits 64 (docs/exit-codes.md), before it
+// reaches for the cluster, on an extra argument, an unknown flag, a bad flag value and
+// (where it has --set) a --set without =; a misspelt command is suggested its name, as
+// cobra does; profile diff exits 64 on a name that is no profile, 1 on a difference.
+func TestUsageExitCodes(t *testing.T) {
+	x := harness.Istioctl{T: t, Kubeconfig: unreachable}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		bad := [][]string{{"--no-such-flag"}, {"--kubeclient-timeout", "soon"}, {"a", "b", "c", "d"}}
+		if c.Flags().Lookup("set") != nil {
+			bad = append(bad, []string{"--set", "profile"})
+		}
+		for _, b := range bad {
+			if r := x.Run(append(append([]string{}, path...), b...)...); r.Code != 64 {
+				t.Errorf("istioctl %s %s: exit %d, want 64\n%s%s", strings.Join(path, " "), strings.Join(b, " "), r.Code, r.Stderr, r.ErrorLine())
+			}
+		}
+	}
+	walk(cmd.NewRootCommand(cmd.Streams{}))
+	for _, tc := range []struct {
+		args string
+		code int
+		want string
+	}{
+		{"x prechek", 64, "Did you mean this?\n\tprecheck\n"},
+		{"profile diff default nope", 64, `profile "nope" not found`},
+		{"profile diff default demo", 1, "+++ demo"},
+	} {
+		if r := x.Run(strings.Fields(tc.args)...); r.Code != tc.code || !strings.Contains(r.Stdout+r.ErrorLine(), tc.want) {
+			t.Errorf("istioctl %s: exit %d, want %d and %q:\n%s%s", tc.args, r.Code, tc.code, tc.want, r.Stdout, r.ErrorLine())
 		}
 	}
 }
