@@ -117,7 +117,7 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 	cmd := &cobra.Command{
 		Use:     use,
 		Aliases: aliases[use],
-		Short:   "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
+		Short:   "Install Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
 		Example: `  # the default profile, without a prompt
   istioctl install -y
 

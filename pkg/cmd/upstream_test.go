@@ -1,8 +1,8 @@
 package cmd_test
 
 import (
-	"bufio"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,14 +20,12 @@ import (
 func TestUpstreamFlags(t *testing.T) {
 	root := cmd.NewRootCommand(cmd.Streams{})
 	differs := cliDifferences(t)
-	f, err := os.Open("../../testdata/upstream-flags.txt")
+	b, err := os.ReadFile("../../testdata/upstream-flags.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	seen := map[string]bool{}
-	for s := bufio.NewScanner(f); s.Scan(); {
-		line := s.Text()
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -55,13 +53,8 @@ func TestUpstreamFlags(t *testing.T) {
 			continue
 		}
 		name := strings.TrimPrefix(rest[0], "--")
+		c.InheritedFlags() // merges the command's and its parents' persistent flags into Flags
 		fl := c.Flags().Lookup(name)
-		if fl == nil {
-			fl = c.PersistentFlags().Lookup(name)
-		}
-		if fl == nil {
-			fl = c.InheritedFlags().Lookup(name)
-		}
 		if fl == nil {
 			t.Errorf("%s: ours has no --%s", path, name)
 			continue
@@ -141,18 +134,43 @@ func TestUpstreamMeanings(t *testing.T) {
 	}
 }
 
+// TestNoLibraryLogLines: on an unreachable cluster no output holds a source position
+// (client-go's klog lines, which go to the process's stderr), unless --vklog asks for them.
+func TestNoLibraryLogLines(t *testing.T) {
+	stderr := os.Stderr
+	t.Cleanup(func() { os.Stderr = stderr })
+	for _, args := range []string{"history", "tag list", "verify-install", "x precheck", "install -y", "version --vklog=6"} {
+		f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Stderr = f
+		r := harness.Istioctl{T: t, Kubeconfig: unreachable}.Run(strings.Fields(args)...)
+		os.Stderr = stderr
+		direct, _ := os.ReadFile(f.Name())
+		if got := r.Stdout + r.Stderr + r.ErrorLine() + string(direct); strings.Contains(got, ".go:") != strings.Contains(args, "--vklog") {
+			t.Errorf("istioctl %s: a source position only with --vklog:\n%s", args, got)
+		}
+	}
+}
+
 // TestUsageExitCodes: every command of the tree exits 64 (docs/exit-codes.md), before it
 // reaches for the cluster, on an extra argument, an unknown flag, a bad flag value and
 // (where it has --set) a --set without =; a misspelt command is suggested its name, as
 // cobra does; profile diff exits 64 on a name that is no profile, 1 on a difference.
 func TestUsageExitCodes(t *testing.T) {
 	x := harness.Istioctl{T: t, Kubeconfig: unreachable}
+	shorts := map[string]string{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
 		path := strings.Fields(c.CommandPath())[1:]
+		if other := shorts[c.Short]; other != "" && c.CommandPath() != "istioctl manifest install" {
+			t.Errorf("%s has the short description of %s", c.CommandPath(), other)
+		}
+		shorts[c.Short] = c.CommandPath()
 		bad := [][]string{{"--no-such-flag"}, {"--kubeclient-timeout", "soon"}, {"a", "b", "c", "d"}}
 		if c.Flags().Lookup("set") != nil {
 			bad = append(bad, []string{"--set", "profile"})
