@@ -41,7 +41,7 @@ when any check fails.`
 		Use:   use,
 		Short: short,
 		Long:  long,
-		Example: `  istioctl x fleet ` + use + ` -f docs/examples/fleet-3-clusters.yaml
+		Example: `  istioctl x fleet ` + use + ` -f fleet.yaml
   istioctl x fleet ` + use + ` -f fleet.yaml -o junit > fleet-` + use + `.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -29,7 +29,7 @@ every link: which remote Secret goes into which cluster, with its labels, and th
 create-remote-secret command that makes it by hand. Reads the kubeconfig, when there is
 one, to check the contexts exist (a context it cannot check is a warning); contacts no
 cluster and needs no credentials.`,
-		Example: `  istioctl x fleet dump -f docs/examples/fleet-3-clusters.yaml
+		Example: `  istioctl x fleet dump -f fleet.yaml
   istioctl x fleet dump -f fleet.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -46,7 +46,7 @@ in a cluster the file dropped, whose control plane stays. A second run writes no
 is kept while its token still authenticates. A cluster that fails or cannot be reached stops
 only what needs it; the run exits 1 naming it and each link left out, and the same command
 run again continues.`,
-		Example: `  istioctl x fleet install -f docs/examples/fleet-3-clusters.yaml
+		Example: `  istioctl x fleet install -f fleet.yaml
   istioctl x fleet install -f fleet.yaml -y -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,7 +62,7 @@ file and in those it dropped, then uninstalls each cluster's install as uninstal
 dumped IstioOperator does: the remotes first, each control plane once the clusters it serves
 are removed. With --purge every revision and the CRDs go, and the cacerts Secrets the fleet
 wrote. A cluster that fails or cannot be reached stops only what it serves.`
-		cmd.Example = `  istioctl x fleet uninstall -f docs/examples/fleet-3-clusters.yaml
+		cmd.Example = `  istioctl x fleet uninstall -f fleet.yaml
   istioctl x fleet uninstall -f fleet.yaml --purge -y`
 		fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long each cluster waits for the removed objects to be gone")
 		fs.BoolVar(&a.Purge, "purge", false, "Remove every revision and the CRDs in each cluster, and the fleet's cacerts Secrets")

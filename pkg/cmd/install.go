@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/check"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -133,7 +133,7 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
   # on failure, put back what was installed before
   istioctl upgrade -f my-spec.yaml -y --atomic
 
-  # take over an Istio installed with Helm, then retire its Helm releases (docs/migrate.md)
+  # take over an Istio installed with Helm, then retire its Helm releases (` + spec.DocsURL + `migrate.md)
   istioctl install --set profile=minimal --take-ownership --retire-helm-releases -y`,
 		Args: cobra.NoArgs,
 		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
@@ -233,7 +233,7 @@ func (a *InstallCommand) verify(ctx context.Context) error {
 	}
 	var failed []string
 	for _, r := range res.Report.Results {
-		if !r.Passed && r.Severity == check.Error && !slices.Contains(failed, r.Check) {
+		if !r.Passed && string(r.Severity) == action.FailOnError && !slices.Contains(failed, r.Check) {
 			failed = append(failed, r.Check)
 		}
 	}

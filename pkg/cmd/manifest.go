@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -106,7 +107,7 @@ one without -o), for every enabled component, gateways included: <name>-values.y
 its Helm release; install-<name>.sh, which marks the component's live objects as the release's and
 runs helm upgrade --install over them; the charts they install (charts/); and README.md, the steps.
 Helm then renders the same objects istioctl installed, so nothing is recreated. It never contacts a
-cluster. See docs/migrate.md.`,
+cluster. See ` + spec.DocsURL + `migrate.md.`,
 		Example: `  # the default profile, into a new temporary directory
   istioctl manifest translate
 

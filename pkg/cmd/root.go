@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -95,9 +97,13 @@ func NewRootCommand(streams Streams) *cobra.Command {
 func newRootCommand(g *Globals) *cobra.Command {
 	streams := g.Streams
 	root := &cobra.Command{
-		Use:           "istioctl",
-		Short:         "Install, upgrade, verify and remove the Istio service mesh",
-		Long:          "istioctl installs Istio from an IstioOperator spec, waits until it is healthy, verifies it and removes it.",
+		Use:   "istioctl",
+		Short: "Install, upgrade, verify and remove the Istio service mesh",
+		Long: `istioctl installs Istio from an IstioOperator spec, waits until it is healthy, verifies it and removes it.
+
+Any flag can also be set as ISTIOCTL_<FLAG> (ISTIOCTL_KUBECONFIG, ISTIOCTL_LOCK_TIMEOUT) or in
+$HOME/.istioctl/config.yaml (ISTIOCTL_CONFIG names another file); the command line wins. NO_COLOR
+turns colours off. Docs: ` + spec.DocsURL,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// A root without Run would print help for an unknown command and exit 0.
@@ -129,6 +135,8 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newCreateRemoteSecretCommand(g), newRemoteClustersCommand(g))
 	registerCompletions(root, g)
 	root.SetHelpCommand(newHelpCommand())
+	usage := root.UsageFunc()
+	root.SetUsageFunc(func(cmd *cobra.Command) error { defer hideConnectionFlags(cmd)(); return usage(cmd) })
 	// Made now rather than when it runs, so that usageArgs sees its commands.
 	root.InitDefaultCompletionCmd()
 	usageArgs(root)
@@ -206,10 +214,47 @@ func usageArgs(c *cobra.Command) {
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
+	fs.VisitAll(func(f *pflag.Flag) { _ = fs.SetAnnotation(f.Name, connectionAnnotation, []string{"true"}) })
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
 	g.lockPeriods.addFlags(fs)
 	g.klog.addFlags(fs)
+}
+
+// connectionAnnotation marks the global flags that say how to reach a cluster.
+const connectionAnnotation = "istioctl/connection"
+
+// offline are the commands that never reach a cluster (with the connection flags they still
+// read): their help leaves the others out. manifest generate keeps them for upstream's
+// --cluster-specific.
+var offline = map[string][]string{
+	"istioctl profile": nil, "istioctl manifest translate": nil, "istioctl completion": nil, "istioctl help": nil,
+	// It reads the kubeconfig to check the fleet's contexts exist.
+	"istioctl experimental fleet dump": {"kubeconfig"},
+}
+
+// hideConnectionFlags hides, while an offline command prints its usage, the connection
+// flags it does not read; it returns what shows them again.
+func hideConnectionFlags(c *cobra.Command) func() {
+	keep, ok := []string(nil), false
+	for path, k := range offline {
+		if c.CommandPath() == path || strings.HasPrefix(c.CommandPath(), path+" ") {
+			keep, ok = k, true
+		}
+	}
+	var hidden []*pflag.Flag
+	if ok {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Annotations[connectionAnnotation] != nil && !slices.Contains(keep, f.Name) && !f.Hidden {
+				f.Hidden, hidden = true, append(hidden, f)
+			}
+		})
+	}
+	return func() {
+		for _, f := range hidden {
+			f.Hidden = false
+		}
+	}
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the

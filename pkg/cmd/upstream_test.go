@@ -108,10 +108,9 @@ const unreachable = "../../testdata/kubeconfig-unreachable.yaml"
 func TestUpstreamMeanings(t *testing.T) {
 	x := harness.Istioctl{T: t, Kubeconfig: unreachable}
 	type run struct {
-		args []string
-		code int // -1: any
-		// want is in stderr or the error; not is not.
-		want, not string
+		args      []string
+		code      int    // -1: any
+		want, not string // in stderr or the error, and not
 	}
 	cases := []run{
 		{[]string{"apply", "-y", "--set", "profile=minimal"}, 1, "cannot reach the cluster", ""},
@@ -157,8 +156,11 @@ func TestNoLibraryLogLines(t *testing.T) {
 // TestUsageExitCodes: every command of the tree exits 64 (docs/exit-codes.md), before it
 // reaches for the cluster, on an extra argument, an unknown flag, a bad flag value and
 // (where it has --set) a --set without =; a misspelt command is suggested its name, as
-// cobra does; profile diff exits 64 on a name that is no profile, 1 on a difference.
+// cobra does; profile diff exits 64 on a name that is no profile, 1 on a difference. Each
+// command has its own short description, its help links the docs (no bare docs/ path), and
+// only the offline ones leave the connection flags out.
 func TestUsageExitCodes(t *testing.T) {
+	bareDocs, offline := regexp.MustCompile(`(^|[^/])docs/`), regexp.MustCompile(`^istioctl (profile|manifest translate|completion|help|experimental fleet dump)\b`)
 	x := harness.Istioctl{T: t, Kubeconfig: unreachable}
 	shorts := map[string]string{}
 	var walk func(c *cobra.Command)
@@ -171,6 +173,9 @@ func TestUsageExitCodes(t *testing.T) {
 			t.Errorf("%s has the short description of %s", c.CommandPath(), other)
 		}
 		shorts[c.Short] = c.CommandPath()
+		if usage := c.UsageString(); bareDocs.MatchString(c.Long+c.Example+usage) || offline.MatchString(c.CommandPath()) == strings.Contains(usage, "--context") {
+			t.Errorf("%s: a bare docs/ path, or connection flags listed %v (offline %v):\n%s%s", c.CommandPath(), strings.Contains(usage, "--context"), offline.MatchString(c.CommandPath()), c.Long, usage)
+		}
 		bad := [][]string{{"--no-such-flag"}, {"--kubeclient-timeout", "soon"}, {"a", "b", "c", "d"}}
 		if c.Flags().Lookup("set") != nil {
 			bad = append(bad, []string{"--set", "profile"})

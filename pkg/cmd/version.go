@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
-	"github.com/istioctl-installer/istioctl/operator/revision"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -65,7 +63,13 @@ func (a *VersionAction) Run(ctx context.Context) error {
 		cluster, err = v.Run(ctx)
 		rep.Kubernetes, rep.ControlPlanes = cluster.Kubernetes, cluster.ControlPlanes
 		if a.Revision != "" {
-			rep.ControlPlanes = slices.DeleteFunc(rep.ControlPlanes, func(cp revision.ControlPlane) bool { return cp.Revision != a.Revision })
+			kept := rep.ControlPlanes[:0]
+			for _, cp := range rep.ControlPlanes {
+				if cp.Revision == a.Revision {
+					kept = append(kept, cp)
+				}
+			}
+			rep.ControlPlanes = kept
 		}
 	}
 	if err != nil {
