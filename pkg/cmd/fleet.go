@@ -8,6 +8,9 @@ import (
 
 // newFleetCommand is x fleet: the commands of a fleet file, one spec for a mesh across
 // several clusters (docs/fleet.md).
+// fleetFileUsage is the fleet commands' -f.
+const fleetFileUsage = "The fleet file (- reads standard input)"
+
 // fleetExample is a fleet file to start from; the examples call it fleet.yaml.
 const fleetExample = spec.DocsURL + "examples/fleet-3-clusters.yaml"
 

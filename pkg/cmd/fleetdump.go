@@ -14,6 +14,7 @@ import (
 type FleetDumpCommand struct {
 	File, Output string
 	Globals      *Globals
+	In           io.Reader
 	Out, ErrOut  io.Writer
 }
 
@@ -33,11 +34,11 @@ cluster and needs no credentials.`,
   istioctl x fleet dump -f fleet.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.Out, a.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return a.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
+	cmd.Flags().StringVarP(&a.File, "filename", "f", "", fleetFileUsage)
 	outputFlag(cmd.Flags(), &a.Output, printer.DumpFormats, "Output", "")
 	return cmd
 }
@@ -47,7 +48,7 @@ func (a *FleetDumpCommand) Run(ctx context.Context) error {
 	if a.File == "" {
 		return Usagef("-f is required: the fleet file")
 	}
-	d, err := (&fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File}).Dump(ctx)
+	d, err := (&fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, Stdin: a.In}).Dump(ctx)
 	if err != nil {
 		return err
 	}

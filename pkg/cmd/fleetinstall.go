@@ -70,7 +70,7 @@ wrote. A cluster that fails or cannot be reached stops only what it serves.`
 		fs.DurationVar(&a.Timeout, "readiness-timeout", 5*time.Minute, "How long each cluster's install may wait for its components to become ready")
 		addAllowedRegistries(cmd, &a.Allowed)
 	}
-	fs.StringVarP(&a.File, "filename", "f", "", "The fleet file")
+	fs.StringVarP(&a.File, "filename", "f", "", fleetFileUsage)
 	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
 	outputFlag(fs, &a.Output, printer.EventFormats, "Progress output", " (text: lines prefixed with the cluster; json: one event per line, each with its cluster)")
 	fs.BoolVarP(&a.Verbose, "verbose", "v", false, "Print every object's line (applied, pruned, waited on, ready) and the counts per component")
@@ -95,7 +95,7 @@ func (a *FleetWriteCommand) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	fleet := &fleetrun.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File}
+	fleet := &fleetrun.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File, Stdin: a.In}
 	fleet.AllowedRegistries = a.Allowed
 	sink := printer.NewFleetEvents(a.Out, printer.Format(a.Output), isTerminalFile(a.Out), printer.TerminalOptions{Verbose: a.Verbose})
 	var run fleetRun = &fleetrun.Install{Fleet: fleet, ReadinessTimeout: a.Timeout, Replan: prompt, Events: sink}
