@@ -57,6 +57,9 @@ func withRevisionStrategy(cmd *cobra.Command, a *InstallCommand) *cobra.Command 
 			if c.Flags().Changed("revision") {
 				return Usagef("-r/--revision names the revision upgraded in place; with --strategy revision name the new revision with --to-revision")
 			}
+			if a.Verify {
+				return Usagef("--verify checks an install or an in-place upgrade, as upstream's; after --strategy revision run verify-install -r <new revision>")
+			}
 			return runWith(&a.In, &a.Out, &a.ErrOut, func(ctx context.Context) error { return s.run(ctx, a) })(c, args)
 		}
 		return Usagef("--strategy %q: one of %s, %s", s.Strategy, strategyInPlace, strategyRevision)
