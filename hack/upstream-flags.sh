@@ -10,7 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 UPSTREAM=$root/bin/upstream/istioctl
 [ -x "$UPSTREAM" ] || { echo "bin/upstream/istioctl is missing: run hack/upstream-istioctl.sh once" >&2; exit 1; }
-export HOME=$(mktemp -d) KUBECONFIG=/nonexistent
+HOME=$(mktemp -d)
+export HOME KUBECONFIG=/nonexistent
 # flags NAME ARGS...: the "Flags:" section of `istioctl ARGS --help`, as NAME's lines.
 flags() {
 	local name=$1; shift
