@@ -27,8 +27,8 @@ func (w *onDone) Write(p []byte) (int, error) {
 }
 
 // TestInstallVerifyE2E: upstream's spelling `apply -y --verify` installs and runs
-// verify-install's checks; with an object deleted between the install and its checks,
-// --verify exits 1 naming the check that failed.
+// verify-install's checks; version -r lists only that revision's control plane; with an
+// object deleted between the install and its checks, --verify exits 1 naming the check.
 func TestInstallVerifyE2E(t *testing.T) {
 	c := cluster.Get(t)
 	t.Setenv("HOME", t.TempDir())
@@ -38,6 +38,9 @@ func TestInstallVerifyE2E(t *testing.T) {
 
 	if out := x.MustRun("apply", "-y", "--set", "profile=minimal", "--verify"); !strings.Contains(out, "✔ Istio is installed and verified successfully") {
 		t.Errorf("apply --verify printed no verdict:\n%s", out)
+	}
+	if out := x.MustRun("version", "-r", "no-such-revision"); !strings.Contains(out, "control plane version: none") {
+		t.Errorf("version -r no-such-revision listed a control plane:\n%s", out)
 	}
 	x.Out = &onDone{fn: func() {
 		err := c.Kube.CoreV1().ServiceAccounts("istio-system").Delete(context.Background(), "istio-reader-service-account", metav1.DeleteOptions{})

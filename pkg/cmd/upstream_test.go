@@ -2,7 +2,6 @@ package cmd_test
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -135,10 +134,7 @@ func TestNoLibraryLogLines(t *testing.T) {
 	stderr := os.Stderr
 	t.Cleanup(func() { os.Stderr = stderr })
 	for _, args := range []string{"history", "tag list", "verify-install", "x precheck", "install -y", "version --vklog=6"} {
-		f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, _ := os.CreateTemp(t.TempDir(), "stderr") // nil fails the run below
 		os.Stderr = f
 		r := harness.Istioctl{T: t, Kubeconfig: unreachable}.Run(strings.Fields(args)...)
 		os.Stderr = stderr

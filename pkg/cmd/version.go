@@ -79,5 +79,9 @@ func (a *VersionAction) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("asking the cluster for its versions (--remote=false prints the client's only): %w", err)
 	}
-	return printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, a.Remote, v.Namespace())
+	where := v.Namespace()
+	if a.Revision != "" {
+		where += " of revision " + a.Revision
+	}
+	return printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, a.Remote, where)
 }
