@@ -6,9 +6,10 @@ export PATH := $(PATH):/usr/local/go/bin
 # version go.mod pins (hack/istio-version.sh); make generate stamps it where files spell it out.
 VERSION     ?= $(shell hack/istio-version.sh)
 GIT_REV     := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+GIT_TAG     := $(shell git describe --tags --always 2>/dev/null || echo unknown)
 GIT_STATUS  := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo Clean || echo Modified)
 VERSION_PKG := github.com/istioctl-installer/istioctl/pkg/version
-LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS)
+LDFLAGS     := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitRevision=$(GIT_REV) -X $(VERSION_PKG).BuildStatus=$(GIT_STATUS) -X $(VERSION_PKG).GitTag=$(GIT_TAG)
 CLUSTER_STATE ?= $(CURDIR)/.cluster
 # BIN is where build writes the binary: `make build VERSION=1.29.4 BIN=/tmp/istioctl-1.29.4`
 # builds a second one that installs and reports 1.29.4 (the e2e tests' older side).

@@ -2,9 +2,12 @@ package action
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/istioctl-installer/istioctl/operator/api/v1alpha1"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
@@ -67,6 +70,11 @@ type ProfileDiff struct {
 func (a *ProfileDiff) Run(context.Context) (string, error) {
 	dump := func(name string) (string, error) {
 		res, err := spec.Resolve(spec.Options{Sets: []string{"profile=" + name}, ManifestsDir: a.ManifestsDir})
+		var probs v1alpha1.Problems
+		if errors.As(err, &probs) && slices.ContainsFunc(probs, func(p v1alpha1.Problem) bool { return p.Path == "spec.profile" }) {
+			// A profile named on the command line that is not one.
+			return "", &UsageError{Err: err}
+		}
 		if err != nil {
 			return "", err
 		}

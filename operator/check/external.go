@@ -263,7 +263,7 @@ func caPluggedIn(ctx context.Context, env *Env) []Result {
 	hint := ""
 	if !declared {
 		hint = "the spec declares no CA, but istiod signs with this Secret because it exists: fix it (ca-cert.pem, ca-key.pem, root-cert.pem and cert-chain.pem of one CA) " +
-			"and declare it with spec.external.ca.type cacerts, or delete it to let istiod sign with its own CA; see docs/external-components.md"
+			"and declare it with spec.external.ca.type cacerts, or delete it to let istiod sign with its own CA; see " + DocsURL + "external-components.md"
 	}
 	data, err := secretData(s)
 	if err != nil {

@@ -74,7 +74,7 @@ func linkResult(ctx context.Context, f *FleetLinks, l FleetLink, client *kube.Cl
 	if live == nil || apierrors.IsNotFound(err) {
 		if verify {
 			res.Message = fmt.Sprintf("is missing: %s reads no link to %s; make it with %s", l.Into, l.From, l.Command)
-			res.Hint = "docs/fleet.md#fleet-links"
+			res.Hint = doc("fleet.md", "fleet-links")
 			return res
 		}
 		res.Passed, res.Message = true, fmt.Sprintf("is free: the link from %s will be made there", l.From)
@@ -85,7 +85,7 @@ func linkResult(ctx context.Context, f *FleetLinks, l FleetLink, client *kube.Cl
 	switch {
 	case (mesh != "" && mesh != f.MeshID) || (name != "" && name != f.Name):
 		res.Message = fmt.Sprintf("belongs to fleet %q of mesh %q, not to this one (%q of %q)", name, mesh, f.Name, f.MeshID)
-		res.Hint = "two fleets name one cluster: remove it from one of them, or delete the Secret (docs/fleet.md#fleet-links)"
+		res.Hint = "two fleets name one cluster: remove it from one of them, or delete the Secret (" + doc("fleet.md", "fleet-links") + ")"
 		return res
 	case verify:
 		key := l.Key

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/istioctl-installer/istioctl/operator/skew"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
 // Selection is a bit set of the runs a check belongs to: the commands that report (precheck,
@@ -30,13 +31,13 @@ const (
 
 // DocsURL is where the docs/ directory is published: every check's Doc is a page and an
 // anchor under it (registry_test resolves each to docs/<page>#<anchor>).
-const DocsURL = "https://github.com/istioctl-installer/istioctl/blob/main/docs/"
+const DocsURL = spec.DocsURL
 
 // doc is the URL of page's anchor.
 func doc(page, anchor string) string { return DocsURL + page + "#" + anchor }
 
 // cited is a hint that names its docs anchor, as the sections that began with one do.
-func cited(page, id, s string) string { return s + " (docs/" + page + "#" + id + ")" }
+func cited(page, id, s string) string { return s + " (" + doc(page, id) + ")" }
 
 // registry is every check of every selection, in the order each selection runs them (a
 // selection's order is the rank of its failures).
@@ -45,7 +46,7 @@ var registry = []Check{
 	{ID: "kubernetes-version", Title: "Kubernetes is recent enough", Section: SectionKubernetes, Severity: Error, Code: "IST0142", In: InPrecheck,
 		Doc: doc("verify.md", "kubernetes-version"), Hint: "upgrade the cluster to Kubernetes " + skew.MinKubernetes + " or later", Run: kubernetesVersion},
 	{ID: "permissions", Title: "You may create, change and delete what the install renders", Section: SectionPermissions, Severity: Error, Code: "IST0141", In: InPrecheck,
-		Doc: doc("verify.md", "permissions"), Hint: "ask a cluster admin for these permissions, or install as a user who has them (docs/verify.md#permissions)", Run: permissions},
+		Doc: doc("verify.md", "permissions"), Hint: "ask a cluster admin for these permissions, or install as a user who has them (" + doc("verify.md", "permissions") + ")", Run: permissions},
 	{ID: "existing-control-plane", Title: "What is installed already", Section: SectionExisting, Severity: Warning, In: InPrecheck,
 		Doc: doc("verify.md", "existing-control-plane"), Hint: "an in-place upgrade replaces this control plane; install with --revision to run both side by side", Run: existingControlPlane},
 	{ID: "istio-namespace-injection", Title: "The istio namespace is not labelled for injection", Section: SectionNamespaces, Severity: Error, In: InPrecheck,
@@ -54,9 +55,9 @@ var registry = []Check{
 	// workload (operator/admission); missingReferences finds the ConfigMaps and Secrets a
 	// workload cannot start without that neither the install nor the cluster has.
 	{ID: "admission", Title: "The cluster admits what the install creates", Section: SectionAdmission, Severity: Error, In: InPrecheck | GateAdmission,
-		Doc: doc("verify.md", "admission"), Hint: "see docs/verify.md#admission", Run: admissionSurvey},
+		Doc: doc("verify.md", "admission"), Hint: "see " + doc("verify.md", "admission"), Run: admissionSurvey},
 	{ID: "references", Title: "The ConfigMaps and Secrets the workloads need exist", Section: SectionAdmission, Severity: Error, In: InPrecheck | GateAdmission,
-		Doc: doc("verify.md", "references"), Hint: "see docs/verify.md#references", Run: missingReferences},
+		Doc: doc("verify.md", "references"), Hint: "see " + doc("verify.md", "references"), Run: missingReferences},
 	{ID: "gateway-api-versions", Title: "Gateway API CRDs serve the versions istiod needs", Section: SectionGatewayAPI, Severity: Error, Code: "IST0156", In: InPrecheck,
 		Doc: doc("verify.md", "gateway-api-versions"), Hint: "install Gateway API v1.1 or later (standard channel)", Run: gatewayAPI},
 	{ID: "injector-overlap", Title: "No other sidecar injector claims the namespaces this one will", Section: SectionExisting, Severity: Error, Code: "IST0139", In: InPrecheck,
@@ -90,13 +91,13 @@ var registry = []Check{
 
 	// verify-install
 	{ID: "object-health", Title: "Every expected object exists and is healthy", Section: SectionObjects, Severity: Error, In: InVerify,
-		Doc: doc("verify.md", "object-health"), Hint: "reinstall with istioctl install, and see docs/verify.md#object-health", Run: objectHealth},
+		Doc: doc("verify.md", "object-health"), Hint: "reinstall with istioctl install, and see " + doc("verify.md", "object-health"), Run: objectHealth},
 	{ID: "webhook-endpoints", Title: "Webhooks reach a ready service", Section: SectionWebhooks, Severity: Error, In: InVerify,
-		Doc: doc("verify.md", "webhook-endpoints"), Hint: "an API request the webhook intercepts fails while its Service has no ready endpoint; see docs/verify.md#webhooks", Run: webhookEndpoints},
+		Doc: doc("verify.md", "webhook-endpoints"), Hint: "an API request the webhook intercepts fails while its Service has no ready endpoint; see " + doc("verify.md", "webhooks"), Run: webhookEndpoints},
 	{ID: "webhook-ca-bundle", Title: "Webhooks carry a CA bundle", Section: SectionWebhooks, Severity: Warning, In: InVerify,
-		Doc: doc("verify.md", "webhook-ca-bundle"), Hint: "istiod writes the bundle when it starts; see docs/verify.md#webhooks", Run: webhookCABundle},
+		Doc: doc("verify.md", "webhook-ca-bundle"), Hint: "istiod writes the bundle when it starts; see " + doc("verify.md", "webhooks"), Run: webhookCABundle},
 	{ID: "drift", Title: "Fields the spec sets are unchanged", Section: SectionDrift, Severity: Error, In: InVerify,
-		Doc: doc("verify.md", "drift"), Hint: "someone edited an installed object; istioctl install puts it back (docs/verify.md#drift)", Run: drift},
+		Doc: doc("verify.md", "drift"), Hint: "someone edited an installed object; istioctl install puts it back (" + doc("verify.md", "drift") + ")", Run: drift},
 	{ID: "control-plane-version", Title: "istiod runs the expected version", Section: SectionVersion, Severity: Warning, In: InVerify,
 		Doc: doc("verify.md", "control-plane-version"), Hint: "upgrade with istioctl install, or verify with the spec that was installed", Run: controlPlaneVersion},
 
@@ -167,7 +168,7 @@ var registry = []Check{
 const relied = InPrecheck | InVerify | GateRelied
 
 // externalDoc ends the relied-on checks' hints.
-const externalDoc = "; see docs/external-components.md"
+const externalDoc = "; see " + DocsURL + "external-components.md"
 
 // hopHint is what to do about a hop the skew rules refuse.
 const hopHint = "upgrade through the versions in between, or install the new version as a revision beside the old one (--revision)"

@@ -50,6 +50,9 @@ func TestRegistry(t *testing.T) {
 		} else {
 			resolve("check "+c.ID, page, anchor)
 		}
+		if regexp.MustCompile(`(^|[^/])docs/`).MatchString(c.Hint) {
+			t.Errorf("check %q: hint %q names a docs/ path, not a link (DocsURL)", c.ID, c.Hint)
+		}
 		for _, m := range cites.FindAllStringSubmatch(c.Hint, -1) {
 			resolve("check "+c.ID+"'s hint", m[1], m[2])
 		}

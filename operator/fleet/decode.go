@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,26 +15,33 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/spec"
 )
 
-// Load reads, decodes and validates the fleet file at path. contexts are the kubeconfig's
-// context names: every cluster's context must be one of them. The error is a
+// Load reads, decodes and validates the fleet file at path ("-": from stdin, as every -f
+// reads; its relative paths then start in the working directory). contexts are the
+// kubeconfig's context names: every cluster's context must be one of them. The error is a
 // v1alpha1.Problems naming the file and line of each problem.
-func Load(path string, contexts []string) (*Fleet, error) {
-	return load(path, contexts, false)
+func Load(path string, stdin io.Reader, contexts []string) (*Fleet, error) {
+	return load(path, stdin, contexts, false)
 }
 
 // LoadOffline is Load for what touches no cluster (fleet dump): a context the kubeconfig
 // lacks, or no kubeconfig at all, is a warning, so a pipeline renders a fleet where no
 // credentials exist.
-func LoadOffline(path string, contexts []string) (*Fleet, error) {
-	return load(path, contexts, true)
+func LoadOffline(path string, stdin io.Reader, contexts []string) (*Fleet, error) {
+	return load(path, stdin, contexts, true)
 }
 
-func load(path string, contexts []string, offline bool) (*Fleet, error) {
-	data, err := bounded.ReadFile(path)
+func load(path string, stdin io.Reader, contexts []string, offline bool) (*Fleet, error) {
+	source, data, err := path, []byte(nil), error(nil)
+	if path == "-" {
+		source = "<stdin>"
+		data, err = bounded.ReadStdin(stdin)
+	} else {
+		data, err = bounded.ReadFile(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the fleet file: %w", err)
 	}
-	return decode(path, filepath.Dir(path), data, contexts, offline)
+	return decode(source, filepath.Dir(path), data, contexts, offline)
 }
 
 // Decode decodes and validates a fleet file's bytes; source names it in errors and dir is

@@ -25,7 +25,7 @@ func TestBadFleetFiles(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			f, err := Load(file, bedContexts)
+			f, err := Load(file, nil, bedContexts)
 			if err == nil {
 				t.Fatalf("loads: %+v", f)
 			}
@@ -42,7 +42,7 @@ func TestBadFleetFiles(t *testing.T) {
 func TestGoodFleetFiles(t *testing.T) {
 	for _, file := range []string{"../../docs/examples/fleet-3-clusters.yaml", "testdata/two-primaries.yaml", "testdata/external.yaml"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			f, err := Load(file, bedContexts)
+			f, err := Load(file, nil, bedContexts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestLinks(t *testing.T) {
 		{"testdata/two-primaries.yaml", []string{"west <- istio-remote-secret-east remote", "east <- istio-remote-secret-west remote"}},
 		{"testdata/external.yaml", []string{"cp <- istio-kubeconfig config", "cp <- istio-remote-secret-remote-2 remote"}},
 	} {
-		f, err := Load(tc.file, bedContexts)
+		f, err := Load(tc.file, nil, bedContexts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestLinks(t *testing.T) {
 
 // TestCACertsNeverRead: the dump names the key's file and never holds its content.
 func TestCACertsNeverRead(t *testing.T) {
-	f, err := Load("testdata/two-primaries.yaml", bedContexts)
+	f, err := Load("testdata/two-primaries.yaml", nil, bedContexts)
 	if err != nil {
 		t.Fatal(err)
 	}

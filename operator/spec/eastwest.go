@@ -57,7 +57,7 @@ func FillEastWestGateway(tree map[string]any) v1alpha1.Problems {
 	}
 	if ew, _ := spec["eastWest"].(map[string]any); len(ew) > 0 && !found {
 		return v1alpha1.Problems{{Path: "spec.eastWest", Warning: true,
-			Msg: "no ingress gateway named " + EastWestGatewayName + " is enabled, so nothing is exposed: install it with profile eastwest (docs/multicluster.md)"}}
+			Msg: "no ingress gateway named " + EastWestGatewayName + " is enabled, so nothing is exposed: install it with profile eastwest (" + DocsURL + "multicluster.md)"}}
 	}
 	return nil
 }

@@ -43,10 +43,20 @@ func newCheckCommand(g *Globals, use, short, example string) *cobra.Command {
 	if use == "precheck" {
 		cmd.Flags().StringVar(&a.FromVersion, "from-version", "", "The Istio version you upgrade from (e.g. 1.21): adds notes on behaviour that changed since")
 		cmd.Flags().BoolVarP(&a.Verbose, "verbose", "v", false, "Print every passing check, not a line per section that passed")
+		cmd.Flags().String("output-threshold", "Warning", "Accepted for upstream's scripts: Info, Warning or Error")
+		differs(cmd.Flags(), "output-threshold", outputThreshold)
+		cmd.Flags().Bool("skip-controlplane", false, "Accepted for upstream's scripts")
+		differs(cmd.Flags(), "skip-controlplane", skipControlplane)
 		cmd.Flags().StringSliceVar(&a.RemoteContexts, "remote-contexts", nil, "Kubeconfig contexts of the mesh's other clusters: checks that the clusters agree (names, mesh ID, networks and their gateways, cacerts roots)")
 	}
 	return cmd
 }
+
+// What precheck does instead of upstream's flags of these names.
+const (
+	outputThreshold  = "ignored: failures and warnings are always printed, passes with -v; --fail-on sets the exit code"
+	skipControlplane = "ignored: the control plane checks run (they only warn about what is installed)"
+)
 
 func newVerifyInstallCommand(g *Globals) *cobra.Command {
 	return newCheckCommand(g, "verify-install",
@@ -84,8 +94,17 @@ func newExperimentalCommand(g *Globals) *cobra.Command {
 
 // Run runs the checks and prints the report; the error says whether it failed.
 func (a *CheckCommand) Run(ctx context.Context) error {
+	res, err := a.run(ctx)
+	if err == nil && res.Failed {
+		return &ExitError{Code: 1}
+	}
+	return err
+}
+
+// run runs the checks and prints the report.
+func (a *CheckCommand) run(ctx context.Context) (*action.CheckResult, error) {
 	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
-		return Usagef("--fail-on %q: use error or warning", a.FailOn)
+		return nil, Usagef("--fail-on %q: use error or warning", a.FailOn)
 	}
 	cfg := a.Globals.Config(a.ErrOut)
 	c := action.Verify(cfg)
@@ -101,15 +120,12 @@ func (a *CheckCommand) Run(ctx context.Context) error {
 	c.Revision, c.FromVersion, c.FailOn, c.RemoteContexts = a.Revision, a.FromVersion, a.FailOn, a.RemoteContexts
 	res, err := c.Run(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	short := printer.ReportOptions{Short: a.Command == "precheck" && !a.Verbose}
 	if err := printer.Report(a.Out, res.Report, printer.Format(a.Output), short); err != nil {
-		return err
+		return nil, err
 	}
 	printer.Verdict(a.Out, a.ErrOut, res.Report, res.Failed, printer.Format(a.Output))
-	if res.Failed {
-		return &ExitError{Code: 1}
-	}
-	return nil
+	return res, nil
 }

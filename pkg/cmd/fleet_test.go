@@ -13,26 +13,28 @@ import (
 // and contacts no cluster.
 const fleetKubeconfig = "../../testdata/fleet/kubeconfig.yaml"
 
-// TestFleetDump: the dump of the documented example and of each model, as golden files.
+// TestFleetDump: the dump of the documented example (read from stdin: -f -) and of each
+// model, as golden files.
 func TestFleetDump(t *testing.T) {
+	example, _ := os.ReadFile("../../docs/examples/fleet-3-clusters.yaml")
 	for _, tc := range []struct{ name, file, output string }{
-		{"fleet-3-clusters", "../../docs/examples/fleet-3-clusters.yaml", "yaml"},
+		{"fleet-3-clusters", "-", "yaml"},
 		{"two-primaries", "../../operator/fleet/testdata/two-primaries.yaml", "yaml"},
 		{"external", "../../operator/fleet/testdata/external.yaml", "yaml"},
 		{"two-primaries-json", "../../operator/fleet/testdata/two-primaries.yaml", "json"},
 		{"two-networks", "../../operator/fleet/testdata/two-networks.yaml", "yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, err := harness.Run(t, "--kubeconfig", fleetKubeconfig, "x", "fleet", "dump", "-f", tc.file, "-o", tc.output)
-			if err != nil || errOut != "" {
-				t.Fatalf("fleet dump: %v\n%s", err, errOut)
+			r := harness.Istioctl{T: t, Stdin: string(example)}.Run("--kubeconfig", fleetKubeconfig, "x", "fleet", "dump", "-f", tc.file, "-o", tc.output)
+			if r.Err != nil || r.Stderr != "" {
+				t.Fatalf("fleet dump: %v\n%s", r.Err, r.Stderr)
 			}
 			for _, secret := range []string{"not a real", "token:", "BEGIN"} {
-				if strings.Contains(out, secret) {
+				if strings.Contains(r.Stdout, secret) {
 					t.Errorf("the dump holds %q", secret)
 				}
 			}
-			golden.Check(t, "../../testdata/fleet/dump-"+tc.name+"."+tc.output, []byte(out))
+			golden.Check(t, "../../testdata/fleet/dump-"+tc.name+"."+tc.output, []byte(r.Stdout))
 		})
 	}
 }

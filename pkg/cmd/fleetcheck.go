@@ -19,6 +19,7 @@ type FleetCheckCommand struct {
 	// Verbose prints every passing check of a precheck (a line per section otherwise).
 	Verbose     bool
 	Globals     *Globals
+	In          io.Reader
 	Out, ErrOut io.Writer
 }
 
@@ -41,15 +42,15 @@ when any check fails.`
 		Use:   use,
 		Short: short,
 		Long:  long,
-		Example: `  istioctl x fleet ` + use + ` -f docs/examples/fleet-3-clusters.yaml
+		Example: `  istioctl x fleet ` + use + ` -f fleet.yaml
   istioctl x fleet ` + use + ` -f fleet.yaml -o junit > fleet-` + use + `.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.Out, a.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return a.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
+	cmd.Flags().StringVarP(&a.File, "filename", "f", "", fleetFileUsage)
 	outputFlag(cmd.Flags(), &a.Output, printer.ReportFormats, "Output", "")
 	cmd.Flags().StringVar(&a.FailOn, "fail-on", "error", "Exit non-zero on results of this severity or worse: error or warning")
 	if use == "precheck" {
@@ -66,7 +67,7 @@ func (a *FleetCheckCommand) Run(ctx context.Context) error {
 	if a.FailOn != action.FailOnError && a.FailOn != action.FailOnWarning {
 		return Usagef("--fail-on %q: use error or warning", a.FailOn)
 	}
-	f := &fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, FailOn: a.FailOn}
+	f := &fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, Stdin: a.In, FailOn: a.FailOn}
 	run := f.Precheck
 	if a.Command == "verify" {
 		run = f.Verify

@@ -14,6 +14,7 @@ import (
 type FleetDumpCommand struct {
 	File, Output string
 	Globals      *Globals
+	In           io.Reader
 	Out, ErrOut  io.Writer
 }
 
@@ -29,15 +30,15 @@ every link: which remote Secret goes into which cluster, with its labels, and th
 create-remote-secret command that makes it by hand. Reads the kubeconfig, when there is
 one, to check the contexts exist (a context it cannot check is a warning); contacts no
 cluster and needs no credentials.`,
-		Example: `  istioctl x fleet dump -f docs/examples/fleet-3-clusters.yaml
+		Example: `  istioctl x fleet dump -f fleet.yaml
   istioctl x fleet dump -f fleet.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.Out, a.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			a.In, a.Out, a.ErrOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return a.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&a.File, "filename", "f", "", "The fleet file")
+	cmd.Flags().StringVarP(&a.File, "filename", "f", "", fleetFileUsage)
 	outputFlag(cmd.Flags(), &a.Output, printer.DumpFormats, "Output", "")
 	return cmd
 }
@@ -47,7 +48,7 @@ func (a *FleetDumpCommand) Run(ctx context.Context) error {
 	if a.File == "" {
 		return Usagef("-f is required: the fleet file")
 	}
-	d, err := (&fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File}).Dump(ctx)
+	d, err := (&fleetrun.Fleet{Config: a.Globals.Config(a.ErrOut), File: a.File, Stdin: a.In}).Dump(ctx)
 	if err != nil {
 		return err
 	}

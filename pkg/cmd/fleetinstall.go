@@ -46,7 +46,7 @@ in a cluster the file dropped, whose control plane stays. A second run writes no
 is kept while its token still authenticates. A cluster that fails or cannot be reached stops
 only what needs it; the run exits 1 naming it and each link left out, and the same command
 run again continues.`,
-		Example: `  istioctl x fleet install -f docs/examples/fleet-3-clusters.yaml
+		Example: `  istioctl x fleet install -f fleet.yaml
   istioctl x fleet install -f fleet.yaml -y -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,7 +62,7 @@ file and in those it dropped, then uninstalls each cluster's install as uninstal
 dumped IstioOperator does: the remotes first, each control plane once the clusters it serves
 are removed. With --purge every revision and the CRDs go, and the cacerts Secrets the fleet
 wrote. A cluster that fails or cannot be reached stops only what it serves.`
-		cmd.Example = `  istioctl x fleet uninstall -f docs/examples/fleet-3-clusters.yaml
+		cmd.Example = `  istioctl x fleet uninstall -f fleet.yaml
   istioctl x fleet uninstall -f fleet.yaml --purge -y`
 		fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "How long each cluster waits for the removed objects to be gone")
 		fs.BoolVar(&a.Purge, "purge", false, "Remove every revision and the CRDs in each cluster, and the fleet's cacerts Secrets")
@@ -70,7 +70,7 @@ wrote. A cluster that fails or cannot be reached stops only what it serves.`
 		fs.DurationVar(&a.Timeout, "readiness-timeout", 5*time.Minute, "How long each cluster's install may wait for its components to become ready")
 		addAllowedRegistries(cmd, &a.Allowed)
 	}
-	fs.StringVarP(&a.File, "filename", "f", "", "The fleet file")
+	fs.StringVarP(&a.File, "filename", "f", "", fleetFileUsage)
 	fs.BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")
 	outputFlag(fs, &a.Output, printer.EventFormats, "Progress output", " (text: lines prefixed with the cluster; json: one event per line, each with its cluster)")
 	fs.BoolVarP(&a.Verbose, "verbose", "v", false, "Print every object's line (applied, pruned, waited on, ready) and the counts per component")
@@ -95,7 +95,7 @@ func (a *FleetWriteCommand) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	fleet := &fleetrun.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File}
+	fleet := &fleetrun.Fleet{Config: a.Globals.writerConfig(a.ErrOut, "istioctl x fleet "+a.Command, a.lockFlags), File: a.File, Stdin: a.In}
 	fleet.AllowedRegistries = a.Allowed
 	sink := printer.NewFleetEvents(a.Out, printer.Format(a.Output), isTerminalFile(a.Out), printer.TerminalOptions{Verbose: a.Verbose})
 	var run fleetRun = &fleetrun.Install{Fleet: fleet, ReadinessTimeout: a.Timeout, Replan: prompt, Events: sink}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 )
 
@@ -30,7 +31,7 @@ of a revision, numbered per revision, with the time, the outcome, the profile an
 version. -o json prints the whole records, the resolved spec and the objects' identities included.
 'istioctl rollback N' re-installs record N. A record whose digest, kept on the istio Namespace
 when istioctl wrote it, is missing or differs is marked UNTRUSTED: rollback and install --atomic
-refuse it (docs/history.md#sealed-records).`,
+refuse it (` + spec.DocsURL + `history.md#sealed-records).`,
 		Example: `  # every revision's records
   istioctl history
 

@@ -67,7 +67,7 @@ func (a *ImagesListAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return printer.Images(a.Out, list, printer.Format(a.Output))
+	return printer.Images(a.Out, a.ErrOut, list, printer.Format(a.Output))
 }
 
 // ImagesMirrorAction is x images mirror.

@@ -1,15 +1,19 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -84,6 +88,8 @@ type InstallCommand struct {
 	PinDigests bool
 	// Allowed is --allowed-registries.
 	Allowed []string
+	// Verify runs verify-install's checks once the install succeeded.
+	Verify bool
 	// NodeBatch is upgrade's --node-batch (install: 1).
 	NodeBatch   int
 	Globals     *Globals
@@ -93,6 +99,8 @@ type InstallCommand struct {
 	IsTerminal func() bool
 	// Command names the run to other writers ("istioctl upgrade").
 	Command string
+	// stdin is the spec read from standard input, for --verify's second reading.
+	stdin []byte
 }
 
 func newInstallCommand(g *Globals, use string) *cobra.Command {
@@ -100,12 +108,16 @@ func newInstallCommand(g *Globals, use string) *cobra.Command {
 	return cmd
 }
 
+// aliases are upstream's other names of a command that installs.
+var aliases = map[string][]string{"install": {"apply"}}
+
 // installCommand is install's (or upgrade's) command and the options its flags fill.
 func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 	a := &InstallCommand{Globals: g, Command: "istioctl " + use, IsTerminal: g.Streams.IsTerminal}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: "Install or upgrade Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
+		Use:     use,
+		Aliases: aliases[use],
+		Short:   "Install Istio: apply the spec's components in order, wait until healthy, prune what is no longer rendered",
 		Example: `  # the default profile, without a prompt
   istioctl install -y
 
@@ -121,7 +133,7 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
   # on failure, put back what was installed before
   istioctl upgrade -f my-spec.yaml -y --atomic
 
-  # take over an Istio installed with Helm, then retire its Helm releases (docs/migrate.md)
+  # take over an Istio installed with Helm, then retire its Helm releases (` + spec.DocsURL + `migrate.md)
   istioctl install --set profile=minimal --take-ownership --retire-helm-releases -y`,
 		Args: cobra.NoArgs,
 		RunE: runWith(&a.In, &a.Out, &a.ErrOut, a.Run),
@@ -136,6 +148,7 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 		"Once the install succeeded, retire the Helm releases whose objects it took over and that it left nothing of their own: delete their release records, keep the objects (with --dry-run: list them)")
 	cmd.Flags().BoolVar(&a.SkipAdmissionCheck, "skip-admission-check", false,
 		"Do not prove before writing, by server-side dry runs, that the cluster admits what the install creates (and that the ConfigMaps and Secrets its workloads need exist); a refusal then shows while waiting")
+	cmd.Flags().BoolVar(&a.Verify, "verify", false, "Once the install succeeded, run verify-install's checks on it; exit 1 naming any that failed")
 	a.NodeBatch = 1
 	if use == "upgrade" {
 		addUpgradeFlags(cmd, a)
@@ -148,6 +161,14 @@ func installCommand(g *Globals, use string) (*cobra.Command, *InstallCommand) {
 func (a *InstallCommand) Run(ctx context.Context) error {
 	if err := checkNodeBatch(a.NodeBatch); err != nil {
 		return err
+	}
+	if a.Verify && slices.Contains(a.Spec.Files, "-") {
+		// The spec on standard input is read again by the checks.
+		b, err := io.ReadAll(a.In)
+		if err != nil {
+			return fmt.Errorf("reading the spec from standard input: %w", err)
+		}
+		a.In, a.stdin = bytes.NewReader(b), b
 	}
 	cfg := a.Globals.writerConfig(a.ErrOut, a.Command, a.lockFlags)
 	cfg.AllowedRegistries = a.Allowed
@@ -168,8 +189,10 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 	}
 	if !a.summarizes() {
 		// The plan is made under the cluster lock; the counts come with its plan event.
-		_, err := in.Run(ctx, nil)
-		return err
+		if _, err := in.Run(ctx, nil); err != nil {
+			return err
+		}
+		return a.verify(ctx)
 	}
 	plan, err := in.Plan(ctx)
 	if err != nil {
@@ -190,6 +213,29 @@ func (a *InstallCommand) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err = in.Run(ctx, plan)
-	return err
+	if _, err = in.Run(ctx, plan); err != nil {
+		return err
+	}
+	return a.verify(ctx)
+}
+
+// verify is --verify: verify-install's checks on what was installed, printed in the
+// install's output format.
+func (a *InstallCommand) verify(ctx context.Context) error {
+	if !a.Verify || a.DryRun {
+		return nil
+	}
+	v := &CheckCommand{Command: "verify-install", Spec: a.Spec, Revision: a.Revision, Output: a.Output,
+		FailOn: action.FailOnError, Globals: a.Globals, In: bytes.NewReader(a.stdin), Out: a.Out, ErrOut: a.ErrOut}
+	res, err := v.run(ctx)
+	if err != nil || !res.Failed {
+		return err
+	}
+	var failed []string
+	for _, r := range res.Report.Results {
+		if !r.Passed && string(r.Severity) == action.FailOnError && !slices.Contains(failed, r.Check) {
+			failed = append(failed, r.Check)
+		}
+	}
+	return fmt.Errorf("--verify: the install succeeded, but verify-install's checks failed: %s", strings.Join(failed, ", "))
 }

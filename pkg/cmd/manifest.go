@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -24,6 +25,9 @@ func newManifestCommand(g *Globals) *cobra.Command {
 	cmd.AddCommand(newManifestGenerateCommand(g), newManifestTranslateCommand(g), newInstallCommand(g, "install"))
 	return cmd
 }
+
+// clusterSpecific is what ours does instead of upstream's manifest generate --cluster-specific.
+const clusterSpecific = "ignored: the render never asks the cluster; set values.global.platform yourself (install checks the cluster)"
 
 // ManifestGenerateAction renders a spec to YAML without contacting a cluster.
 type ManifestGenerateAction struct {
@@ -59,6 +63,10 @@ the objects in install order. It never contacts a cluster; the output is the sam
 	a.Spec.addWithRevision(cmd.Flags(), &a.Revision)
 	cmd.Flags().StringVarP(&a.Output, "output", "o", "", "Write to this file, or to this directory one file per component (a path ending in / or an existing directory)")
 	addAllowedRegistries(cmd, &a.Allowed)
+	// Upstream's: rendering writes nothing anyway.
+	cmd.Flags().Bool("dry-run", false, "Write nothing (manifest generate never does; for upstream's scripts)")
+	cmd.Flags().Bool("cluster-specific", false, "Accepted for upstream's scripts; the render is the same for every cluster")
+	differs(cmd.Flags(), "cluster-specific", clusterSpecific)
 	cmd.Flags().StringSliceVar(&a.Components, "component", nil, fmt.Sprintf("Render only these components (%s); repeatable", strings.Join(action.ComponentNames(), ", ")))
 	return cmd
 }
@@ -99,7 +107,7 @@ one without -o), for every enabled component, gateways included: <name>-values.y
 its Helm release; install-<name>.sh, which marks the component's live objects as the release's and
 runs helm upgrade --install over them; the charts they install (charts/); and README.md, the steps.
 Helm then renders the same objects istioctl installed, so nothing is recreated. It never contacts a
-cluster. See docs/migrate.md.`,
+cluster. See ` + spec.DocsURL + `migrate.md.`,
 		Example: `  # the default profile, into a new temporary directory
   istioctl manifest translate
 

@@ -11,6 +11,27 @@ import (
 // checkOutput accepts and completion offers.
 const formatsAnnotation = "istioctl/formats"
 
+// DiffersAnnotation holds, on a flag of upstream's whose meaning ours does not keep, what ours
+// does instead: the warning printed when it is used (docs/conformance.md, "CLI differences").
+const DiffersAnnotation = "istioctl/differs"
+
+// differs marks upstream's flag name on fs as one whose meaning ours does not keep: it is
+// accepted, and using it prints instead (see warnDiffering).
+func differs(fs *pflag.FlagSet, name, instead string) {
+	_ = fs.SetAnnotation(name, DiffersAnnotation, []string{instead})
+}
+
+// warnDiffering prints, on errOut, the warning of each flag given that ours does not take as
+// upstream does.
+func warnDiffering(c *cobra.Command) {
+	warn := printer.Warnings(c.ErrOrStderr())
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if instead := f.Annotations[DiffersAnnotation]; len(instead) > 0 {
+			warn("--" + f.Name + ": " + instead[0])
+		}
+	})
+}
+
 // outputFlag adds -o picking one of formats (its default the first): what the output is,
 // and a note after the formats' names.
 func outputFlag(fs *pflag.FlagSet, p *string, formats printer.Formats, what, note string) {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/pkg/cmd"
+	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
 
 // TestOutputFormatsDeclared: every -o that picks a format declares its formats once (the
@@ -58,11 +59,8 @@ func TestOutputFormatsDeclared(t *testing.T) {
 // it; an unknown format is still refused before the command runs.
 func TestEmptyOutputIsTheDefault(t *testing.T) {
 	run := func(args ...string) (string, error) {
-		var out, errOut strings.Builder
-		root := cmd.NewRootCommand(cmd.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		root.SetArgs(args)
-		err := root.Execute()
-		return out.String() + errOut.String(), err
+		r := harness.Istioctl{T: t}.Run(args...)
+		return r.Stdout + r.Stderr, r.Err
 	}
 	for _, args := range [][]string{{"version", "--remote=false"}, {"profile", "list"}} {
 		want, err := run(args...)

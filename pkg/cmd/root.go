@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/kubeflags"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -78,6 +80,7 @@ type Globals struct {
 	Streams        Streams
 	profiling      profiling
 	lockPeriods    lockPeriods
+	klog           klogLevel
 }
 
 // Config is what the actions of a command share, from the global flags; the spec's and the
@@ -94,24 +97,26 @@ func NewRootCommand(streams Streams) *cobra.Command {
 func newRootCommand(g *Globals) *cobra.Command {
 	streams := g.Streams
 	root := &cobra.Command{
-		Use:           "istioctl",
-		Short:         "Install, upgrade, verify and remove the Istio service mesh",
-		Long:          "istioctl installs Istio from an IstioOperator spec, waits until it is healthy, verifies it and removes it.",
+		Use:   "istioctl",
+		Short: "Install, upgrade, verify and remove the Istio service mesh",
+		Long: `istioctl installs Istio from an IstioOperator spec, waits until it is healthy, verifies it and removes it.
+
+Any flag can also be set as ISTIOCTL_<FLAG> (ISTIOCTL_KUBECONFIG, ISTIOCTL_LOCK_TIMEOUT) or in
+$HOME/.istioctl/config.yaml (ISTIOCTL_CONFIG names another file); the command line wins. NO_COLOR
+turns colours off. Docs: ` + spec.DocsURL,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// A root without Run would print help for an unknown command and exit 0.
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return Usagef("unknown command %q for %q; run 'istioctl --help' for the list", args[0], cmd.CommandPath())
-			}
-			return cmd.Help()
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyConfig(cmd); err != nil {
 				return err
 			}
 			if err := checkOutput(cmd); err != nil {
+				return err
+			}
+			warnDiffering(cmd)
+			if err := g.klog.apply(); err != nil {
 				return err
 			}
 			return g.profiling.start()
@@ -129,14 +134,127 @@ func newRootCommand(g *Globals) *cobra.Command {
 		newVerifyInstallCommand(g), newTagCommand(g), newExperimentalCommand(g),
 		newCreateRemoteSecretCommand(g), newRemoteClustersCommand(g))
 	registerCompletions(root, g)
+	root.SetHelpCommand(newHelpCommand())
+	usage := root.UsageFunc()
+	root.SetUsageFunc(func(cmd *cobra.Command) error { defer hideConnectionFlags(cmd)(); return usage(cmd) })
+	// Made now rather than when it runs, so that usageArgs sees its commands.
+	root.InitDefaultCompletionCmd()
+	usageArgs(root)
 	return root
+}
+
+// newHelpCommand is cobra's help, but an unknown topic is a bad command line.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		ValidArgsFunction: func(c *cobra.Command, args []string, word string) ([]string, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), word) {
+					out = append(out, sub.Name())
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return Usagef("unknown help topic %q; run 'istioctl --help' for the list", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// subcommandArgs refuses arguments to a command that only groups others, suggesting the
+// nearest (cobra's "Did you mean this?").
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	cmd.SuggestionsMinimumDistance = 2 // cobra's own, which it sets only on its path
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return Usagef("%s\nRun '%s --help' for the list", msg, cmd.CommandPath())
+}
+
+// usageArgs makes every command's refusal of its arguments a bad command line (exit 64);
+// a command that groups others takes none of its own.
+func usageArgs(c *cobra.Command) {
+	if c.HasSubCommands() {
+		c.Args = subcommandArgs
+		if !c.Runnable() {
+			// Cobra would print the help of one without Run, whatever its arguments.
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				var usage *UsageError
+				if !errors.As(err, &usage) {
+					err = &UsageError{Err: err}
+				}
+				return err
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func addGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	g.Kube.AddFlags(fs)
+	fs.VisitAll(func(f *pflag.Flag) { _ = fs.SetAnnotation(f.Name, connectionAnnotation, []string{"true"}) })
 	fs.StringVarP(&g.IstioNamespace, "istioNamespace", "i", action.DefaultIstioNamespace, "Istio system namespace")
 	g.profiling.addFlags(fs)
 	g.lockPeriods.addFlags(fs)
+	g.klog.addFlags(fs)
+}
+
+// connectionAnnotation marks the global flags that say how to reach a cluster.
+const connectionAnnotation = "istioctl/connection"
+
+// offline are the commands that never reach a cluster (with the connection flags they still
+// read): their help leaves the others out. manifest generate keeps them for upstream's
+// --cluster-specific.
+var offline = map[string][]string{
+	"istioctl profile": nil, "istioctl manifest translate": nil, "istioctl completion": nil, "istioctl help": nil,
+	// It reads the kubeconfig to check the fleet's contexts exist.
+	"istioctl experimental fleet dump": {"kubeconfig"},
+}
+
+// hideConnectionFlags hides, while an offline command prints its usage, the connection
+// flags it does not read; it returns what shows them again.
+func hideConnectionFlags(c *cobra.Command) func() {
+	keep, ok := []string(nil), false
+	for path, k := range offline {
+		if c.CommandPath() == path || strings.HasPrefix(c.CommandPath(), path+" ") {
+			keep, ok = k, true
+		}
+	}
+	var hidden []*pflag.Flag
+	if ok {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Annotations[connectionAnnotation] != nil && !slices.Contains(keep, f.Name) && !f.Hidden {
+				f.Hidden, hidden = true, append(hidden, f)
+			}
+		})
+	}
+	return func() {
+		for _, f := range hidden {
+			f.Hidden = false
+		}
+	}
 }
 
 // applyConfig gives flags the user did not set their value from ISTIOCTL_<FLAG> in the

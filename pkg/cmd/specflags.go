@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -28,9 +29,35 @@ func (f *SpecFlags) addWithRevision(fs *pflag.FlagSet, revision *string) {
 // add registers -f, --set, --manifests and --force.
 func (f *SpecFlags) add(fs *pflag.FlagSet) {
 	fs.StringSliceVarP(&f.Files, "filename", "f", nil, "IstioOperator spec files, overlaid left to right; - reads standard input (last only)")
-	fs.StringArrayVarP(&f.Sets, "set", "s", nil, "Override a spec field: path=value, relative to spec (e.g. profile=demo, values.global.logging.level=debug); repeatable")
+	setFlag(fs, &f.Sets, "Override a spec field: path=value, relative to spec (e.g. profile=demo, values.global.logging.level=debug); repeatable")
 	fs.StringVarP(&f.Manifests, "manifests", "d", "", "Directory with charts/ and profiles/ to use instead of the built-in ones")
 	fs.BoolVar(&f.Force, "force", false, "Proceed even when the spec has validation errors (they are shown as warnings)")
+}
+
+// setFlag adds --set, whose values must parse as path=value: a malformed one is a bad
+// command line, refused as the flags are parsed.
+func setFlag(fs *pflag.FlagSet, p *[]string, usage string) {
+	fs.VarP(&setValues{p}, "set", "s", usage)
+}
+
+// setValues is --set's value: a string array of parsed path=value.
+type setValues struct{ p *[]string }
+
+func (s *setValues) Set(v string) error {
+	if _, err := spec.ParseSetFlag(v); err != nil {
+		return err
+	}
+	*s.p = append(*s.p, v)
+	return nil
+}
+
+func (s *setValues) Type() string { return "stringArray" }
+
+func (s *setValues) String() string {
+	if s.p == nil || len(*s.p) == 0 {
+		return "[]"
+	}
+	return "[" + strings.Join(*s.p, ",") + "]"
 }
 
 // options turns the flags (and --revision, as an alias) into resolution options.

@@ -58,7 +58,9 @@ and the CRDs go, and with them every Istio resource in the cluster.`,
 		},
 	}
 	cmd.Flags().StringSliceVarP(&a.Spec.Files, "filename", "f", nil, "The IstioOperator file of the install to remove")
-	cmd.Flags().StringArrayVarP(&a.Spec.Sets, "set", "s", nil, "Override a spec field (e.g. revision=canary)")
+	setFlag(cmd.Flags(), &a.Spec.Sets, "Override a spec field (e.g. revision=canary)")
+	cmd.Flags().StringVarP(&a.Spec.Manifests, "manifests", "d", "", "Directory with profiles/ to resolve -f and --set with instead of the built-in ones")
+	cmd.Flags().BoolVar(&a.Spec.Force, "force", false, "Proceed even when -f or --set has validation errors (they are shown as warnings); only what the install owns is ever removed")
 	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "The revision to remove")
 	cmd.Flags().BoolVar(&a.Purge, "purge", false, "Remove every revision and the CRDs (and so every Istio resource)")
 	cmd.Flags().BoolVarP(&a.SkipConfirmation, "skip-confirmation", "y", false, "Do not ask for confirmation (required when standard input is not a terminal)")

@@ -10,6 +10,7 @@ import (
 // --strategy revision (upgraderevision.go).
 func newUpgradeCommand(g *Globals) *cobra.Command {
 	cmd, a := installCommand(g, "upgrade")
+	cmd.Short = "Upgrade Istio in place (the control plane, then the node agents in batches), or beside the old one with --strategy revision"
 	cmd.Example = `  # in place: the control plane, then CNI, then ztunnel two nodes at a time
   istioctl upgrade -y --node-batch 2
 

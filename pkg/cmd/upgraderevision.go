@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
+	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/printer"
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
@@ -34,7 +35,7 @@ type revisionStrategy struct {
 func withRevisionStrategy(cmd *cobra.Command, a *InstallCommand) *cobra.Command {
 	s := &revisionStrategy{}
 	fs := cmd.Flags()
-	fs.StringVar(&s.Strategy, "strategy", strategyInPlace, "How to upgrade: in-place (the revision's control plane is replaced) or revision (a new revision beside the old one, the workloads moved to it in health-gated batches; docs/upgrade.md)")
+	fs.StringVar(&s.Strategy, "strategy", strategyInPlace, "How to upgrade: in-place (the revision's control plane is replaced) or revision (a new revision beside the old one, the workloads moved to it in health-gated batches; "+spec.DocsURL+"upgrade.md)")
 	fs.StringVar(&s.ToRevision, "to-revision", "", "With --strategy revision: the new revision (default: from this istioctl's version, e.g. 1-31-0)")
 	fs.IntVar(&s.BatchSize, "batch-size", 5, "With --strategy revision: how many workloads a batch restarts")
 	fs.IntVar(&s.MaxUnavailable, "max-unavailable", 0, "With --strategy revision: how many workloads of a batch restart at once (0: the whole batch)")
@@ -55,6 +56,9 @@ func withRevisionStrategy(cmd *cobra.Command, a *InstallCommand) *cobra.Command 
 		case strategyRevision:
 			if c.Flags().Changed("revision") {
 				return Usagef("-r/--revision names the revision upgraded in place; with --strategy revision name the new revision with --to-revision")
+			}
+			if a.Verify {
+				return Usagef("--verify checks an install or an in-place upgrade, as upstream's; after --strategy revision run verify-install -r <new revision>")
 			}
 			return runWith(&a.In, &a.Out, &a.ErrOut, func(ctx context.Context) error { return s.run(ctx, a) })(c, args)
 		}

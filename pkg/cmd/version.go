@@ -17,11 +17,13 @@ type VersionReport = printer.VersionReport
 
 // VersionAction is version: flags into an action.Version.
 type VersionAction struct {
-	Remote  bool
-	Output  string
-	Short   bool
-	Globals *Globals
-	Out     io.Writer
+	Remote bool
+	Output string
+	Short  bool
+	// Revision limits the control planes to this revision's.
+	Revision string
+	Globals  *Globals
+	Out      io.Writer
 }
 
 func newVersionCommand(g *Globals) *cobra.Command {
@@ -35,8 +37,9 @@ printed and the command exits 1 with the reason.`,
 		Example: `  # client, Kubernetes and control plane versions
   istioctl version
 
-  # only this binary's version, without contacting a cluster
-  istioctl version --remote=false --short`,
+  # only this binary's version, without contacting a cluster; all of its build information
+  istioctl version --remote=false
+  istioctl version --remote=false --short=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.Out = cmd.OutOrStdout()
@@ -44,7 +47,8 @@ printed and the command exits 1 with the reason.`,
 		},
 	}
 	cmd.Flags().BoolVar(&a.Remote, "remote", true, "Also ask the cluster for its Kubernetes and Istio control plane versions")
-	cmd.Flags().BoolVarP(&a.Short, "short", "s", false, "Print only the version numbers")
+	cmd.Flags().StringVarP(&a.Revision, "revision", "r", "", "Only this control plane revision's version")
+	cmd.Flags().BoolVarP(&a.Short, "short", "s", true, "Print only the version numbers (--short=false: the build information too)")
 	outputFlag(cmd.Flags(), &a.Output, printer.DocumentFormats, "Output format", "")
 	return cmd
 }
@@ -58,6 +62,15 @@ func (a *VersionAction) Run(ctx context.Context) error {
 		var cluster *action.ClusterVersions
 		cluster, err = v.Run(ctx)
 		rep.Kubernetes, rep.ControlPlanes = cluster.Kubernetes, cluster.ControlPlanes
+		if a.Revision != "" {
+			kept := rep.ControlPlanes[:0]
+			for _, cp := range rep.ControlPlanes {
+				if cp.Revision == a.Revision {
+					kept = append(kept, cp)
+				}
+			}
+			rep.ControlPlanes = kept
+		}
 	}
 	if err != nil {
 		// As kubectl version: what is known is printed, the failure is the exit status.
@@ -66,5 +79,9 @@ func (a *VersionAction) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("asking the cluster for its versions (--remote=false prints the client's only): %w", err)
 	}
-	return printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, a.Remote, v.Namespace())
+	where := v.Namespace()
+	if a.Revision != "" {
+		where += " of revision " + a.Revision
+	}
+	return printer.Version(a.Out, rep, printer.Format(a.Output), a.Short, a.Remote, where)
 }

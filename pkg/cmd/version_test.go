@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,29 +16,41 @@ import (
 	"github.com/istioctl-installer/istioctl/pkg/version"
 )
 
+// TestVersionClientOnly: version --remote=false prints upstream's short form by default,
+// and in each form and format upstream's shape (testdata/version/, recorded from
+// bin/upstream/istioctl; with it present, compared with it too): its fields, their order.
 func TestVersionClientOnly(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	out, _, err := harness.Run(t, "version", "--remote=false", "--short")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "client version: " + version.Version + "\n"; out != want {
-		t.Errorf("got %q, want %q", out, want)
+	for _, tc := range []struct{ name, args string }{
+		{"short", ""}, {"long", "--short=false"}, {"json", "-o json"}, {"yaml", "-o yaml"},
+	} {
+		args := append([]string{"version", "--remote=false"}, strings.Fields(tc.args)...)
+		out, _, err := harness.Run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.name == "short" && out != "client version: "+version.Version+"\n" {
+			t.Errorf("%s: %q, want upstream's short form", tc.name, out)
+		}
+		want, err := os.ReadFile(filepath.Join("../../testdata/version", tc.name+".txt"))
+		if upstream, uerr := exec.Command("../../bin/upstream/istioctl", args...).Output(); uerr == nil {
+			want, err = upstream, nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := versionShape(out), versionShape(string(want)); got != want {
+			t.Errorf("%s: shape\n%s\nwant upstream's\n%s", tc.name, got, want)
+		}
 	}
 }
 
-// Without a cluster the client version is still printed, and the error says how to ask
-// for it alone.
-func TestVersionNoCluster(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("KUBECONFIG", "")
-	out, _, err := harness.Run(t, "version", "--short")
-	if err == nil || !strings.Contains(err.Error(), "--remote=false") || !strings.Contains(err.Error(), "kubeconfig") {
-		t.Errorf("error = %v, want one naming the kubeconfig and --remote=false", err)
+// versionShape is a version output without its values.
+func versionShape(s string) string {
+	for _, r := range []struct{ re, with string }{{`:"[^"]*"`, `:"_"`}, {`: "[^"]*"`, `: "_"`}, {`(?m): [^\s"{][^\n]*$`, `: _`}} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.with)
 	}
-	if want := "client version: " + version.Version + "\n"; out != want {
-		t.Errorf("got %q, want %q", out, want)
-	}
+	return s
 }
 
 func TestVersionRemote(t *testing.T) {
@@ -103,27 +117,30 @@ func TestVersionErrors(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("KUBECONFIG", "")
 	for _, tc := range []struct {
-		name  string
-		args  []string
-		env   map[string]string
-		usage bool
-		want  string
+		name string
+		args []string
+		env  map[string]string
+		// prints: the client version is printed before the error.
+		usage, prints bool
+		want          string
 	}{
-		{name: "no kubeconfig", args: []string{"version"}, want: "no kubeconfig found"},
+		// Without a cluster the client version is still printed, and the error says how to
+		// ask for it alone.
+		{name: "no kubeconfig", args: []string{"version"}, prints: true, want: "(--remote=false prints the client's only): no kubeconfig found"},
 		{name: "unknown output", args: []string{"version", "-o", "xml"}, usage: true, want: `--output "xml" is not supported`},
 		{name: "unknown flag", args: []string{"version", "--bogus"}, usage: true, want: "unknown flag: --bogus"},
 		{name: "unknown command", args: []string{"bogus"}, usage: true, want: `unknown command "bogus"`},
 		{name: "bad env value", args: []string{"version", "--remote=false"}, env: map[string]string{"ISTIOCTL_KUBECLIENT_TIMEOUT": "soon"}, want: "ISTIOCTL_KUBECLIENT_TIMEOUT"},
-		{name: "unreachable cluster", args: []string{"version", "--kubeconfig", writeKubeconfig(t, "https://127.0.0.1:1")}, want: "cannot reach the cluster at https://127.0.0.1:1"},
-		{name: "unknown context", args: []string{"version", "--kubeconfig", writeKubeconfig(t, "https://127.0.0.1:1"), "--context", "nope"}, want: `context "nope" does not exist`},
+		{name: "unreachable cluster", prints: true, args: []string{"version", "--kubeconfig", writeKubeconfig(t, "https://127.0.0.1:1")}, want: "cannot reach the cluster at https://127.0.0.1:1"},
+		{name: "unknown context", prints: true, args: []string{"version", "--kubeconfig", writeKubeconfig(t, "https://127.0.0.1:1"), "--context", "nope"}, want: `context "nope" does not exist`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			_, _, err := harness.Run(t, tc.args...)
-			if err == nil {
-				t.Fatal("want an error")
+			out, _, err := harness.Run(t, tc.args...)
+			if err == nil || strings.HasPrefix(out, "client version: "+version.Version+"\n") != tc.prints {
+				t.Fatalf("%q, %v: want an error, the client version printed %v", out, err, tc.prints)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q lacks %q", err, tc.want)

@@ -2,6 +2,7 @@ package printer
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestYAMLBesideJSON(t *testing.T) {
 			}
 		},
 		"images list": func(b *bytes.Buffer, f Format) {
-			if err := Images(b, list, f); err != nil {
+			if err := Images(b, io.Discard, list, f); err != nil {
 				t.Fatal(err)
 			}
 		},

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/history"
 )
 
@@ -46,7 +47,7 @@ func History(w io.Writer, records []*history.Record, f Format) error {
 		return err
 	}
 	if untrusted > 0 {
-		_, err := fmt.Fprintf(w, "\n%d UNTRUSTED record(s): istioctl keeps a digest of every record it writes on the records' Namespace, and these have none, or one that differs (written or changed by another account, or by an istioctl from before seals). rollback, install --atomic and --pin-digests do not use them; see docs/history.md#sealed-records.\n", untrusted)
+		_, err := fmt.Fprintf(w, "\n%d UNTRUSTED record(s): istioctl keeps a digest of every record it writes on the records' Namespace, and these have none, or one that differs (written or changed by another account, or by an istioctl from before seals). rollback, install --atomic and --pin-digests do not use them; see %shistory.md#sealed-records.\n", untrusted, check.DocsURL)
 		return err
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/istioctl-installer/istioctl/operator/check"
 	"github.com/istioctl-installer/istioctl/operator/event"
 	"github.com/istioctl-installer/istioctl/operator/history"
 	"github.com/istioctl-installer/istioctl/pkg/testing/golden"
@@ -61,7 +62,7 @@ default   1       2026-11-29 19:15:27  succeeded  sealed                    defa
 default   98      2026-11-29 19:15:27  succeeded  UNTRUSTED (seal differs)  default  1.31.0            -
 default   99      2026-11-29 19:15:27  succeeded  UNTRUSTED (no seal)       demo     1.31.0            -
 
-2 UNTRUSTED record(s): istioctl keeps a digest of every record it writes on the records' Namespace, and these have none, or one that differs (written or changed by another account, or by an istioctl from before seals). rollback, install --atomic and --pin-digests do not use them; see docs/history.md#sealed-records.
+2 UNTRUSTED record(s): istioctl keeps a digest of every record it writes on the records' Namespace, and these have none, or one that differs (written or changed by another account, or by an istioctl from before seals). rollback, install --atomic and --pin-digests do not use them; see ` + check.DocsURL + `history.md#sealed-records.
 `
 	if buf.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)

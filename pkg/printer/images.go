@@ -9,8 +9,9 @@ import (
 )
 
 // Images prints an image inventory: a table per image (component, container, image, the
-// field that sets it, and a retired registry's note), or {"images": [...]} as JSON.
-func Images(w io.Writer, list []images.Image, f Format) error {
+// field that sets it, and a retired registry's note), or {"images": [...]} as JSON; the
+// warning of a retired registry goes to errOut.
+func Images(w, errOut io.Writer, list []images.Image, f Format) error {
 	if f == JSON || f == YAML {
 		if list == nil {
 			list = []images.Image{}
@@ -38,11 +39,11 @@ func Images(w io.Writer, list []images.Image, f Format) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
+	seen, warn := map[string]bool{}, Warnings(errOut)
 	for _, im := range list {
 		if im.Retired != "" && !seen[im.Retired] {
 			seen[im.Retired] = true
-			fmt.Fprintf(w, "warning: %s\n", im.Retired)
+			warn(im.Retired)
 		}
 	}
 	return nil

@@ -19,8 +19,16 @@ type VersionReport struct {
 // Version prints a version report as JSON, YAML or text (short: the version numbers only);
 // remote says the report holds the cluster's part, asked in namespace ns.
 func Version(w io.Writer, rep *VersionReport, f Format, short, remote bool, ns string) error {
-	if f == JSON || f == YAML {
+	if f == JSON {
 		return encode(w, f, rep, encoding{})
+	}
+	if f == YAML {
+		if err := encode(w, f, rep, encoding{}); err != nil {
+			return err
+		}
+		// Upstream's version ends its YAML with an empty line; scripts may compare.
+		_, err := fmt.Fprintln(w)
+		return err
 	}
 	if short {
 		fmt.Fprintf(w, "client version: %s\n", rep.Client.Version)

@@ -15,17 +15,19 @@ var (
 	GitRevision = "unknown"
 	// BuildStatus is "Clean" or "Modified" (uncommitted changes at build time).
 	BuildStatus = "unknown"
+	// GitTag is the git tag (or description) of the commit the binary was built from.
+	GitTag = "unknown"
 	// DefaultHub is the registry images are pulled from unless the spec says otherwise.
 	DefaultHub = "docker.io/istio"
 )
 
-// Info is the client half of `istioctl version`.
+// Info is the client half of `istioctl version`: upstream's fields, in its order.
 type Info struct {
 	Version     string `json:"version"`
 	GitRevision string `json:"revision"`
-	BuildStatus string `json:"status"`
 	GoVersion   string `json:"golang_version"`
-	Hub         string `json:"hub"`
+	BuildStatus string `json:"status"`
+	GitTag      string `json:"tag"`
 }
 
 // Get returns the build's Info.
@@ -33,13 +35,13 @@ func Get() Info {
 	return Info{
 		Version:     Version,
 		GitRevision: GitRevision,
-		BuildStatus: BuildStatus,
 		GoVersion:   runtime.Version(),
-		Hub:         DefaultHub,
+		BuildStatus: BuildStatus,
+		GitTag:      GitTag,
 	}
 }
 
 func (i Info) String() string {
-	return fmt.Sprintf("version.BuildInfo{Version:%q, GitRevision:%q, GolangVersion:%q, BuildStatus:%q, Hub:%q}",
-		i.Version, i.GitRevision, i.GoVersion, i.BuildStatus, i.Hub)
+	return fmt.Sprintf("version.BuildInfo{Version:%q, GitRevision:%q, GolangVersion:%q, BuildStatus:%q, GitTag:%q}",
+		i.Version, i.GitRevision, i.GoVersion, i.BuildStatus, i.GitTag)
 }

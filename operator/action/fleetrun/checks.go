@@ -3,6 +3,7 @@ package fleetrun
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/istioctl-installer/istioctl/operator/action"
@@ -18,8 +19,9 @@ import (
 // clusters reached through its own kubeconfig context.
 type Fleet struct {
 	*action.Config
-	// File is the fleet file (-f).
-	File string
+	// File is the fleet file (-f; "-" reads Stdin).
+	File  string
+	Stdin io.Reader
 	// FailOn is the severity the report fails at: error (default) or warning.
 	FailOn string
 }
@@ -34,7 +36,7 @@ func (a *Fleet) loadFleet(say bool) (*fleet.Fleet, map[string]*spec.Resolved, er
 }
 
 // loadFleetFrom is loadFleet with the loader of the fleet file (fleet.LoadOffline for dump).
-func (a *Fleet) loadFleetFrom(say bool, load func(string, []string) (*fleet.Fleet, error)) (*fleet.Fleet, map[string]*spec.Resolved, error) {
+func (a *Fleet) loadFleetFrom(say bool, load func(string, io.Reader, []string) (*fleet.Fleet, error)) (*fleet.Fleet, map[string]*spec.Resolved, error) {
 	flags := a.Kube
 	if flags == nil {
 		flags = &kubeflags.Flags{}
@@ -42,7 +44,7 @@ func (a *Fleet) loadFleetFrom(say bool, load func(string, []string) (*fleet.Flee
 	if flags.Context != "" {
 		return nil, nil, &action.UsageError{Err: fmt.Errorf("--context %s: the fleet commands reach each cluster through the context the fleet file names", flags.Context)}
 	}
-	f, err := load(a.File, flags.Contexts())
+	f, err := load(a.File, a.Stdin, flags.Contexts())
 	if err != nil {
 		return nil, nil, err
 	}
