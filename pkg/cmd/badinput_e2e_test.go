@@ -11,9 +11,9 @@ import (
 
 // TestBadInputNoWriteE2E runs `install -y` with every malformed spec file and --set flag of
 // the corpus (testdata/spec/bad, badSets) against a cluster holding a good install. Each
-// must fail with the corpus's error (a data error: exit 1, not a usage error), send no
-// write request (istioctl talks through a recording proxy), and leave every object of the
-// kinds an install writes, in every namespace, at the same resourceVersion.
+// must fail with the corpus's error, of manifest generate's kind (a data error, exit 1; a
+// malformed --set flag a usage error, 64), send no write request (istioctl talks through a
+// recording proxy), and leave every object an install may write at its resourceVersion.
 func TestBadInputNoWriteE2E(t *testing.T) {
 	c := cluster.Get(t)
 	toRepoRoot(t)
@@ -24,9 +24,10 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 	}
 
 	type input struct {
-		name string
-		args []string // the spec flags
-		want string   // the error manifest generate gives, pinned by a golden file
+		name  string
+		args  []string // the spec flags
+		want  string   // the error manifest generate gives, pinned by a golden file
+		usage bool     // manifest generate's is a usage error
 	}
 	var inputs []input
 	for _, f := range badSpecFiles(t) {
@@ -34,14 +35,14 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, input{f, []string{"-f", f}, strings.TrimSuffix(string(want), "\n")})
+		inputs = append(inputs, input{f, []string{"-f", f}, strings.TrimSuffix(string(want), "\n"), false})
 	}
 	for _, s := range badSets {
 		_, _, err := harness.Run(t, "manifest", "generate", "--set", s)
 		if err == nil {
 			t.Fatalf("--set %s: manifest generate accepts it", s)
 		}
-		inputs = append(inputs, input{"--set " + s, []string{"--set", s}, err.Error()})
+		inputs = append(inputs, input{"--set " + s, []string{"--set", s}, err.Error(), isUsage(err)})
 	}
 
 	// One snapshot before the inputs and one after them all (not two per input, 200 in
@@ -60,8 +61,8 @@ func TestBadInputNoWriteE2E(t *testing.T) {
 		switch {
 		case err == nil:
 			t.Errorf("%s: install succeeded\n%s", in.name, out)
-		case isUsage(err) || exitCode(err) == 0:
-			t.Errorf("%s: want a data error (exit 1), got %v", in.name, err)
+		case isUsage(err) != in.usage || exitCode(err) == 0:
+			t.Errorf("%s: usage error %v (exit %d), want %v as manifest generate's: %v", in.name, isUsage(err), exitCode(err), in.usage, err)
 		case err.Error() != in.want:
 			t.Errorf("%s: install says\n  %s\nmanifest generate says\n  %s", in.name, err, in.want)
 		}
