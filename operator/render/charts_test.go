@@ -91,6 +91,58 @@ func TestEmbeddedValuesAsHelm(t *testing.T) {
 	}
 }
 
+// TestEmbeddedChartsAsHelm: every embedded chart Charts.load reads is, values aside (see
+// TestEmbeddedValuesAsHelm), the chart Helm's loader reads from the same files.
+func TestEmbeddedChartsAsHelm(t *testing.T) {
+	c, err := NewCharts("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, _ := fs.Glob(manifests.Charts, "charts/*/Chart.yaml")
+	nested, _ := fs.Glob(manifests.Charts, "charts/*/*/Chart.yaml")
+	for _, name := range append(dirs, nested...) {
+		dir := path.Dir(name)[len("charts/"):]
+		files, err := c.Files(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, _, _ := takeValues(files)
+		ours, plain := loadPlain(rest)
+		if !plain {
+			t.Errorf("%s: not read as a plain chart", dir)
+			continue
+		}
+		helm, err := loader.LoadFiles(rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ours, helm) {
+			t.Errorf("%s: chart differs from Helm's loader's:\nours: %#v\nhelm: %#v", dir, ours.Metadata, helm.Metadata)
+		}
+	}
+}
+
+// TestLoadPlainDeclines: a chart with what only Helm's loader reads goes to it.
+func TestLoadPlainDeclines(t *testing.T) {
+	chartYAML := &loader.BufferedFile{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: x\nversion: 1.0.0\n")}
+	if _, ok := loadPlain([]*loader.BufferedFile{chartYAML}); !ok {
+		t.Fatal("a plain chart declined")
+	}
+	for _, f := range []*loader.BufferedFile{
+		{Name: "values.yaml"}, {Name: "Chart.lock"}, {Name: "requirements.yaml"}, {Name: "charts/sub/Chart.yaml"},
+	} {
+		if _, ok := loadPlain([]*loader.BufferedFile{chartYAML, f}); ok {
+			t.Errorf("%s: read as plain", f.Name)
+		}
+	}
+	// an anchor (fastyaml declines), a list where a string goes, a version Helm refuses
+	for _, data := range []string{"apiVersion: v2\nname: &a x\nversion: 1.0.0\n", "apiVersion: v2\nname: x\nversion: [1]\n", "apiVersion: v2\nname: x\nversion: one\n"} {
+		if _, ok := loadPlain([]*loader.BufferedFile{{Name: "Chart.yaml", Data: []byte(data)}}); ok {
+			t.Errorf("%q: read as plain", data)
+		}
+	}
+}
+
 // TestTakeValuesDeclines: what fastyaml.Parse cannot read, or reads as something other than a
 // mapping, stays with Helm's loader.
 func TestTakeValuesDeclines(t *testing.T) {

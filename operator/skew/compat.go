@@ -27,7 +27,7 @@ type Change struct {
 
 // compatFile is where the charts keep the values of compatibilityVersion=<minor>; every
 // chart carries the same copy (hack/sync-helm-profiles.sh), istiod's is read.
-const compatFile = "charts/istio-control/istio-discovery/files/profile-compatibility-version-%s.yaml"
+const compatFile = "charts/istio-control/istio-discovery/files/profile-compatibility-version-%s.json"
 
 // ErrNoCompatibility says a minor is older than any compatibilityVersion the charts offer.
 var ErrNoCompatibility = errors.New("the charts offer no compatibilityVersion for it")

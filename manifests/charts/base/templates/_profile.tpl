@@ -9,21 +9,21 @@
 {{- $layers := list -}}
 {{- $profile := coalesce .Values.profile ((.Values.global | default dict).profile) -}}
 {{- if $profile -}}
-{{- $layers = append $layers (list "profile" $profile (printf "files/profile-%s.yaml" $profile)) -}}
+{{- $layers = append $layers (list "profile" $profile (printf "files/profile-%s.json" $profile)) -}}
 {{- end -}}
 {{- with .Values.compatibilityVersion -}}
-{{- $layers = append $layers (list "compatibilityVersion" (toString .) (printf "files/profile-compatibility-version-%v.yaml" .)) -}}
+{{- $layers = append $layers (list "compatibilityVersion" (toString .) (printf "files/profile-compatibility-version-%v.json" .)) -}}
 {{- end -}}
 {{- $platform := coalesce .Values.platform ((.Values.global | default dict).platform) -}}
 {{- if $platform -}}
-{{- $layers = append $layers (list "platform" $platform (printf "files/profile-platform-%s.yaml" $platform)) -}}
+{{- $layers = append $layers (list "platform" $platform (printf "files/profile-platform-%s.json" $platform)) -}}
 {{- end -}}
 {{- range $layers -}}
 {{- $content := $root.Files.Get (index . 2) -}}
 {{- if not $content -}}
 {{- fail (printf "unknown %s %q: this chart has no %s" (index . 0) (index . 1) (index . 2)) -}}
 {{- end -}}
-{{- $base = mustMergeOverwrite $base ($content | fromYaml) -}}
+{{- $base = mustMergeOverwrite $base ($content | fromJson) -}}
 {{- end -}}
 {{- $_ := set .Values "_original" (deepCopy .Values) -}}
 {{- $_ := set . "Values" (mustMergeOverwrite $base .Values) -}}

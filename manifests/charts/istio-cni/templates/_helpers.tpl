@@ -1,41 +1,51 @@
 {{- /* Base name shared by every object of this chart. */ -}}
 {{- define "cni.base" -}}istio-cni{{- end }}
 
-{{- /* Standard Kubernetes/Helm labels carried by all objects. */ -}}
+{{- /* Standard Kubernetes/Helm labels carried by all objects, as YAML lines. The label
+   helpers write their lines rather than build a dict for toYaml (and read another's back
+   with fromYaml): each toYaml or fromYaml costs a render some 12-40 KB of fresh memory. */ -}}
 {{- define "cni.stdLabels" -}}
-{{- $l := dict "app.kubernetes.io/part-of" "istio" }}
-{{- with .Release.Service }}{{ $_ := set $l "app.kubernetes.io/managed-by" . }}{{ end }}
-{{- with include "istio.releaseLabel" . }}{{ $_ := set $l "app.kubernetes.io/instance" . }}{{ end }}
-{{- with .Chart.AppVersion }}{{ $_ := set $l "app.kubernetes.io/version" . }}{{ end }}
-{{- if and .Chart.Name .Chart.Version }}
-{{- $_ := set $l "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-") }}
+app.kubernetes.io/part-of: istio
+{{- with .Release.Service }}
+app.kubernetes.io/managed-by: {{ toJson . }}
 {{- end }}
-{{- $_ := set $l "app.kubernetes.io/name" (include "cni.base" .) }}
-{{- toYaml $l }}
+{{- with include "istio.releaseLabel" . }}
+app.kubernetes.io/instance: {{ toJson . }}
+{{- end }}
+{{- with .Chart.AppVersion }}
+app.kubernetes.io/version: {{ toJson . }}
+{{- end }}
+{{- if and .Chart.Name .Chart.Version }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" | toJson }}
+{{- end }}
+app.kubernetes.io/name: {{ include "cni.base" . }}
 {{- end }}
 
 {{- /* Installer bookkeeping labels (revision, owner, component), plus the standard ones. */ -}}
 {{- define "cni.ownedLabels" -}}
-{{- $l := fromYaml (include "cni.stdLabels" .) }}
-{{- $_ := set $l "release" (include "istio.releaseLabel" .) }}
-{{- $_ = set $l "istio.io/rev" (.Values.revision | default "default" | toString) }}
-{{- $_ = set $l "install.operator.istio.io/owning-resource" (.Values.ownerName | default "unknown" | toString) }}
-{{- $_ = set $l "operator.istio.io/component" "Cni" }}
-{{- toYaml $l }}
+{{ include "cni.stdLabels" . }}
+release: {{ include "istio.releaseLabel" . | toJson }}
+istio.io/rev: {{ .Values.revision | default "default" | toString | toJson }}
+install.operator.istio.io/owning-resource: {{ .Values.ownerName | default "unknown" | toString | toJson }}
+operator.istio.io/component: Cni
 {{- end }}
 
 {{- /* Labels for the objects grouped under the "app" key. */ -}}
 {{- define "cni.appLabels" -}}
-{{- $l := fromYaml (include "cni.ownedLabels" .) }}
-{{- $_ := set $l "app" (include "cni.base" .) }}
-{{- toYaml $l }}
+{{ include "cni.ownedLabels" . }}
+app: {{ include "cni.base" . }}
 {{- end }}
 
 {{- /* Labels for the node agent DaemonSet and its companions (k8s-app key). */ -}}
 {{- define "cni.nodeLabels" -}}
-{{- $l := fromYaml (include "cni.ownedLabels" .) }}
-{{- $_ := set $l "k8s-app" (printf "%s-node" (include "cni.base" .)) }}
-{{- toYaml $l }}
+{{ include "cni.ownedLabels" . }}
+k8s-app: {{ include "cni.base" . }}-node
+{{- end }}
+
+{{- /* The YAML lines of .base with the map .extra laid over them by mustMergeOverwrite;
+   .base itself when .extra is empty (the usual case), without a toYaml. */ -}}
+{{- define "cni.mergedLines" -}}
+{{- if .extra }}{{ toYaml (mustMergeOverwrite (fromYaml .base) .extra) }}{{ else }}{{ .base }}{{ end }}
 {{- end }}
 
 {{- /* Whether namespaced / cluster-scoped objects are in the chosen resourceScope ("true" or ""). */ -}}

@@ -1,37 +1,54 @@
 {{- /* Name of the DaemonSet, ServiceAccount and RBAC objects. */ -}}
 {{- define "ztunnel.objName" -}}{{ .Values.resourceName | default "ztunnel" }}{{- end }}
 
-{{- /* Standard Kubernetes/Helm labels, plus app.kubernetes.io/name. */ -}}
+{{- /* Standard Kubernetes/Helm labels, plus app.kubernetes.io/name, as YAML lines. The label
+   helpers write their lines rather than build a dict for toYaml (and read another's back
+   with fromYaml): each toYaml or fromYaml costs a render some 12-40 KB of fresh memory. */ -}}
 {{- define "ztunnel.stdLabels" -}}
-{{- $l := dict "app.kubernetes.io/part-of" "istio" "app.kubernetes.io/name" "ztunnel" }}
-{{- with .Release.Service }}{{ $_ := set $l "app.kubernetes.io/managed-by" . }}{{ end }}
-{{- with include "istio.releaseLabel" . }}{{ $_ := set $l "app.kubernetes.io/instance" . }}{{ end }}
-{{- with .Chart.AppVersion }}{{ $_ := set $l "app.kubernetes.io/version" . }}{{ end }}
-{{- if and .Chart.Name .Chart.Version }}
-{{- $_ := set $l "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-") }}
+app.kubernetes.io/part-of: istio
+app.kubernetes.io/name: ztunnel
+{{- with .Release.Service }}
+app.kubernetes.io/managed-by: {{ toJson . }}
 {{- end }}
-{{- toYaml $l }}
+{{- with include "istio.releaseLabel" . }}
+app.kubernetes.io/instance: {{ toJson . }}
+{{- end }}
+{{- with .Chart.AppVersion }}
+app.kubernetes.io/version: {{ toJson . }}
+{{- end }}
+{{- if and .Chart.Name .Chart.Version }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" | toJson }}
+{{- end }}
 {{- end }}
 
 {{- /* Labels of the DaemonSet, ServiceAccount and ResourceQuota: standard ones plus .Values.labels. */ -}}
 {{- define "ztunnel.objLabels" -}}
-{{- toYaml (mustMergeOverwrite (fromYaml (include "ztunnel.stdLabels" .)) (deepCopy (.Values.labels | default dict))) }}
+{{- include "ztunnel.mergedLines" (dict "base" (include "ztunnel.stdLabels" .) "extra" .Values.labels) }}
 {{- end }}
 
 {{- /* Labels of the OpenShift RBAC objects. */ -}}
 {{- define "ztunnel.rbacLabels" -}}
-{{- $l := fromYaml (include "ztunnel.stdLabels" .) }}
-{{- $_ := set $l "app" "ztunnel" }}
-{{- $_ = set $l "release" (include "ztunnel.objName" .) }}
-{{- $_ = set $l "install.operator.istio.io/owning-resource" (.Values.ownerName | default "unknown" | toString) }}
-{{- toYaml $l }}
+{{ include "ztunnel.stdLabels" . }}
+app: ztunnel
+release: {{ include "ztunnel.objName" . | toJson }}
+install.operator.istio.io/owning-resource: {{ .Values.ownerName | default "unknown" | toString | toJson }}
 {{- end }}
 
 {{- /* Annotations of the top-level objects: .Values.annotations, plus istio.io/rev for a revision. */ -}}
 {{- define "ztunnel.objAnnotations" -}}
-{{- $a := deepCopy (.Values.annotations | default dict) }}
+{{- if .Values.annotations }}
+{{- $a := deepCopy .Values.annotations }}
 {{- with .Values.revision }}{{ $_ := set $a "istio.io/rev" (toString .) }}{{ end }}
 {{- toYaml $a }}
+{{- else if .Values.revision }}istio.io/rev: {{ toString .Values.revision | toJson }}
+{{- else }}{}
+{{- end }}
+{{- end }}
+
+{{- /* The YAML lines of .base with the map .extra laid over them by mustMergeOverwrite;
+   .base itself when .extra is empty (the usual case), without a toYaml. */ -}}
+{{- define "ztunnel.mergedLines" -}}
+{{- if .extra }}{{ toYaml (mustMergeOverwrite (fromYaml .base) (deepCopy .extra)) }}{{ else }}{{ .base }}{{ end }}
 {{- end }}
 
 {{- /* Whether namespaced / cluster-scoped objects are in the chosen resourceScope ("true" or ""). */ -}}
