@@ -31,14 +31,8 @@ import (
 // workload it leaves; --rollback then finishes, warns about the deleted Deployment and
 // namespace, returns every remaining pod to a, and creates no namespace either.
 func TestRevisionUpgradeRecordCheckedE2E(t *testing.T) {
-	c := purged(t)
-	c.RequireRealIstiod(t)
+	c := revFromA(t)
 	ctx := context.Background()
-	t.Cleanup(func() {
-		_ = c.Kube.CoreV1().ConfigMaps("istio-system").Delete(ctx, migrate.RecordName, metav1.DeleteOptions{})
-	})
-	revMustInstall(t, c, "1.29.4", "a", "profile=minimal")
-	revTag(t, c, "default", "a")
 	rel := []string{
 		harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "a"}),
 		harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "a"}),
@@ -221,4 +215,18 @@ func recNoWritesOutside(t *testing.T, c *cluster.Cluster, since time.Time, withi
 			t.Errorf("a restart of Deployment %s/%s (within %q): %s", e.ObjectRef.Namespace, e.ObjectRef.Name, within, e.RequestURI)
 		}
 	})
+}
+
+// revFromA is the shared cluster purged, with revision a (minimal, 1.29.4) installed and
+// the default tag on it; the upgrade record goes at the end.
+func revFromA(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	c := purged(t)
+	c.RequireRealIstiod(t)
+	t.Cleanup(func() {
+		_ = c.Kube.CoreV1().ConfigMaps("istio-system").Delete(context.Background(), migrate.RecordName, metav1.DeleteOptions{})
+	})
+	revMustInstall(t, c, "1.29.4", "a", "profile=minimal")
+	revTag(t, c, "default", "a")
+	return c
 }

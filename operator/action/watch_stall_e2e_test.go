@@ -10,7 +10,6 @@ import (
 
 	"github.com/istioctl-installer/istioctl/operator/action"
 	"github.com/istioctl-installer/istioctl/operator/event"
-	"github.com/istioctl-installer/istioctl/operator/migrate"
 	"github.com/istioctl-installer/istioctl/operator/spec"
 	"github.com/istioctl-installer/istioctl/pkg/testing/harness"
 )
@@ -71,14 +70,8 @@ func TestWatchStallDuringInstallE2E(t *testing.T) {
 // namespace (a watch-stalled event whose watch is in it, within 30 s) and judges the pods
 // from reads meanwhile: the upgrade succeeds, both batches ready, every pod on b.
 func TestWatchStallDuringRevisionUpgradeE2E(t *testing.T) {
-	c := purged(t)
-	c.RequireRealIstiod(t)
+	c := revFromA(t)
 	ctx := context.Background()
-	t.Cleanup(func() {
-		_ = c.Kube.CoreV1().ConfigMaps("istio-system").Delete(ctx, migrate.RecordName, metav1.DeleteOptions{})
-	})
-	revMustInstall(t, c, "1.29.4", "a", "profile=minimal")
-	revTag(t, c, "default", "a")
 	ns := harness.LabelledNamespace(t, c, map[string]string{"istio.io/rev": "a"})
 	ws := []string{"Deployment/" + ns + "/w0", "Deployment/" + ns + "/w1"}
 	for _, w := range ws {
